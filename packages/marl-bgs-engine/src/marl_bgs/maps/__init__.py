@@ -1,0 +1,35 @@
+"""The map registry: shipped maps by id or name, splits, user map files, checks and statistics."""
+
+from marl_bgs.maps.checks import (  # after registry: it imports it
+    MapStats,
+    check_playable,
+    map_stats,
+)
+from marl_bgs.maps.registry import (
+    SPLITS,
+    MapError,
+    MapSpec,
+    all_ids,
+    load,
+    load_file,
+    mirror_mismatches,
+    parse,
+    split,
+    stack_obstacles,
+)
+
+__all__ = [
+    "SPLITS",
+    "MapError",
+    "MapSpec",
+    "MapStats",
+    "all_ids",
+    "check_playable",
+    "load",
+    "load_file",
+    "map_stats",
+    "mirror_mismatches",
+    "parse",
+    "split",
+    "stack_obstacles",
+]

@@ -1,0 +1,55 @@
+"""The class table and slot layout as JAX arrays, looked up by class id or slot."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from marl_bgs.constants import MAP_WIDTH, MIRRORED_MOVE, SPAWN_PAD_X, SPAWN_PAD_Y, TEAM_SIZE
+
+SLOT_TEAM = np.repeat(np.arange(2, dtype=np.int32), TEAM_SIZE)  # [10]: 0 team A, 1 team B
+SLOT_INDEX = np.tile(np.arange(TEAM_SIZE, dtype=np.int32), 2)  # [10]: roster slot within team
+SAME_TEAM = SLOT_TEAM[:, None] == SLOT_TEAM[None, :]  # [10, 10]
+MIRROR_MOVE = np.asarray(MIRRORED_MOVE, np.int32)
+
+_s2 = float(np.sqrt(0.5))
+MOVE_VECTORS = np.array(
+    [[0, 0], [0, 1], [0, -1], [1, 0], [-1, 0], [_s2, _s2], [-_s2, _s2], [_s2, -_s2], [-_s2, -_s2]],
+    np.float32,
+)
+
+
+def lookup(table: np.ndarray, class_id: jnp.ndarray) -> jnp.ndarray:
+    """Per-slot value of a class table."""
+    return jnp.asarray(table)[class_id]
+
+
+def spawn_left(swap: jnp.ndarray) -> jnp.ndarray:
+    """[10] bool: whether each slot's team spawns on the left edge."""
+    return (jnp.asarray(SLOT_TEAM) == 0) != swap
+
+
+def spawn_pads(swap: jnp.ndarray) -> jnp.ndarray:
+    """[10, 2] world position of each slot's own spawn pad."""
+    x = jnp.where(spawn_left(swap), SPAWN_PAD_X, MAP_WIDTH - SPAWN_PAD_X)
+    y = jnp.asarray(np.asarray(SPAWN_PAD_Y, np.float32)[SLOT_INDEX])
+    return jnp.stack([x, y], axis=-1)
+
+
+def absolute_target(target: jnp.ndarray) -> jnp.ndarray:
+    """Relative target index per slot [10] (0 none, 1-5 own team, 6-10 enemies) -> slot or -1."""
+    own_base = jnp.asarray(SLOT_TEAM) * TEAM_SIZE
+    enemy_base = (1 - jnp.asarray(SLOT_TEAM)) * TEAM_SIZE
+    slot = jnp.where(target <= TEAM_SIZE, own_base + target - 1, enemy_base + target - 1 - TEAM_SIZE)
+    return jnp.where(target == 0, -1, slot)
+
+
+def relative_index() -> np.ndarray:
+    """[10, 10]: the relative target index (1-10) under which actor i names slot j."""
+    same = SAME_TEAM
+    return np.where(same, 1 + SLOT_INDEX[None, :], 1 + TEAM_SIZE + SLOT_INDEX[None, :]).astype(
+        np.int32
+    )
+
+
+RELATIVE_INDEX = relative_index()
