@@ -161,7 +161,7 @@ def test_counts_and_kinds(specs: dict[int, MapSpec], stats: dict[int, Any]) -> N
     assert stats[11].straight_walls
     assert stats[11].diagonal_walls
     walls = [o for s in specs.values() for o in s.obstacles if o["kind"] == "wall"]
-    thicknesses = {min(o["width"], o["height"]) for o in walls}
+    thicknesses = {min(float(o["width"]), float(o["height"])) for o in walls}
     assert min(thicknesses) <= 0.01
     assert max(thicknesses) >= 1.0
 
@@ -382,3 +382,23 @@ def test_user_file_by_path(tmp_path: Path) -> None:
     assert spec == load(path) == load_file(path)
     assert (spec.id, spec.name, spec.split, len(spec.obstacles)) == (100, "Mine", "custom", 5)
     assert spec.to_obstacles().kind.tolist()[:6] == [1, 1, 2, 2, 2, 0]
+
+
+def test_atlas_draws_a_map(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from marl_bgs.maps.atlas import render
+
+    (path,) = render(tmp_path, ids=[34])
+    assert path.name == "34.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert path.stat().st_size < 60_000
+
+
+@pytest.mark.slow
+def test_docs_page_is_current() -> None:
+    page = Path(__file__).resolve().parents[3] / "docs" / "maps.md"
+    if not page.is_file():
+        pytest.skip("docs/maps.md lives in the repository, not in the installed package")
+    from marl_bgs.maps.report import markdown
+
+    assert page.read_text(encoding="utf-8") == markdown(), "run python -m marl_bgs.maps.report"

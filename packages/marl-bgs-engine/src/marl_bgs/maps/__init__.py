@@ -1,6 +1,6 @@
 """The map registry: shipped maps by id or name, splits, user map files, checks and statistics."""
 
-from marl_bgs.maps.checks import (  # after registry: it imports it
+from marl_bgs.maps.checks import (
     MapStats,
     check_playable,
     map_stats,
@@ -12,11 +12,11 @@ from marl_bgs.maps.registry import (
     all_ids,
     load,
     load_file,
-    mirror_mismatches,
     parse,
     split,
     stack_obstacles,
 )
+from marl_bgs.maps.symmetry import mirror_mismatches
 
 __all__ = [
     "SPLITS",

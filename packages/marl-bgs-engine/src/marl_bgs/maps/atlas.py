@@ -110,7 +110,7 @@ def render(out: Path, ids: list[int] | None = None) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line: `python -m marl_bgs.maps.atlas --out docs/maps [--ids 0 47]`."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Draw the map atlas (PNGs).")
     parser.add_argument("--out", type=Path, default=Path("docs/maps"))
     parser.add_argument("--ids", type=int, nargs="*", default=None, help="default: every map")
     args = parser.parse_args(argv)

@@ -266,9 +266,6 @@ def load(map_ref: int | str | Path | MapSpec) -> MapSpec:
 def stack_obstacles(specs: list[MapSpec]) -> Obstacles:
     """Stack maps' obstacle arrays along a new leading axis (numpy)."""
     arrays = [s.to_obstacles() for s in specs]
-    return Obstacles(
-        kind=np.stack([a.kind for a in arrays]),
-        center=np.stack([a.center for a in arrays]),
-        size=np.stack([a.size for a in arrays]),
-        theta=np.stack([a.theta for a in arrays]),
-    )  # type: ignore[arg-type]
+    fields = ("kind", "center", "size", "theta")
+    stacked: dict[str, Any] = {f: np.stack([getattr(a, f) for a in arrays]) for f in fields}
+    return Obstacles(**stacked)

@@ -86,7 +86,7 @@ def markdown() -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Command line: `python -m marl_bgs.maps.report --out docs/maps.md` (stdout without --out)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Check the maps and write docs/maps.md.")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     text = markdown()
