@@ -89,7 +89,7 @@ def specs() -> dict[int, MapSpec]:
 
 @pytest.fixture(scope="module")
 def stats(specs: dict[int, MapSpec]) -> dict[int, Any]:
-    return {i: map_stats(s, resolution=0.05) for i, s in specs.items()}
+    return {i: map_stats(s, resolution=0.1) for i, s in specs.items()}
 
 
 # ---------------------------------------------------------------- registry and splits

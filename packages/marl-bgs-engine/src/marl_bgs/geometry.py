@@ -30,22 +30,31 @@ class Obstacles:
     theta: jnp.ndarray  # float32 [K]: wall rotation, radians counter-clockwise
 
 
-def _local(points: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
-    """Points [..., 2] -> coordinates in every obstacle's own frame [..., K, 2]."""
-    d = points[..., None, :] - obs.center
+def _frame(obs: Obstacles) -> tuple[jnp.ndarray, ...]:
+    """Per-obstacle centre, rotation and rounded-rectangle shape, as separate [K] arrays.
+
+    A pillar is a point rounded by its radius; a wall a rectangle with no rounding. Empty slots
+    get a huge negative rounding so that they never count as hit.
+    """
+    pillar = obs.kind == OBSTACLE_PILLAR
+    cx, cy = obs.center[..., 0], obs.center[..., 1]
     c, s = jnp.cos(obs.theta), jnp.sin(obs.theta)
-    return jnp.stack([c * d[..., 0] + s * d[..., 1], -s * d[..., 0] + c * d[..., 1]], axis=-1)
+    hx = jnp.where(pillar, 0.0, obs.size[..., 0] / 2.0)
+    hy = jnp.where(pillar, 0.0, obs.size[..., 1] / 2.0)
+    rounding = jnp.where(pillar, obs.size[..., 0], jnp.where(obs.kind == 0, -1e9, 0.0))
+    return cx, cy, c, s, hx, hy, rounding
 
 
 def obstacle_distance(points: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
-    """Signed distance from points [..., 2] to every obstacle [..., K] (inf for empty slots)."""
-    pillar = jnp.linalg.norm(points[..., None, :] - obs.center, axis=-1) - obs.size[..., 0]
-    q = jnp.abs(_local(points, obs)) - obs.size / 2.0
-    outside = jnp.linalg.norm(jnp.maximum(q, 0.0), axis=-1)
-    inside = jnp.minimum(jnp.max(q, axis=-1), 0.0)
-    wall = outside + inside
-    dist = jnp.where(obs.kind == OBSTACLE_PILLAR, pillar, wall)
-    return jnp.where(obs.kind == 0, jnp.inf, dist)
+    """Signed distance from points [..., 2] to every obstacle [..., K] (huge for empty slots)."""
+    cx, cy, c, s, hx, hy, rounding = _frame(obs)
+    dx = points[..., 0, None] - cx
+    dy = points[..., 1, None] - cy
+    qx = jnp.abs(c * dx + s * dy) - hx
+    qy = jnp.abs(c * dy - s * dx) - hy
+    outside = jnp.sqrt(jnp.square(jnp.maximum(qx, 0.0)) + jnp.square(jnp.maximum(qy, 0.0)))
+    inside = jnp.minimum(jnp.maximum(qx, qy), 0.0)
+    return outside + inside - rounding
 
 
 def clearance(points: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
@@ -62,43 +71,35 @@ def body_fits(points: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
 
 
 def segment_blocked(p: jnp.ndarray, q: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
-    """True where the open segment p->q ([..., 2] each) passes through any obstacle's interior.
+    """True where the segment p->q ([..., 2] each) passes through any obstacle's interior.
 
-    Touching an obstacle's boundary does not block. Pillars: the segment's closest point lies
-    strictly inside the disc. Walls: slab clipping of the segment in the wall's own frame.
+    Touching an obstacle's boundary does not block. Pillars: the segment's closest point to the
+    centre lies strictly inside the disc. Walls: slab clipping of the segment in the wall's frame,
+    blocked when a piece longer than EPS lies strictly inside.
     """
-    d = q - p
-    # Pillars.
-    rel = obs.center - p[..., None, :]  # [..., K, 2]
-    dd = jnp.sum(d * d, axis=-1)[..., None]
-    t = jnp.clip(jnp.sum(rel * d[..., None, :], axis=-1) / jnp.maximum(dd, 1e-12), 0.0, 1.0)
-    closest = p[..., None, :] + t[..., None] * d[..., None, :]
-    pillar_hit = jnp.linalg.norm(closest - obs.center, axis=-1) < obs.size[..., 0] - EPS
-    # Walls: p and d in each wall's frame, then Liang-Barsky clipping against the box.
-    c, s = jnp.cos(obs.theta), jnp.sin(obs.theta)
-    pl = _local(p, obs)
-    dl = jnp.stack(
-        [c * d[..., None, 0] + s * d[..., None, 1], -s * d[..., None, 0] + c * d[..., None, 1]],
-        axis=-1,
-    )
-    half = obs.size / 2.0
-    small = jnp.abs(dl) < 1e-9
-    safe = jnp.where(small, 1.0, dl)
-    t1 = (-half - pl) / safe
-    t2 = (half - pl) / safe
-    lo = jnp.where(small, -jnp.inf, jnp.minimum(t1, t2))
-    hi = jnp.where(small, jnp.inf, jnp.maximum(t1, t2))
-    parallel_inside = jnp.all(jnp.where(small, jnp.abs(pl) < half - EPS, True), axis=-1)
-    t_in = jnp.maximum(jnp.max(lo, axis=-1), 0.0)
-    t_out = jnp.minimum(jnp.min(hi, axis=-1), 1.0)
-    seg_len = jnp.sqrt(dd[..., 0])[..., None]
-    wall_hit = parallel_inside & ((t_out - t_in) * seg_len > EPS)
+    cx, cy, c, s, hx, hy, rounding = _frame(obs)
+    px, py = p[..., 0, None] - cx, p[..., 1, None] - cy  # [..., K], relative to the centre
+    ex, ey = q[..., 0, None] - p[..., 0, None], q[..., 1, None] - p[..., 1, None]  # [..., 1]
+    # Pillars (theta is irrelevant): closest point of the segment to the centre.
+    ee = jnp.maximum(ex * ex + ey * ey, 1e-12)
+    t = jnp.clip(-(px * ex + py * ey) / ee, 0.0, 1.0)
+    pillar_hit = jnp.square(px + t * ex) + jnp.square(py + t * ey) < jnp.square(rounding - EPS)
+    # Walls: start and direction in the wall's frame, then clip against the box.
+    lx, ly = c * px + s * py, c * py - s * px
+    dx, dy = c * ex + s * ey, c * ey - s * ex
+
+    def slab(l: jnp.ndarray, d: jnp.ndarray, h: jnp.ndarray):  # noqa: ANN202
+        small = jnp.abs(d) < 1e-9
+        inv = 1.0 / jnp.where(small, 1.0, d)
+        t1, t2 = (-h - l) * inv, (h - l) * inv
+        lo = jnp.where(small, jnp.where(jnp.abs(l) < h - EPS, -jnp.inf, jnp.inf), jnp.minimum(t1, t2))
+        hi = jnp.where(small, jnp.inf, jnp.maximum(t1, t2))
+        return lo, hi
+
+    lo_x, hi_x = slab(lx, dx, hx)
+    lo_y, hi_y = slab(ly, dy, hy)
+    t_in = jnp.maximum(jnp.maximum(lo_x, lo_y), 0.0)
+    t_out = jnp.minimum(jnp.minimum(hi_x, hi_y), 1.0)
+    wall_hit = (t_out - t_in) * jnp.sqrt(ee) > EPS
     hit = jnp.where(obs.kind == OBSTACLE_PILLAR, pillar_hit, (obs.kind == OBSTACLE_WALL) & wall_hit)
-    return jnp.any(hit & (obs.kind != 0), axis=-1)
-
-
-def mirror_obstacles(obs: Obstacles) -> Obstacles:
-    """Reflect obstacles across the map's vertical centre line (x -> MAP_WIDTH - x)."""
-    center = obs.center.at[..., 0].set(MAP_WIDTH - obs.center[..., 0])
-    center = jnp.where((obs.kind == 0)[..., None], obs.center, center)
-    return obs.replace(center=center, theta=-obs.theta)
+    return jnp.any(hit, axis=-1)

@@ -22,10 +22,15 @@ CHARGE_STEPS = 16
 CONTACT = 2.0 * BODY_RADIUS
 
 
+def _close(ax: jnp.ndarray, ay: jnp.ndarray, bx: jnp.ndarray, by: jnp.ndarray) -> jnp.ndarray:
+    """Closer than contact distance (coordinates given as separate, broadcastable arrays)."""
+    return jnp.square(ax - bx) + jnp.square(ay - by) < (CONTACT - EPS) ** 2
+
+
 def _overlaps(pos: jnp.ndarray, solid: jnp.ndarray) -> jnp.ndarray:
     """[10, 10] pairs of distinct solid bodies closer than contact distance."""
-    diff = pos[:, None, :] - pos[None, :, :]
-    close = jnp.sum(diff * diff, axis=-1) < (CONTACT - EPS) ** 2
+    x, y = pos[:, 0], pos[:, 1]
+    close = _close(x[:, None], y[:, None], x[None, :], y[None, :])
     return close & solid[:, None] & solid[None, :] & ~jnp.eye(pos.shape[0], dtype=bool)
 
 
@@ -39,36 +44,45 @@ def charge(
     the map border or another body (at start-of-tick positions). Two Warriors landing on each other
     both stay where they were.
     """
-    tpos = pos[jnp.clip(target, 0)]
-    gap = tpos - pos
-    length = jnp.sqrt(jnp.sum(gap * gap, axis=-1, keepdims=True))
-    contact = jnp.where(length > CONTACT, tpos - gap / jnp.maximum(length, 1e-9) * CONTACT, pos)
-    k = jnp.linspace(0.0, 1.0, CHARGE_STEPS + 1)[None, :, None]
-    cand = contact[:, None, :] + (pos - contact)[:, None, :] * k  # [10, S, 2], start last
-    diff = cand[:, :, None, :] - pos[None, None, :, :]
-    near = jnp.sum(diff * diff, axis=-1) < (CONTACT - EPS) ** 2  # [10, S, 10]
+    x, y = pos[:, 0], pos[:, 1]
+    t = jnp.clip(target, 0)
+    gx, gy = x[t] - x, y[t] - y
+    length = jnp.sqrt(gx * gx + gy * gy)
+    scale = jnp.where(length > CONTACT, 1.0 - CONTACT / jnp.maximum(length, 1e-9), 0.0)
+    k = jnp.linspace(1.0, 0.0, CHARGE_STEPS + 1)[None, :]  # contact point first, start last
+    cx = x[:, None] + (gx * scale)[:, None] * k  # [10, S]
+    cy = y[:, None] + (gy * scale)[:, None] * k
+    near = _close(cx[:, :, None], cy[:, :, None], x[None, None, :], y[None, None, :])
     others = solid[None, None, :] & ~jnp.eye(10, dtype=bool)[:, None, :]
-    free = body_fits(cand, obstacles) & ~jnp.any(near & others, axis=-1)
+    free = body_fits(jnp.stack([cx, cy], -1), obstacles) & ~jnp.any(near & others, axis=-1)
     free = free.at[:, -1].set(True)
     first = jnp.argmax(free, axis=1)
-    landing = jnp.where(charger[:, None], cand[jnp.arange(10), first], pos)
+    pick = jax.nn.one_hot(first, CHARGE_STEPS + 1, dtype=bool)
+    lx = jnp.where(charger, jnp.sum(jnp.where(pick, cx, 0.0), axis=1), x)
+    ly = jnp.where(charger, jnp.sum(jnp.where(pick, cy, 0.0), axis=1), y)
+    landing = jnp.stack([lx, ly], axis=-1)
     clash = jnp.any(_overlaps(landing, charger & solid), axis=1)
     return jnp.where(clash[:, None], pos, landing)
 
 
 def _best_path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> jnp.ndarray:
     """Furthest obstacle-free displacement [10, 2]: straight, else sliding along x or y."""
-    paths = jnp.stack(
-        [step, step * jnp.array([1.0, 0.0]), step * jnp.array([0.0, 1.0])], axis=1
-    )  # [10, 3, 2]
+    sx, sy = step[:, 0], step[:, 1]
+    zero = jnp.zeros_like(sx)
+    px = jnp.stack([sx, sx, zero], axis=1)  # [10, 3]: straight, x only, y only
+    py = jnp.stack([sy, zero, sy], axis=1)
     f = jnp.linspace(0.0, 1.0, PATH_STEPS + 1)
-    pts = start[:, None, None, :] + paths[:, :, None, :] * f[None, None, :, None]
+    pts = jnp.stack(
+        [start[:, None, None, 0] + px[..., None] * f, start[:, None, None, 1] + py[..., None] * f],
+        axis=-1,
+    )
     fits = body_fits(pts, obstacles).at[:, :, 0].set(True)
     reach = (jnp.sum(jnp.cumprod(fits, axis=-1), axis=-1) - 1) / PATH_STEPS  # [10, 3]
-    progress = reach * jnp.sum(paths * step[:, None, :], axis=-1)
-    preference = progress + jnp.array([2e-5, 1e-5, 0.0])
-    best = jnp.argmax(preference, axis=1)
-    return paths[jnp.arange(10), best] * reach[jnp.arange(10), best][:, None]
+    progress = reach * (px * sx[:, None] + py * sy[:, None])
+    best = jax.nn.one_hot(jnp.argmax(progress + jnp.array([2e-5, 1e-5, 0.0]), axis=1), 3)
+    dx = jnp.sum(best * px * reach, axis=1)
+    dy = jnp.sum(best * py * reach, axis=1)
+    return jnp.stack([dx, dy], axis=-1)
 
 
 def move(
@@ -78,24 +92,22 @@ def move(
     """Ordinary movement of every slot at once; returns final positions [10, 2]."""
     step = jnp.asarray(MOVE_VECTORS)[world_move] * (speed * mobile)[:, None]
     disp = _best_path(start, step, obstacles)
-    levels = jnp.linspace(1.0, 0.0, PATH_STEPS + 1)  # candidate l: start + disp * levels[l]
+    x0, y0, dx, dy = start[:, 0], start[:, 1], disp[:, 0], disp[:, 1]
+    blocks = solid[:, None] & solid[None, :] & ~jnp.eye(start.shape[0], dtype=bool)
 
-    def at(level: jnp.ndarray) -> jnp.ndarray:
-        return start + disp * levels[level][:, None]
-
-    def conflicted(level: jnp.ndarray) -> jnp.ndarray:
-        return jnp.any(_overlaps(at(level), solid), axis=1) & (level < PATH_STEPS)
-
-    def cond(carry: tuple[jnp.ndarray, jnp.ndarray]) -> jnp.ndarray:
-        level, n = carry
-        return jnp.any(conflicted(level)) & (n < 10 * PATH_STEPS + 1)
+    def conflicts(frac: jnp.ndarray) -> jnp.ndarray:
+        x, y = x0 + dx * frac, y0 + dy * frac
+        close = _close(x[:, None], y[:, None], x[None, :], y[None, :])
+        return jnp.any(close & blocks, axis=1) & (frac > 0.0)
 
     def body(carry: tuple[jnp.ndarray, jnp.ndarray]) -> tuple[jnp.ndarray, jnp.ndarray]:
-        level, n = carry
-        return level + conflicted(level).astype(jnp.int32), n + 1
+        frac, bad = carry
+        frac = jnp.maximum(jnp.where(bad, frac - 1.0 / PATH_STEPS, frac), 0.0)
+        return frac, conflicts(frac)
 
-    level, _ = jax.lax.while_loop(cond, body, (jnp.zeros(10, jnp.int32), jnp.int32(0)))
-    return at(level)
+    ones = jnp.ones(start.shape[0])
+    frac, _ = jax.lax.while_loop(lambda c: jnp.any(c[1]), body, (ones, conflicts(ones)))
+    return jnp.stack([x0 + dx * frac, y0 + dy * frac], axis=-1)
 
 
 GRID_STEP = 0.25  # resolution of the free-space grid used to clear bodies
@@ -149,8 +161,8 @@ def clear_bodies(
         inside = jnp.all((cell >= 0) & (cell < jnp.asarray(GRID_SHAPE)), axis=-1)
         cell = jnp.clip(cell, 0, jnp.asarray(GRID_SHAPE) - 1)
         cand = cell.astype(jnp.float32) * GRID_STEP
-        diff = cand[:, None, :] - p[None, :, :]
-        blocked = jnp.any((jnp.sum(diff * diff, -1) < (CONTACT - EPS) ** 2) & others[None], -1)
+        near = _close(cand[:, None, 0], cand[:, None, 1], p[None, :, 0], p[None, :, 1])
+        blocked = jnp.any(near & others[None], -1)
         ok = inside & free[cell[:, 0], cell[:, 1]] & ~blocked
         move_it = overlapping & jnp.any(ok)
         return r + 1, jnp.where(move_it, p.at[i].set(cand[jnp.argmax(ok)]), p)

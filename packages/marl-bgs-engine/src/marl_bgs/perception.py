@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from marl_bgs.classes import SIGHT
-from marl_bgs.geometry import segment_blocked
+from marl_bgs.geometry import Obstacles, segment_blocked
 from marl_bgs.pytree import pytree_dataclass
 from marl_bgs.state import GameState
 from marl_bgs.tables import SAME_TEAM, lookup
@@ -21,14 +22,23 @@ class Perception:
     team_sight: jnp.ndarray  # bool: the observer or a living teammate sees the unit
 
 
+_I, _J = np.triu_indices(10, k=1)
+
+
+def sight_lines(pos: jnp.ndarray, obstacles: Obstacles) -> jnp.ndarray:
+    """[10, 10] bool: no obstacle between the two positions (symmetric; each pair tested once)."""
+    blocked = segment_blocked(pos[_I], pos[_J], obstacles)
+    clear = jnp.ones((10, 10), bool).at[_I, _J].set(~blocked)
+    return clear.at[_J, _I].set(~blocked)
+
+
 def perceive(state: GameState) -> Perception:
     """Sight of every slot: within its radius, clear line, both alive; shielded enemies hidden."""
     u = state.units
     pos = u.pos
     diff = pos[:, None, :] - pos[None, :, :]
     dist = jnp.sqrt(jnp.sum(diff * diff, axis=-1))
-    clear = ~segment_blocked(pos[:, None, :], pos[None, :, :], state.obstacles)
-    clear = clear | jnp.eye(pos.shape[0], dtype=bool)
+    clear = sight_lines(pos, state.obstacles)
     alive = u.alive
     hidden = (u.shield > 0)[None, :] & ~jnp.asarray(SAME_TEAM)
     radius = lookup(SIGHT, u.class_id)[:, None]

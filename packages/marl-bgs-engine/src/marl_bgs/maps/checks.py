@@ -127,7 +127,8 @@ def check_playable(spec: MapSpec, source: str = "map", resolution: float = 0.05)
     blocked = blocked_pads(spec)
     if blocked:
         pad, idx = next(iter(blocked.items()))
-        raise MapError(f"{source}.obstacles[{idx}]: overlaps the body on the {pad} (and {blocked})")
+        more = f" (blocked pads: {sorted(blocked)})" if len(blocked) > 1 else ""
+        raise MapError(f"{source}.obstacles[{idx}]: overlaps the body on the {pad}{more}")
     lost = unreachable_pads(spec, resolution)
     if lost:
         raise MapError(

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -211,11 +212,11 @@ def load_file(path: str | Path) -> MapSpec:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        dup = sorted({k for k in keys if keys.count(k) > 1})
-        raise json.JSONDecodeError(f"duplicate key(s) {dup}", "", 0)
-    return dict(pairs)
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        dup = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
+        raise json.JSONDecodeError(f"duplicate key(s) {dup[:5]}", "", 0)
+    return out
 
 
 @cache
