@@ -21,7 +21,7 @@ from marl_bgs.constants import NUM_ACTIONS, NUM_MOVES, NUM_SLOTS, NUM_TARGETS, N
 from marl_bgs.observation_space import observation_bounds
 from marl_bgs.movement import free_grid
 from marl_bgs.perception import perceive
-from marl_bgs.reset import StartPool, draw_start
+from marl_bgs.reset import StartPool, draw_start, start_from_pool
 from marl_bgs.spaces import Box, Discrete, MultiDiscrete
 from marl_bgs.state import GameState
 from marl_bgs.transition import transition
@@ -69,6 +69,14 @@ def _reset_done(key, state, pool, spawn_swap, message_dim):  # noqa: ANN001, ANN
     done = state.outcome != 0
     pick = lambda new, old: jnp.where(done.reshape(-1, *[1] * (old.ndim - 1)), new, old)  # noqa: E731
     return jax.tree.map(pick, fresh, state)
+
+
+@partial(jax.jit, static_argnames=("message_dim",))
+def _start(pool, map_index, roster_index, swap, episode, message_dim):  # noqa: ANN001, ANN202
+    def one(m, r, w, e):  # noqa: ANN001, ANN202
+        return start_from_pool(pool, m, r, w, e, message_dim)
+
+    return jax.vmap(one)(map_index, roster_index, swap, episode)
 
 
 _step = jax.jit(jax.vmap(transition))
@@ -219,6 +227,26 @@ class TeamDeathmatch:
         """Restart only finished games (next episode, spawn ends per `spawn_swap`): (obs, state)."""
         nxt = _reset_done(key, state, self.pool, self.spawn_swap, self.message_dim)
         return self.get_obs(nxt), nxt
+
+    def start_games(
+        self,
+        map_index: jnp.ndarray,
+        roster_index: jnp.ndarray,
+        swap: jnp.ndarray,
+        episode: jnp.ndarray | None = None,
+    ) -> GameState:
+        """Start states chosen per game [num_envs]: an index into this env's maps and rosters,
+        and the spawn swap. For evaluation schedules that fix every game's setting."""
+        n = self.num_envs
+        ep = jnp.zeros(n, jnp.int32) if episode is None else jnp.asarray(episode, jnp.int32)
+        args = [jnp.asarray(a) for a in (map_index, roster_index, swap)]
+        for name, a in zip(("map_index", "roster_index", "swap"), args, strict=True):
+            if a.shape != (n,):
+                raise ConfigError(f"{name}: expected shape ({n},), got {tuple(a.shape)}")
+        return _start(
+            self.pool, args[0].astype(jnp.int32), args[1].astype(jnp.int32),
+            args[2].astype(bool), ep, self.message_dim,
+        )  # fmt: skip
 
     def get_obs(self, state: GameState) -> dict[str, jnp.ndarray]:
         """Each agent's flat permitted observation {agent: [num_envs, obs_size]}."""

@@ -81,6 +81,14 @@ def draw_start(
         "all": jnp.bool_(True),
         "random": jax.random.bernoulli(k_swap),
     }[spawn_swap]
+    return start_from_pool(pool, m, r, swap, episode, message_dim)
+
+
+def start_from_pool(
+    pool: StartPool, m: jnp.ndarray, r: jnp.ndarray, swap: jnp.ndarray, episode: jnp.ndarray,
+    message_dim: int,
+) -> GameState:  # fmt: skip
+    """The start state on the pool's map `m` with roster pair `r` and the given spawn swap."""
     obstacles = jax.tree.map(lambda a: a[m], pool.obstacles)
     return start_state(
         obstacles, pool.free[m], pool.rosters[r], swap, pool.rules, pool.map_ids[m], episode,
