@@ -99,6 +99,8 @@ def packaging(session: nox.Session) -> None:
         )
         session.run(python, "-c", code)
         if package == "marl-bgs-engine":
+            check = "import marl_bgs; assert len(marl_bgs.maps.all_ids()) == 52, 'maps missing'"
+            session.run(python, "-c", check)
             freeze = session.run("uv", "pip", "freeze", "--python", python, silent=True)
             session.log(f"engine venv holds: {' '.join(str(freeze).split())}")
 

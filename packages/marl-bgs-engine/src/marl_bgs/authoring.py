@@ -82,6 +82,12 @@ def _class_id(value: Any, field: str) -> int:
     return _int(value, field, 1, 5)
 
 
+def _pair(value: Any, field: str) -> tuple[Any, Any]:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise ConfigError(f"{field}: expected a pair (team A, team B), got {value!r}")
+    return value[0], value[1]
+
+
 def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> dict[str, np.ndarray]:
     out = {f.name: np.zeros(10, np.float32 if f.name in ("x", "y", "health") else np.int32)
            for f in fields(UnitSpec)}  # fmt: skip
@@ -101,7 +107,12 @@ def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> di
             if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
                 raise ConfigError(f"{f}.{axis}: expected a finite number, got {v!r}")
         max_h = float(C.MAX_HEALTH[cls])
+        if not isinstance(spec.alive, bool | np.bool_):
+            raise ConfigError(f"{f}.alive: expected True or False, got {spec.alive!r}")
         alive = bool(spec.alive)
+        h = spec.health
+        if h is not None and (isinstance(h, bool) or not isinstance(h, int | float | np.number)):
+            raise ConfigError(f"{f}.health: expected a number or None (full health), got {h!r}")
         health = max_h if spec.health is None and alive else spec.health or 0.0
         if alive and not 0.0 < health <= max_h:
             raise ConfigError(f"{f}.health: a living {C.CLASS_NAMES[cls]} has health in (0, {max_h:g}]")
@@ -118,7 +129,8 @@ def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> di
         out["last_ult"][slot] = _int(spec.last_ult, f"{f}.last_ult", 0, 1)
         out["cls"][slot], out["x"][slot], out["y"][slot] = cls, spec.x, spec.y
         out["health"][slot], out["alive"][slot] = health, alive
-        if alive and not bool(body_fits(jnp.asarray([spec.x, spec.y], jnp.float32), obstacles)):
+        # Dead units too: a dead unit lies where it died (its own view and critics' views show it).
+        if not bool(body_fits(jnp.asarray([spec.x, spec.y], jnp.float32), obstacles)):
             raise ConfigError(
                 f"{f}: position ({spec.x}, {spec.y}) puts the body outside the map or into an"
                 f" obstacle (a body of radius {BODY_RADIUS} must fit)"
@@ -152,15 +164,23 @@ def author_state(
     rules = RuleValues(**rule_values)
     spec = maps.load(map_id)
     obstacles = spec.to_obstacles()
+    if not isinstance(units, list | tuple):
+        raise ConfigError(f"units: expected a list of UnitSpec, got {type(units).__name__}")
     u = _unit_arrays(list(units), rules, obstacles)
     if not isinstance(swap, bool):
         raise ConfigError(f"swap: expected True or False, got {swap!r}")
-    sa = _int(score[0], "score[0]", 0, rules.winning_score + 10)
-    sb = _int(score[1], "score[1]", 0, rules.winning_score + 10)
-    if max(sa, sb) >= rules.winning_score and sa != sb:
-        raise ConfigError(f"score: {sa}-{sb} has a winner already (winning score {rules.winning_score})")
+    message_dim = _int(message_dim, "message_dim", 0, 64)
+    pair = _pair(score, "score")
+    sa = _int(pair[0], "score[0]", 0, rules.winning_score + 10)
+    sb = _int(pair[1], "score[1]", 0, rules.winning_score + 10)
+    # A running game is below the threshold: at it, the game has been won or drawn already.
+    if max(sa, sb) >= rules.winning_score:
+        raise ConfigError(
+            f"score: {sa}-{sb} already decides the game; a running game has both scores below"
+            f" the winning score {rules.winning_score}"
+        )
     t = _int(tick, "tick", 0, rules.tick_limit - 1)
-    waves = wave if wave is not None else (rules.wave_period - 1,) * 2
+    waves = _pair(wave, "wave") if wave is not None else (rules.wave_period - 1,) * 2
     w = [_int(waves[i], f"wave[{i}]", 0, rules.wave_period - 1) for i in (0, 1)]
     base = start_state(
         obstacles, free_grid(jax.tree.map(jnp.asarray, obstacles)), jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(),

@@ -63,11 +63,14 @@ class RuleValues:
         )
 
 
-def roster_slots(team_a: RosterLike, team_b: RosterLike) -> np.ndarray:
-    """Class ids of the 10 slots for two rosters (unused slots padded with 0)."""
+def roster_slots(team_a: RosterLike, team_b: RosterLike, field: str = "rosters") -> np.ndarray:
+    """Class ids of the 10 slots for two rosters (unused slots padded with 0).
+
+    Errors name the team's roster as `{field}[0]` (team A) or `{field}[1]` (team B).
+    """
     out = np.zeros(2 * TEAM_SIZE, np.int32)
     for t, roster in enumerate((team_a, team_b)):
-        ids = parse_roster(roster, field=f"rosters[{t}]")
+        ids = parse_roster(roster, field=f"{field}[{t}]")
         out[t * TEAM_SIZE : t * TEAM_SIZE + len(ids)] = ids
     return out
 
@@ -92,7 +95,7 @@ def parse_rosters(rosters: object) -> np.ndarray:
         if not isinstance(pair, tuple | list) or len(pair) != 2:
             raise ConfigError(f"rosters[{k}]: expected a pair (team A roster, team B roster)")
         try:
-            out.append(roster_slots(pair[0], pair[1]))
+            out.append(roster_slots(pair[0], pair[1], field=f"rosters[{k}]"))
         except ValueError as err:
-            raise ConfigError(f"rosters[{k}]: {err}") from None
+            raise ConfigError(str(err)) from None
     return np.stack(out)

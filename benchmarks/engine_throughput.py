@@ -1,0 +1,144 @@
+"""Engine throughput, measured side by side: MARL-BattleGrounds TDM against JaxMARL's SMAX.
+
+    JAX_PLATFORMS=cpu python benchmarks/engine_throughput.py            # the CPU curve
+    python benchmarks/engine_throughput.py --quick                      # smoke test, seconds
+    python benchmarks/engine_throughput.py --gpu                        # the GPU curve to 8192
+
+Every figure runs in its own fresh process (`--worker FIGURE --num-envs N`), so compiles and caches
+never leak between figures; at each `num_envs` TDM runs, then SMAX, so both see the same load. The
+ratio TDM/SMAX is the result; absolute numbers depend on the machine and its load. Results go to a
+JSON file and to a generated section of docs/performance.md. See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CPU_NUM_ENVS = (32, 128, 512, 1024)
+GPU_NUM_ENVS = (32, 128, 512, 1024, 2048, 4096, 8192)
+PEER = "smax"
+# Rows beyond the TDM/SMAX curve, each at the largest num_envs of the run. Scripted opponents and
+# metrics levels join here once the engine has them (see bench_figures.FIGURES for the hook).
+EXTRA_FIGURES = ("tdm-no-reset",)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="smoke test: 2 sizes, 20 ticks, 2 calls")
+    p.add_argument("--gpu", action="store_true", help="GPU curve up to 8192 games, GPU memory")
+    p.add_argument("--num-envs", type=int, nargs="+", help="batch sizes (default: 32 .. 1024)")
+    p.add_argument("--with-2048", action="store_true", help="add 2048 games to the CPU curve")
+    p.add_argument("--ticks", type=int, help="ticks per timed rollout (default 500)")
+    p.add_argument("--repeats", type=int, help="timed calls per figure, median taken (default 5)")
+    p.add_argument("--no-extras", action="store_true", help="skip the reset_done-cost rows")
+    p.add_argument("--no-profile", action="store_true", help="skip the per-phase TDM profile")
+    p.add_argument("--out", type=Path, help="JSON results (default benchmarks/results/<kind>.json)")
+    p.add_argument("--doc", type=Path, default=ROOT / "docs" / "performance.md")
+    p.add_argument("--no-doc", action="store_true", help="do not touch docs/performance.md")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def _settings(args: argparse.Namespace) -> tuple[list[int], int, int]:
+    if args.num_envs:
+        sizes = list(args.num_envs)
+    elif args.quick:
+        sizes = [32, 128]
+    else:
+        sizes = list(GPU_NUM_ENVS if args.gpu else CPU_NUM_ENVS)
+        if args.with_2048 and not args.gpu:
+            sizes.append(2048)
+    ticks = args.ticks or (20 if args.quick else 500)
+    repeats = args.repeats or (2 if args.quick else 5)
+    return sizes, ticks, repeats
+
+
+def _spawn(figure: str, num_envs: int, ticks: int, repeats: int, gpu: bool) -> dict[str, Any]:
+    """Run one figure in a fresh interpreter; its last stdout line is the JSON result."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", figure]
+    cmd += ["--num-envs", str(num_envs), "--ticks", str(ticks), "--repeats", str(repeats)]
+    env = dict(os.environ)
+    if not gpu:
+        env["JAX_PLATFORMS"] = "cpu"
+    else:
+        env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # so peak memory means something
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        raise RuntimeError(f"worker {figure} at num_envs={num_envs} failed ({done.returncode})")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _worker(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(HERE))
+    if args.worker == "profile":
+        import bench_profile
+
+        result = bench_profile.profile(args.num_envs[0], args.repeats or 5)
+    else:
+        import bench_figures
+
+        result = bench_figures.measure(args.worker, args.num_envs[0], args.ticks, args.repeats)
+    print(json.dumps(result))
+
+
+def _load() -> str:
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    if args.worker:
+        _worker(args)
+        return 0
+    sys.path.insert(0, str(HERE))
+    import bench_report
+
+    sizes, ticks, repeats = _settings(args)
+    kind = "gpu" if args.gpu else "cpu"
+    if args.quick and not args.out:
+        args.no_doc = True  # a smoke test never overwrites the recorded figures
+    out = args.out or HERE / "results" / f"{kind}{'-quick' if args.quick else ''}.json"
+    command = " ".join(["python", "benchmarks/engine_throughput.py", *(argv or sys.argv[1:])])
+    if not args.gpu:
+        command = "JAX_PLATFORMS=cpu " + command
+    meta = bench_report.machine(kind, command, _load())
+    rows: list[dict[str, Any]] = []
+    for n in sizes:
+        for figure in ("tdm", PEER):
+            row = _spawn(figure, n, ticks, repeats, args.gpu)
+            row["load_after"] = _load()
+            print(bench_report.row_line(row), flush=True)
+            rows.append(row)
+    if not args.no_extras:
+        for figure in EXTRA_FIGURES:
+            row = _spawn(figure, sizes[-1], ticks, repeats, args.gpu)
+            row["load_after"] = _load()
+            print(bench_report.row_line(row), flush=True)
+            rows.append(row)
+    profile = None
+    if not args.no_profile:
+        profile = _spawn("profile", sizes[-1], ticks, repeats, args.gpu)
+    meta["load_after"] = _load()
+    result = {"meta": meta, "rows": rows, "profile": profile}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(bench_report.markdown(result))
+    print(f"wrote {out}")
+    if not args.no_doc:
+        bench_report.write_doc(args.doc, kind, bench_report.markdown(result))
+        print(f"updated {args.doc} ({kind} section)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
