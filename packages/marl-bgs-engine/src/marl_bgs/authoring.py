@@ -104,7 +104,7 @@ def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> di
         cls = _class_id(spec.cls, f"{f}.cls")
         for axis in ("x", "y"):
             v = getattr(spec, axis)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            if isinstance(v, bool) or not isinstance(v, int | float | np.number) or not math.isfinite(v):
                 raise ConfigError(f"{f}.{axis}: expected a finite number, got {v!r}")
         max_h = float(C.MAX_HEALTH[cls])
         if not isinstance(spec.alive, bool | np.bool_):
@@ -115,7 +115,9 @@ def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> di
             raise ConfigError(f"{f}.health: expected a number or None (full health), got {h!r}")
         health = max_h if spec.health is None and alive else spec.health or 0.0
         if alive and not 0.0 < health <= max_h:
-            raise ConfigError(f"{f}.health: a living {C.CLASS_NAMES[cls]} has health in (0, {max_h:g}]")
+            raise ConfigError(
+                f"{f}.health: a living {C.CLASS_NAMES[cls]} has health in (0, {max_h:g}]"
+            )
         if not alive and health != 0.0:
             raise ConfigError(f"{f}.health: a dead unit has health 0, got {health!r}")
         caps = dict(_DURATION_CAPS, shield=rules.shield_ticks, recovery=int(C.OOC_DELAY[cls]))

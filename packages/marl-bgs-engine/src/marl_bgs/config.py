@@ -44,7 +44,8 @@ class RuleValues:
         for name, (lo, hi) in LIMITS.items():
             value = getattr(self, name)
             integral = isinstance(lo, int)
-            ok_type = isinstance(value, int) if integral else isinstance(value, int | float)
+            ints = int | np.integer
+            ok_type = isinstance(value, ints if integral else ints | float | np.floating)
             if isinstance(value, bool) or not ok_type:
                 kind = "an integer" if integral else "a number"
                 raise ConfigError(f"{name}: expected {kind} in [{lo}, {hi}], got {value!r}")

@@ -26,22 +26,31 @@ def run(map_id: int, games: int, ticks: int, seed: int) -> dict[str, float]:
         key, k_act, k_step, k_reset = jax.random.split(key, 4)
         actions = env.sample_actions(k_act, state)
         _, state, _, done, info = env.step(k_step, state, actions)
+        facts = info["facts"]
         finished = jnp.where(done["__all__"], info["outcome"], 0)
-        damage = jnp.sum(info["facts"].damage)
+        summary = jnp.stack(
+            [jnp.sum(facts.damage), jnp.sum(facts.healing), jnp.sum(facts.died)]
+            + [jnp.sum(facts.points[:, t]) for t in (0, 1)]
+        )
         _, state = env.reset_done(k_reset, state)
-        return (state, key), (finished, damage)
+        return (state, key), (finished, summary)
 
     run_all = jax.jit(lambda s, k: jax.lax.scan(tick, (s, k), None, length=ticks))
     start = time.perf_counter()
-    (_, _), (finished, damage) = jax.block_until_ready(run_all(state, jax.random.key(seed + 1)))
+    (_, _), (finished, summary) = jax.block_until_ready(run_all(state, jax.random.key(seed + 1)))
     seconds = time.perf_counter() - start
     f = np.asarray(finished)
+    damage, healing, deaths, points_a, points_b = np.asarray(summary).sum(axis=0)
     return {
         "games_finished": float(np.sum(f > 0)),
         "a_wins": float(np.sum(f == A_WINS)),
         "b_wins": float(np.sum(f == B_WINS)),
         "draws": float(np.sum(f == DRAW)),
-        "damage_dealt": float(np.sum(damage)),
+        "damage_dealt": float(damage),
+        "healing_done": float(healing),
+        "deaths": float(deaths),
+        "points_a": float(points_a),
+        "points_b": float(points_b),
         "seconds_with_compile": seconds,
     }
 
@@ -60,9 +69,11 @@ def main() -> None:
     out = run(args.map, args.games, args.ticks, args.seed)
     steps = args.games * args.ticks
     print(f"finished games: {out['games_finished']:.0f} (team A {out['a_wins']:.0f}, "
-          f"team B {out['b_wins']:.0f}, draws {out['draws']:.0f}); damage dealt "
-          f"{out['damage_dealt']:.0f}; {steps} game steps in {out['seconds_with_compile']:.1f} s "
-          "(compile included)")  # fmt: skip
+          f"team B {out['b_wins']:.0f}, draws {out['draws']:.0f})")
+    print(f"deaths {out['deaths']:.0f}, points A {out['points_a']:.0f} / B {out['points_b']:.0f}, "
+          f"damage dealt {out['damage_dealt']:.0f}, healing done {out['healing_done']:.0f}")
+    print(f"{steps} game steps in {out['seconds_with_compile']:.1f} s (compile included)")
+    # fmt: skip
 
 
 if __name__ == "__main__":

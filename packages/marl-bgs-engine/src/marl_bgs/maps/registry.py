@@ -249,9 +249,10 @@ def load(map_ref: int | str | Path | MapSpec) -> MapSpec:
     if isinstance(map_ref, MapSpec):
         return map_ref
     shipped = _shipped()
-    if isinstance(map_ref, bool):
-        raise MapError(f"map_id: expected an int, name or path, got {map_ref!r}")
-    if isinstance(map_ref, int):
+    if isinstance(map_ref, bool) or not isinstance(map_ref, int | np.integer | str | Path):
+        raise MapError(f"map_id: expected an int id, a map name or a path, got {map_ref!r}")
+    if isinstance(map_ref, int | np.integer):
+        map_ref = int(map_ref)
         if map_ref not in shipped:
             raise MapError(f"map_id: {map_ref} is not a shipped map; allowed ids {all_ids()}")
         return shipped[map_ref]
