@@ -1,9 +1,47 @@
-"""Evaluation for MARL-BattleGrounds: Systems, evaluate, metrics, replays, Elo with intervals.
+"""Evaluation for MARL-BattleGrounds: Systems, evaluate, metrics, cross-play, Elo with intervals.
 
-This package is a skeleton: its features land with their own issues.
+import marl_bgs_eval as ev
+games = ev.evaluate(ev.random_system(), "idle", maps=[47, 48], games_per_map=4)
+ratings = ev.rate(games, bootstrap=1000, seed=0)
 """
 
 from importlib.metadata import version as _version
 
+from marl_bgs_eval.compose import pool, team
+from marl_bgs_eval.crossplay import cross_play
+from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.evaluate import evaluate
+from marl_bgs_eval.metrics import priority_columns
+from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
+from marl_bgs_eval.registry import get_system, register
+from marl_bgs_eval.results import load, save, validate
+from marl_bgs_eval.systems import System, TeamInputs, idle_system, random_system, system
+from marl_bgs_eval.tiers import TIERS, division, tier, win_chance
+
 __version__ = _version("marl-bgs-eval")
-__all__ = ["__version__"]
+__all__ = [
+    "TIERS",
+    "BTDFit",
+    "EvalError",
+    "System",
+    "TeamInputs",
+    "__version__",
+    "cross_play",
+    "division",
+    "evaluate",
+    "fit_btd",
+    "get_system",
+    "idle_system",
+    "load",
+    "pool",
+    "priority_columns",
+    "random_system",
+    "rate",
+    "register",
+    "save",
+    "system",
+    "team",
+    "tier",
+    "validate",
+    "win_chance",
+]

@@ -1,0 +1,206 @@
+"""Mixed teams and pools: `team` fills slots (per slot or per class), `pool` draws per game.
+
+Each member acts for the whole team's inputs and only its own slots' actions are kept, so any
+slot can be any System. Members' memories travel together; each starts fresh every game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.systems import (
+    CLASS_LETTERS,
+    CLASS_NAMES,
+    System,
+    TeamInputs,
+    _slot_classes,
+)
+
+
+def _offsets(members: Sequence[System]) -> list[int]:
+    return list(np.cumsum([0] + [len(m.leaves) for m in members[:-1]]))
+
+
+def _member_keys(key: jax.Array, count: int) -> list[jax.Array]:
+    return [jax.random.fold_in(key, i) for i in range(count)]
+
+
+def team(
+    slots: Sequence[System] | Mapping[int, System] | None = None,
+    *,
+    classes: Mapping[str, System] | None = None,
+    rest: System | None = None,
+    name: str | None = None,
+) -> System:
+    """A team whose slots come from different Systems.
+
+    `slots`: a System per roster slot (a list of 5, or {slot: System}); `classes`: a System per
+    class, by letter or name ({"M": a, "priest": b}); `rest` fills whatever is left. Each System
+    acts for its slots only.
+    """
+    if (slots is None) == (classes is None):
+        raise EvalError("team: give exactly one of slots=... or classes=...")
+    if classes is not None:
+        by_class: dict[int, System] = {}
+        for key, member in classes.items():
+            cid = CLASS_LETTERS.get(str(key).upper()) or {v: k for k, v in CLASS_NAMES.items()}.get(
+                str(key).lower()
+            )
+            if cid is None:
+                raise EvalError(f"classes: unknown class {key!r}; use M, W, H, R, P or their names")
+            by_class[cid] = _system(member, f"classes[{key!r}]")
+        owners = {c: by_class.get(c, rest) for c in range(1, 6)}
+        per_class = True
+    else:
+        items = dict(enumerate(slots)) if isinstance(slots, Sequence) else dict(slots or {})
+        bad = [s for s in items if not (isinstance(s, int) and 0 <= s < 5)]
+        if bad:
+            raise EvalError(f"slots: roster slots are 0-4, got {bad}")
+        owners = {s: (_system(items[s], f"slots[{s}]") if s in items else rest) for s in range(5)}
+        per_class = False
+    members: list[System] = []
+    for m in owners.values():
+        if m is not None and all(m is not x for x in members):
+            members.append(m)
+    if not members:
+        raise EvalError("team: no System given")
+    index = {id(m): i for i, m in enumerate(members)}
+    table = np.array([-1] + [index[id(m)] if m else -1 for m in owners.values()], np.int32)
+    offsets = jnp.asarray(_offsets(members), jnp.int32)
+    label = (
+        name
+        or "team("
+        + ",".join(
+            f"{(CLASS_NAMES[k][0].upper() if per_class else k)}={m.name if m else '-'}"
+            for k, m in owners.items()
+        )
+        + ")"
+    )
+
+    def owner(inputs: TeamInputs) -> jax.Array:  # member index per slot [n, 5] (-1 none)
+        if per_class:
+            return jnp.asarray(table)[_slot_classes(inputs)]
+        n = inputs.obs.shape[0]
+        return jnp.broadcast_to(jnp.asarray(table[1:]), (n, 5))
+
+    def init(key: jax.Array) -> tuple:
+        return tuple(
+            m.init(k) for m, k in zip(members, _member_keys(key, len(members)), strict=True)
+        )
+
+    def act(keys: jax.Array, memory: tuple, inputs: TeamInputs) -> tuple[jax.Array, tuple]:
+        own = owner(inputs)
+        out = jnp.zeros((inputs.obs.shape[0], 5, 3), jnp.int32)
+        new = []
+        for i, (m, mem) in enumerate(zip(members, memory, strict=True)):
+            a, mem2 = m.act(keys, mem, inputs)
+            out = jnp.where((own == i)[..., None], a, out)
+            new.append(mem2)
+        return out, tuple(new)
+
+    def who(memory: tuple, inputs: TeamInputs) -> jax.Array:
+        own = owner(inputs)
+        out = jnp.full(own.shape, -1, jnp.int32)
+        for i, (m, mem) in enumerate(zip(members, memory, strict=True)):
+            out = jnp.where(own == i, offsets[i] + m.who(mem, inputs), out)
+        return jnp.where(_slot_classes(inputs) > 0, out, -1)
+
+    def check(roster: tuple[int, ...]) -> str | None:
+        for s, c in enumerate(roster):
+            if not c:
+                continue
+            m = owners[c] if per_class else owners[s]
+            if m is None:
+                what = f"class {CLASS_NAMES[c]!r}" if per_class else f"slot {s}"
+                return f"team {label!r} has no System for {what} (roster {roster})"
+            reason = m.problem([c if j == s else 0 for j in range(5)])
+            if reason:
+                return reason
+        return None
+
+    return System(
+        name=label,
+        act=act,
+        init=init,
+        leaves=_leaves(members),
+        who=who,
+        per_agent=_per_agent(members, label),
+        host=any(m.host for m in members),
+        check=check,
+    )
+
+
+def pool(
+    systems: Sequence[System], weights: Sequence[float] | None = None, *, name: str | None = None
+) -> System:
+    """One member drawn per game (weighted), from the game's memory-start key."""
+    members = [_system(s, f"systems[{i}]") for i, s in enumerate(systems)]
+    if not members:
+        raise EvalError("systems: a pool needs at least one System")
+    w = np.ones(len(members)) if weights is None else np.asarray(weights, float)
+    if w.shape != (len(members),) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise EvalError(f"weights: expected {len(members)} non-negative weights, got {weights!r}")
+    logits = jnp.asarray(np.log(np.where(w > 0, w / w.sum(), 1e-300)), jnp.float32)
+    offsets = jnp.asarray(_offsets(members), jnp.int32)
+    label = (
+        name or "pool(" + ",".join(f"{m.name}:{x:g}" for m, x in zip(members, w, strict=True)) + ")"
+    )
+
+    def init(key: jax.Array) -> tuple[jax.Array, tuple]:
+        keys = _member_keys(key, len(members) + 1)
+        choice = jax.random.categorical(keys[0], logits)
+        return choice, tuple(m.init(k) for m, k in zip(members, keys[1:], strict=True))
+
+    def act(keys: jax.Array, memory: tuple, inputs: TeamInputs) -> tuple[jax.Array, tuple]:
+        choice, mems = memory
+        out = jnp.zeros((inputs.obs.shape[0], 5, 3), jnp.int32)
+        new = []
+        for i, (m, mem) in enumerate(zip(members, mems, strict=True)):
+            a, mem2 = m.act(keys, mem, inputs)
+            out = jnp.where((choice == i)[:, None, None], a, out)
+            new.append(mem2)
+        return out, (choice, tuple(new))
+
+    def who(memory: tuple, inputs: TeamInputs) -> jax.Array:
+        choice, mems = memory
+        out = jnp.full((inputs.obs.shape[0], 5), -1, jnp.int32)
+        for i, (m, mem) in enumerate(zip(members, mems, strict=True)):
+            out = jnp.where((choice == i)[:, None], offsets[i] + m.who(mem, inputs), out)
+        return jnp.where(_slot_classes(inputs) > 0, out, -1)
+
+    def check(roster: tuple[int, ...]) -> str | None:
+        return next((r for m in members if (r := m.problem(roster))), None)
+
+    return System(
+        name=label,
+        act=act,
+        init=init,
+        leaves=_leaves(members),
+        who=who,
+        per_agent=_per_agent(members, label),
+        host=any(m.host for m in members),
+        check=check,
+    )
+
+
+def _per_agent(members: Sequence[System], label: str) -> bool:
+    kinds = {m.per_agent for m in members}
+    if len(kinds) > 1:
+        raise EvalError(f"{label}: members mix per-agent and per-team key use; use one kind")
+    return kinds.pop()
+
+
+def _leaves(members: Sequence[System]) -> tuple[str, ...]:
+    return tuple(leaf for m in members for leaf in m.leaves)
+
+
+def _system(obj: Any, field: str) -> System:
+    if not isinstance(obj, System):
+        raise EvalError(f"{field}: expected a System, got {type(obj).__name__}")
+    return obj

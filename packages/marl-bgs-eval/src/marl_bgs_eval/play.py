@@ -1,0 +1,182 @@
+"""The compiled play loop: batches scheduled games, restarts finished slots in place.
+
+`batch_size` games run at once; when one ends, its result and counters are written out and the slot
+starts the next scheduled game, with fresh memory. Every game's actions come from keys of its own
+(seed number, tick, team), so results do not depend on the batch size or on the order of games.
+The programs are cached per (batch size, shared sight, Systems, metric level), so a new map,
+roster, seed, score limit or schedule reuses them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+import marl_bgs
+from marl_bgs import GameState
+from marl_bgs_eval import metrics as mt
+from marl_bgs_eval.seeds import action_keys, memory_keys
+from marl_bgs_eval.systems import System, TeamInputs
+
+
+class Plan(NamedTuple):
+    """The schedule on the device (padded to a bucketed length)."""
+
+    starts: GameState  # [G_pad, ...] start state of every scheduled game
+    seed_number: jax.Array  # int32 [G_pad]
+    game_number: jax.Array  # int32 [G_pad]
+    n_games: jax.Array  # int32 []: how many of the rows are real games
+    root: jax.Array  # the root key
+
+
+class Out(NamedTuple):
+    """Per-game results [G_pad, ...], written when each game ends."""
+
+    outcome: jax.Array
+    score: jax.Array
+    ticks: jax.Array
+    counters: jax.Array  # float32 [G_pad, K]
+    who_a: jax.Array  # int32 [G_pad, 5]: leaf System index per slot
+    who_b: jax.Array
+
+
+class Carry(NamedTuple):
+    state: GameState
+    mem_a: Any
+    mem_b: Any
+    slot_game: jax.Array  # int32 [B]: schedule row each slot plays (-1: idle)
+    counters: jax.Array  # float32 [B, K]
+    next_game: jax.Array  # int32 []
+    n_done: jax.Array  # int32 []
+    out: Out
+
+
+def _where(mask: jax.Array, new: Any, old: Any) -> Any:
+    def pick(n: jax.Array, o: jax.Array) -> jax.Array:
+        return jnp.where(mask.reshape(-1, *[1] * (o.ndim - 1)), n, o)
+
+    return jax.tree.map(pick, new, old)
+
+
+def _take(tree: Any, idx: jax.Array) -> Any:
+    return jax.tree.map(lambda a: a[idx], tree)
+
+
+@functools.cache
+def programs(
+    batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int
+) -> tuple[Callable[[Plan], Carry], Callable[[Carry, Plan], Carry]]:
+    """The jitted (start, run-a-chunk) pair for these static settings."""
+    env = marl_bgs.make("tdm", num_envs=batch, shared_sight=shared_sight)
+    teams = (team_a, team_b)
+
+    def team_inputs(state: GameState) -> tuple[TeamInputs, TeamInputs]:
+        obs, views, masks = env.observe(state), env.views(state), env.action_masks(state)
+
+        def part(t: int) -> TeamInputs:
+            cut = lambda a: a[:, 5 * t : 5 * t + 5]  # noqa: E731
+            return TeamInputs(cut(obs), jax.tree.map(cut, views), jax.tree.map(cut, masks))
+
+        return part(0), part(1)
+
+    def fresh_memory(plan: Plan, rows: jax.Array) -> tuple[Any, Any]:
+        seeds, games = plan.seed_number[rows], plan.game_number[rows]
+        return tuple(
+            jax.vmap(s.init)(memory_keys(plan.root, seeds, games, t)) for t, s in enumerate(teams)
+        )  # type: ignore[return-value]
+
+    def start(plan: Plan) -> Carry:
+        g_pad = plan.seed_number.shape[0]
+        rows = jnp.arange(batch, dtype=jnp.int32)
+        clipped = jnp.minimum(rows, g_pad - 1)
+        mem_a, mem_b = fresh_memory(plan, clipped)
+        width = mt.width(level)
+        out = Out(
+            outcome=jnp.zeros(g_pad, jnp.int32),
+            score=jnp.zeros((g_pad, 2), jnp.int32),
+            ticks=jnp.zeros(g_pad, jnp.int32),
+            counters=jnp.zeros((g_pad, width), jnp.float32),
+            who_a=jnp.full((g_pad, 5), -1, jnp.int32),
+            who_b=jnp.full((g_pad, 5), -1, jnp.int32),
+        )
+        n_first = jnp.minimum(plan.n_games, batch)
+        return Carry(
+            state=_take(plan.starts, clipped),
+            mem_a=mem_a,
+            mem_b=mem_b,
+            slot_game=jnp.where(rows < plan.n_games, rows, -1),
+            counters=jnp.zeros((batch, width), jnp.float32),
+            next_game=n_first,
+            n_done=jnp.int32(0),
+            out=out,
+        )
+
+    def tick(c: Carry, plan: Plan) -> Carry:
+        st = c.state
+        g_pad = plan.seed_number.shape[0]
+        row = jnp.maximum(c.slot_game, 0)
+        seeds = plan.seed_number[row]
+        inputs = team_inputs(st)
+        acts, mems, whos = [], [], []
+        for t, (s, mem) in enumerate(zip(teams, (c.mem_a, c.mem_b), strict=True)):
+            keys = action_keys(plan.root, seeds, st.tick, t, per_agent=s.per_agent)
+            whos.append(s.who(mem, inputs[t]))
+            a, mem = s.act(keys, mem, inputs[t])
+            acts.append(a)
+            mems.append(mem)
+        _, nxt, _, _, info = env.step(plan.root, st, jnp.concatenate(acts, axis=1))
+        counters = c.counters + mt.tally(info["facts"], level)
+        finished = (nxt.outcome != 0) & (c.slot_game >= 0)
+        idx = jnp.where(finished, c.slot_game, g_pad)
+        o = c.out
+        out = Out(
+            outcome=o.outcome.at[idx].set(nxt.outcome, mode="drop"),
+            score=o.score.at[idx].set(nxt.score, mode="drop"),
+            ticks=o.ticks.at[idx].set(nxt.tick, mode="drop"),
+            counters=o.counters.at[idx].set(counters, mode="drop"),
+            who_a=o.who_a.at[idx].set(whos[0], mode="drop"),
+            who_b=o.who_b.at[idx].set(whos[1], mode="drop"),
+        )
+        carry = Carry(
+            nxt,
+            mems[0],
+            mems[1],
+            c.slot_game,
+            counters,
+            c.next_game,
+            c.n_done + jnp.sum(finished, dtype=jnp.int32),
+            out,
+        )
+
+        def restart(k: Carry) -> Carry:
+            new_row = k.next_game + jnp.cumsum(finished, dtype=jnp.int32) - 1
+            real = finished & (new_row < plan.n_games)
+            take = jnp.minimum(new_row, g_pad - 1)
+            fresh_a, fresh_b = fresh_memory(plan, take)
+            return k._replace(
+                state=_where(real, _take(plan.starts, take), k.state),
+                mem_a=_where(real, fresh_a, k.mem_a),
+                mem_b=_where(real, fresh_b, k.mem_b),
+                slot_game=jnp.where(finished, jnp.where(real, new_row, -1), k.slot_game),
+                counters=jnp.where(finished[:, None], 0.0, k.counters),
+                next_game=jnp.minimum(
+                    k.next_game + jnp.sum(finished, dtype=jnp.int32), plan.n_games
+                ),
+            )
+
+        return jax.lax.cond(jnp.any(finished), restart, lambda k: k, carry)
+
+    def run(c: Carry, plan: Plan) -> Carry:
+        def cond(x: tuple[jax.Array, Carry]) -> jax.Array:
+            return (x[0] < chunk) & (x[1].n_done < plan.n_games)
+
+        def body(x: tuple[jax.Array, Carry]) -> tuple[jax.Array, Carry]:
+            return x[0] + 1, tick(x[1], plan)
+
+        return jax.lax.while_loop(cond, body, (jnp.int32(0), c))[1]
+
+    return jax.jit(start), jax.jit(run)

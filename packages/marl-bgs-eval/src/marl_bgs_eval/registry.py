@@ -1,0 +1,48 @@
+"""System names for the command line and results files: "random", "idle" and any registered.
+
+Other packages add names with `register(name, factory)` or through the entry-point group
+`marl_bgs_eval.systems` (name = "module:factory"), which is read on first look-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+
+from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.systems import System, idle_system, random_system
+
+_REGISTRY: dict[str, Callable[[], System]] = {"random": random_system, "idle": idle_system}
+
+
+def register(name: str, factory: Callable[[], System]) -> None:
+    """Make `get_system(name)` (and the command line) build a System with `factory()`."""
+    if not isinstance(name, str) or not name:
+        raise EvalError(f"name: expected a non-empty string, got {name!r}")
+    _REGISTRY[name] = factory
+
+
+GROUP = "marl_bgs_eval.systems"
+_loaded = False
+
+
+def _load_entry_points() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for ep in entry_points(group=GROUP):
+            _REGISTRY.setdefault(ep.name, ep.load())
+
+
+def names() -> list[str]:
+    """Registered System names."""
+    _load_entry_points()
+    return sorted(_REGISTRY)
+
+
+def get_system(name: str) -> System:
+    """The System registered under `name`."""
+    _load_entry_points()
+    if name not in _REGISTRY:
+        raise EvalError(f"system: unknown System {name!r}; registered: {names()}")
+    return _REGISTRY[name]()

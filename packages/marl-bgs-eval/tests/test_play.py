@@ -1,0 +1,91 @@
+"""evaluate: schedule, repeatability across batch sizes and orders, metric levels, results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import marl_bgs_eval as ev
+from marl_bgs_eval.metrics import base_columns, priority_columns
+
+
+def test_one_row_per_game_in_spawn_swapped_pairs(base_games: pd.DataFrame) -> None:
+    g = base_games
+    assert len(g) == 16
+    assert list(g["game"]) == list(range(16))
+    for _, pair in g.groupby("pair_id"):
+        assert len(pair) == 2
+        assert pair["map"].nunique() == 1
+        assert pair["seed_number"].nunique() == 1
+        assert sorted(pair["a_spawn"]) == ["left", "right"]
+    assert g.groupby("map").size().to_dict() == {0: 8, 12: 8}
+    assert set(g["system_a"]) == {"mixed"}
+    assert set(g["system_b"]) == {"random"}
+    assert set(g["roster_a"]) == {"MWHRP"}
+    assert (g["ticks"] <= 40).all()
+    assert len(priority_columns()) == 16
+    assert set(priority_columns()) <= set(g.columns)
+
+
+def test_games_are_real_and_metrics_agree_with_the_score(base_games: pd.DataFrame) -> None:
+    g = base_games
+    assert g["a_damage_dealt"].sum() > 0
+    assert (g["kills_a"] + g["kills_b"]).sum() > 0
+    # A death scores 1 point, 2 in the victim's home Red Zone: the score, from facts alone.
+    assert (g["points_a"] == g["b_deaths"] + g["b_red_zone_deaths"]).all()
+    assert (g["points_b"] == g["a_deaths"] + g["a_red_zone_deaths"]).all()
+    assert (g["a_kills"] == g["b_deaths"]).all()
+    assert (g["kills_a"] == g["a_kills"]).all()
+    assert (g["rejected_b"] == 0).all()
+    decided = g[g["result"] != "draw"]
+    assert ((decided["result"] == "win") == (decided["points_a"] > decided["points_b"])).all()
+
+
+@pytest.mark.parametrize("batch", [32, 128])
+def test_batch_size_changes_no_game(base_games: pd.DataFrame, batch: int, kit) -> None:
+    other = ev.evaluate(kit.mixed, ev.random_system(), batch_size=batch, **kit.settings)
+    pd.testing.assert_frame_equal(base_games, other)
+
+
+def test_order_of_games_changes_nothing(base_games: pd.DataFrame, kit) -> None:
+    order = np.random.default_rng(0).permutation(16)
+    other = ev.evaluate(kit.mixed, ev.random_system(), batch_size=8, order=order, **kit.settings)
+    pd.testing.assert_frame_equal(base_games, other)
+
+
+def test_seed_changes_games_but_not_the_schedule(base_games: pd.DataFrame, kit) -> None:
+    other = ev.evaluate(kit.mixed, ev.random_system(), batch_size=8, **{**kit.settings, "seed": 8})
+    same = ["game", "pair_id", "map", "a_spawn"]
+    pd.testing.assert_frame_equal(base_games[same], other[same])
+    assert not base_games[priority_columns()].equals(other[priority_columns()])
+
+
+def test_metric_level_none_plays_the_same_games(base_games: pd.DataFrame, kit) -> None:
+    plain = ev.evaluate(kit.mixed, ev.random_system(), batch_size=8, metrics="none", **kit.settings)
+    assert not set(priority_columns()) & set(plain.columns)
+    pd.testing.assert_frame_equal(base_games.drop(columns=priority_columns()), plain)
+
+
+def test_mixed_team_host_member_pool_and_repairs(base_games: pd.DataFrame, kit) -> None:
+    g = base_games
+    assert kit.host_calls
+    assert all(shape[1] == 5 for shape in kit.host_calls)
+    assert set(g["system_a_slot0"]) == {"host-first"}
+    assert set(g["system_a_slot4"]) == {"broken"}
+    assert set(g["system_a_slot2"]) == {"rush"}
+    assert set(g["system_a_slot3"]) == {"rush"}
+    # The pool draws per game from memory-start keys (which fold the game's own number).
+    assert set(g["system_a_slot1"]) == {"rush", "random"}
+    # The broken Priest's every action is repaired and counted: one per tick.
+    assert (g["rejected_a"] == g["ticks"]).all()
+    assert (g["a_rejected_actions"] == g["ticks"]).all()
+    assert set(g["system_b_slot0"]) == {"random"}
+    assert g["system_a"].iloc[0] == "mixed"
+
+
+def test_results_round_trip_exactly(base_games: pd.DataFrame, tmp_path) -> None:
+    for suffix in ("parquet", "csv"):
+        path = ev.save(base_games, tmp_path / f"games.{suffix}")
+        pd.testing.assert_frame_equal(ev.load(path), base_games)
+    assert set(base_columns()) <= set(base_games.columns)

@@ -1,0 +1,94 @@
+"""Bradley-Terry-Davidson fit: gradient, recovery of known ratings, interval coverage."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import check_grad
+
+from marl_bgs_eval import EvalError, fit_btd, rate
+from marl_bgs_eval.ratings import _objective, bootstrap_elo
+from marl_bgs_eval.synthetic import synthetic_games
+
+TRUE = np.array([974.0, 1043.0, 1140.0, 1240.0, 1358.0, 1441.0])
+
+
+def test_gradient_is_exact() -> None:
+    rng = np.random.default_rng(0)
+    n, B = 4, 3
+    i, j = np.array([0, 1, 2, 3, 0]), np.array([1, 2, 3, 0, 2])
+    counts = rng.integers(0, 9, size=(B, 5, 3)).astype(float)
+    x = rng.normal(size=B * n)
+    f = lambda x: _objective(x, i, j, counts, n, 0.1, 0.04)[0]  # noqa: E731
+    g = lambda x: _objective(x, i, j, counts, n, 0.1, 0.04)[1]  # noqa: E731
+    assert check_grad(f, g, x) < 1e-5
+
+
+def test_fit_recovers_known_ratings() -> None:
+    games = synthetic_games(TRUE, nu=0.4, maps=5, pairs_per_map=40, seed=1)
+    fit = fit_btd(games)
+    truth = TRUE - TRUE.mean() + 1200
+    err = fit.elo - truth
+    assert abs(fit.elo.mean() - 1200) < 1e-6
+    print(f"fit error: rmse {np.sqrt(np.mean(err**2)):.1f} Elo, max {np.abs(err).max():.1f} Elo")
+    assert np.sqrt(np.mean(err**2)) < 20, err
+    assert np.abs(err).max() < 40, err
+    assert abs(fit.nu - 0.4) < 0.05
+
+
+def test_probabilities_depend_only_on_the_gap() -> None:
+    games = synthetic_games([1000, 1300], nu=0.5, maps=2, pairs_per_map=50, seed=2)
+    shifted = synthetic_games([1400, 1700], nu=0.5, maps=2, pairs_per_map=50, seed=2)
+    np.testing.assert_allclose(fit_btd(games).elo, fit_btd(shifted).elo)
+
+
+def _coverage(tournaments: int, refits: int) -> tuple[float, float]:
+    truth = TRUE - TRUE.mean() + 1200
+    hits, total, start = 0, 0, time.perf_counter()
+    for t in range(tournaments):
+        games = synthetic_games(TRUE, nu=0.4, maps=5, pairs_per_map=20, seed=100 + t)
+        _, boots = bootstrap_elo(games, bootstrap=refits, seed=t)
+        lo, hi = np.percentile(boots, [2.5, 97.5], axis=0)
+        hits += int(np.sum((lo <= truth) & (truth <= hi)))
+        total += truth.size
+    return hits / total, time.perf_counter() - start
+
+
+def test_intervals_cover_the_truth_small() -> None:
+    coverage, _ = _coverage(tournaments=20, refits=200)
+    assert 0.85 <= coverage <= 1.0, coverage
+
+
+@pytest.mark.slow
+def test_intervals_cover_the_truth_200_tournaments() -> None:
+    coverage, seconds = _coverage(tournaments=200, refits=500)
+    print(f"coverage over 200 tournaments x 6 Systems: {coverage:.3f} ({seconds:.1f} s)")
+    assert 0.91 <= coverage <= 0.98, coverage
+
+
+def test_rate_table_and_bootstrap_seed() -> None:
+    games = synthetic_games(TRUE[:3], nu=0.4, maps=2, pairs_per_map=10, seed=5)
+    r1 = rate(games, bootstrap=300, seed=9)
+    r2 = rate(games, bootstrap=300, seed=9)
+    pd.testing.assert_frame_equal(r1, r2)
+    assert list(r1["rank"]) == [1, 2, 3]
+    assert r1["elo"].is_monotonic_decreasing
+    assert (r1["elo_low"] <= r1["elo"]).all()
+    assert (r1["elo"] <= r1["elo_high"]).all()
+    assert (r1["games"] == 2 * 2 * 10 * 2 * 2).all()
+    assert r1["tier"].str.len().min() > 0
+
+
+def test_rate_errors_name_the_problem() -> None:
+    games = synthetic_games(TRUE[:2], maps=1, pairs_per_map=2)
+    with pytest.raises(EvalError, match="pair_id"):
+        rate(games.drop(columns="pair_id"), bootstrap=10)
+    with pytest.raises(EvalError, match="result"):
+        rate(games.assign(result="won"), bootstrap=10)
+    with pytest.raises(EvalError, match="bootstrap"):
+        rate(games, bootstrap=0)
+    with pytest.raises(EvalError, match="two different"):
+        rate(games.assign(system_b=games["system_a"]), bootstrap=10)
