@@ -2,9 +2,10 @@
 clearing bodies when a spawn shield ends.
 
 Body collisions are resolved symmetrically, so the outcome never depends on slot order: every
-agent proposes the furthest obstacle-free point of its move; while proposals overlap, each agent in
-an overlap steps back along its own path, all at once, until nothing overlaps (an agent standing
-still never moves). Two bodies block each other only when both are alive and unshielded.
+agent proposes the furthest obstacle-free point of its move; while proposals overlap, every agent
+in an overlap backs off along its own path, all at once, to its furthest point (in 1/8 steps of
+the move) that is clear of every other body's current proposal, or to its start; an agent standing
+still never moves. Two bodies block each other only when both are alive and unshielded.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from marl_bgs.constants import BODY_RADIUS, EPS, MAP_HEIGHT, MAP_WIDTH
 from marl_bgs.geometry import Obstacles, body_fits
 from marl_bgs.tables import MOVE_VECTORS
 
-PATH_STEPS = 8  # samples along a move: spacing <= 2/8 map units, so no wall can be jumped
-CHARGE_STEPS = 16
+PATH_STEPS = 8  # body collisions back off in steps of 1/8 of the move
+CHARGE_STEPS = 8
 CONTACT = 2.0 * BODY_RADIUS
 
 
@@ -65,24 +66,45 @@ def charge(
     return jnp.where(clash[:, None], pos, landing)
 
 
-def _best_path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> jnp.ndarray:
-    """Furthest obstacle-free displacement [10, 2]: straight, else sliding along x or y."""
-    sx, sy = step[:, 0], step[:, 1]
-    zero = jnp.zeros_like(sx)
-    px = jnp.stack([sx, sx, zero], axis=1)  # [10, 3]: straight, x only, y only
-    py = jnp.stack([sy, zero, sy], axis=1)
-    f = jnp.linspace(0.0, 1.0, PATH_STEPS + 1)
+def _reach(
+    start: jnp.ndarray, px: jnp.ndarray, py: jnp.ndarray, samples: int, obstacles: Obstacles
+) -> jnp.ndarray:  # fmt: skip
+    """[10, P] furthest fraction of each path whose samples k/samples all fit (0 at the start)."""
+    f = jnp.arange(1, samples + 1) / samples
     pts = jnp.stack(
         [start[:, None, None, 0] + px[..., None] * f, start[:, None, None, 1] + py[..., None] * f],
         axis=-1,
     )
-    fits = body_fits(pts, obstacles).at[:, :, 0].set(True)
-    reach = (jnp.sum(jnp.cumprod(fits, axis=-1), axis=-1) - 1) / PATH_STEPS  # [10, 3]
+    fits = body_fits(pts, obstacles)
+    first_bad = jnp.where(jnp.all(fits, axis=-1), samples, jnp.argmin(fits, axis=-1))
+    return first_bad / samples
+
+
+def _best_path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> jnp.ndarray:
+    """Furthest obstacle-free displacement [10, 2]: straight, else sliding along x or y.
+
+    The straight path is sampled every quarter of the move and each slide every half (samples at
+    most 0.5 apart, so no wall can be crossed between them); the chosen path's stopping point is
+    then refined by bisection to 1/32 of the move.
+    """
+    sx, sy = step[:, 0], step[:, 1]
+    zero = jnp.zeros_like(sx)
+    straight = _reach(start, sx[:, None], sy[:, None], 4, obstacles)[:, 0]
+    slides = _reach(start, jnp.stack([sx, zero], 1), jnp.stack([zero, sy], 1), 2, obstacles)
+    px = jnp.stack([sx, sx, zero], axis=1)  # [10, 3]: straight, x only, y only
+    py = jnp.stack([sy, zero, sy], axis=1)
+    reach = jnp.concatenate([straight[:, None], slides], axis=1)
     progress = reach * (px * sx[:, None] + py * sy[:, None])
     best = jax.nn.one_hot(jnp.argmax(progress + jnp.array([2e-5, 1e-5, 0.0]), axis=1), 3)
-    dx = jnp.sum(best * px * reach, axis=1)
-    dy = jnp.sum(best * py * reach, axis=1)
-    return jnp.stack([dx, dy], axis=-1)
+    bx, by = jnp.sum(best * px, axis=1), jnp.sum(best * py, axis=1)
+    lo = jnp.sum(best * reach, axis=1)
+    width = jnp.where(best[:, 0] > 0, 0.25, 0.5)
+    hi = jnp.minimum(lo + width, 1.0)
+    for _ in range(3):  # bisection between the last sample that fits and the first that does not
+        mid = jnp.where(lo < 1.0, 0.5 * (lo + hi), 1.0)
+        ok = body_fits(jnp.stack([start[:, 0] + bx * mid, start[:, 1] + by * mid], -1), obstacles)
+        lo, hi = jnp.where(ok, mid, lo), jnp.where(ok, hi, mid)
+    return jnp.stack([bx * lo, by * lo], axis=-1)
 
 
 def move(
@@ -92,22 +114,38 @@ def move(
     """Ordinary movement of every slot at once; returns final positions [10, 2]."""
     step = jnp.asarray(MOVE_VECTORS)[world_move] * (speed * mobile)[:, None]
     disp = _best_path(start, step, obstacles)
-    x0, y0, dx, dy = start[:, 0], start[:, 1], disp[:, 0], disp[:, 1]
-    blocks = solid[:, None] & solid[None, :] & ~jnp.eye(start.shape[0], dtype=bool)
+    n = start.shape[0]
+    frac = jnp.linspace(1.0, 0.0, PATH_STEPS + 1)  # candidate l is start + disp * frac[l]
+    cx = start[:, None, 0] + disp[:, None, 0] * frac  # [10, L]
+    cy = start[:, None, 1] + disp[:, None, 1] * frac
+    blocks = solid[:, None] & solid[None, :] & ~jnp.eye(n, dtype=bool)
+    moving = jnp.any(disp != 0.0, axis=-1)
 
-    def conflicts(frac: jnp.ndarray) -> jnp.ndarray:
-        x, y = x0 + dx * frac, y0 + dy * frac
+    def positions(level: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+        pick = jax.nn.one_hot(level, PATH_STEPS + 1, dtype=bool)
+        return jnp.sum(jnp.where(pick, cx, 0.0), 1), jnp.sum(jnp.where(pick, cy, 0.0), 1)
+
+    def conflicts(level: jnp.ndarray) -> jnp.ndarray:
+        x, y = positions(level)
         close = _close(x[:, None], y[:, None], x[None, :], y[None, :])
-        return jnp.any(close & blocks, axis=1) & (frac > 0.0)
+        return jnp.any(close & blocks, axis=1) & (level < PATH_STEPS) & moving
 
     def body(carry: tuple[jnp.ndarray, jnp.ndarray]) -> tuple[jnp.ndarray, jnp.ndarray]:
-        frac, bad = carry
-        frac = jnp.maximum(jnp.where(bad, frac - 1.0 / PATH_STEPS, frac), 0.0)
-        return frac, conflicts(frac)
+        level, bad = carry
+        x, y = positions(level)
+        # Each agent in an overlap backs off to its furthest candidate clear of every other
+        # body's current proposal (or to its start), all agents at once.
+        near = _close(cx[:, :, None], cy[:, :, None], x[None, None, :], y[None, None, :])
+        clear = ~jnp.any(near & blocks[:, None, :], axis=-1)  # [10, L]
+        allowed = clear & (jnp.arange(PATH_STEPS + 1)[None, :] > level[:, None])
+        allowed = allowed.at[:, -1].set(True)
+        level = jnp.where(bad, jnp.argmax(allowed, axis=1), level)
+        return level, conflicts(level)
 
-    ones = jnp.ones(start.shape[0])
-    frac, _ = jax.lax.while_loop(lambda c: jnp.any(c[1]), body, (ones, conflicts(ones)))
-    return jnp.stack([x0 + dx * frac, y0 + dy * frac], axis=-1)
+    level0 = jnp.zeros(n, jnp.int32)
+    level, _ = jax.lax.while_loop(lambda c: jnp.any(c[1]), body, (level0, conflicts(level0)))
+    x, y = positions(level)
+    return jnp.stack([x, y], axis=-1)
 
 
 GRID_STEP = 0.25  # resolution of the free-space grid used to clear bodies
