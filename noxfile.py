@@ -48,7 +48,9 @@ def _sync(session: nox.Session, package: str | None, *args: str) -> None:
 @nox.parametrize("package", PACKAGES, ids=PACKAGES)
 def tests(session: nox.Session, package: str) -> None:
     """Install one package as a wheel with what it declares, check ranges, run its tests."""
-    _sync(session, package, "--group", "test", "--no-editable")
+    # The engine's adapter tests need the ecosystems they adapt to (its optional extras).
+    extras = ["--extra", "jaxmarl", "--extra", "pettingzoo"] if package == "marl-bgs-engine" else []
+    _sync(session, package, "--group", "test", "--no-editable", *extras)
     session.run("uv", "pip", "check", "--python", session.virtualenv.location)  # type: ignore[union-attr]
     session.run(
         "pytest",
@@ -88,7 +90,14 @@ def packaging(session: nox.Session) -> None:
         session.run("uv", "venv", "--quiet", "--python", sys.executable, str(venv))
         python = str(venv / "bin" / "python")
         session.run(
-            "uv", "pip", "install", "--quiet", "--python", python, "--find-links", str(dist),
+            "uv",
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            python,
+            "--find-links",
+            str(dist),
             package,
         )
         session.run("uv", "pip", "check", "--python", python)
@@ -114,20 +123,31 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """CPU benchmarks (see benchmarks/README.md)."""
-    _sync(session, "marl-bgs-engine", "--no-editable")
+    """CPU throughput, TDM vs SMAX side by side (see benchmarks/README.md); `-- --quick` smokes."""
+    _sync(session, "marl-bgs-engine", "--no-editable", "--extra", "bench")
     session.run(
         "python", "benchmarks/engine_throughput.py", *session.posargs,
         env={"JAX_PLATFORMS": "cpu"},
-    )
+    )  # fmt: skip
 
 
 @nox.session(name="bench-gpu")
 def bench_gpu(session: nox.Session) -> None:
-    """GPU benchmarks; exits cleanly with a message where no GPU is visible."""
+    """The GPU curve to 8192 games; exits 0 with a message where no GPU is visible.
+
+    Installs `jax[cuda12]` at the locked jax version (`MARL_BGS_CUDA=cuda13` for CUDA 13).
+    """
     if shutil.which("nvidia-smi") is None:
         session.log("bench-gpu: no GPU visible (nvidia-smi not found); nothing to measure.")
         return
-    _sync(session, "marl-bgs-engine", "--no-editable")
-    session.install("jax[cuda12]")
-    session.run("python", "benchmarks/engine_throughput.py", "--gpu", *session.posargs)
+    _sync(session, "marl-bgs-engine", "--no-editable", "--extra", "bench")
+    jax_version = session.run("python", "-c", "import jax; print(jax.__version__)", silent=True)
+    cuda = os.environ.get("MARL_BGS_CUDA", "cuda12")
+    session.install(f"jax[{cuda}]=={str(jax_version).strip()}")
+    gpu_env = {"JAX_PLATFORMS": ""}  # let jax pick its GPU even where the shell pins cpu
+    probe = "import jax\ntry: n = len(jax.devices('gpu'))\nexcept RuntimeError: n = 0\nprint(n)"
+    seen = session.run("python", "-c", probe, silent=True, env=gpu_env)
+    if int(str(seen).strip().splitlines()[-1]) == 0:
+        session.log(f"bench-gpu: jax sees no GPU (with jax[{cuda}]); nothing to measure.")
+        return
+    session.run("python", "benchmarks/engine_throughput.py", "--gpu", *session.posargs, env=gpu_env)

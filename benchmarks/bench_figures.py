@@ -1,6 +1,6 @@
-"""The figures themselves: compiled `lax.scan` rollouts of random legal games, timed in this process.
+"""The figures: compiled `lax.scan` rollouts of random legal games, timed in this process.
 
-Each figure builds one rollout `run(key) -> checksum`, times its first call as compile seconds and
+Each figure builds one rollout `run(key) -> checksum`, times its compile and its first call apart,
 then reports the median of `repeats` further calls, each ended by `block_until_ready`. Every tick
 samples random legal actions, steps every game and reduces the observations into a checksum carried
 through the scan, so neither simulator can have its observations removed as dead code.
@@ -114,7 +114,8 @@ def gpu_memory() -> dict[str, int] | None:
 
 
 def measure(figure: str, num_envs: int, ticks: int, repeats: int) -> dict[str, Any]:
-    """Compile seconds (trace, lower, compile), the untimed-for-speed first call, and the median of `repeats` timed calls of one figure."""
+    """One figure: compile seconds (trace, lower, compile), the first call's seconds apart, and
+    the median of `repeats` further timed calls."""
     run = FIGURES[figure](num_envs, ticks)
     key = jax.random.key(0)
     start = time.perf_counter()

@@ -74,7 +74,10 @@ def _spawn(figure: str, num_envs: int, ticks: int, repeats: int, gpu: bool) -> d
     if done.returncode != 0:
         sys.stderr.write(done.stderr)
         raise RuntimeError(f"worker {figure} at num_envs={num_envs} failed ({done.returncode})")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if gpu and result.get("backend") != "gpu":
+        raise RuntimeError(f"--gpu: worker {figure} ran on {result.get('backend')}, not on a GPU")
+    return result
 
 
 def _worker(args: argparse.Namespace) -> None:
