@@ -1,8 +1,8 @@
 """MARL-BattleGrounds engine: Team Deathmatch in pure JAX, batched, JaxMARL-style.
 
-    import jax, marl_bgs
-    env = marl_bgs.make("tdm", map_id=0, num_envs=1024)
-    obs, state = env.reset(jax.random.key(0))
+import jax, marl_bgs
+env = marl_bgs.make("tdm", map_id=0, num_envs=1024)
+obs, state = env.reset(jax.random.key(0))
 """
 
 from importlib.metadata import version as _version

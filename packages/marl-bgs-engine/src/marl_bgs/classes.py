@@ -50,7 +50,9 @@ FREEDOM_TICKS = 1
 MIN_SPEED_FRACTION = 0.2
 
 
-def parse_roster(roster: str | tuple[int, ...] | list[int], field: str = "roster") -> tuple[int, ...]:
+def parse_roster(
+    roster: str | tuple[int, ...] | list[int], field: str = "roster"
+) -> tuple[int, ...]:
     """Turn "MWHRP" or class ids into a tuple of 1-5 class ids; raise ValueError naming `field`."""
     if isinstance(roster, str):
         bad = [c for c in roster.upper() if c not in CLASS_LETTERS]

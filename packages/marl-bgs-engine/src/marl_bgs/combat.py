@@ -64,7 +64,7 @@ def resolve_combat(state: GameState, seen: Perception, accepted: jnp.ndarray) ->
     out_mult = jnp.where(burst, C.BURST_MULT, 1.0)
     base_basic = jnp.where(basic, lookup(C.BASIC_DAMAGE, cls), 0.0)
     base_ult = jnp.where(ult, lookup(C.ULT_DAMAGE, cls), 0.0)
-    pre_aura = (out_mult[:, None] * on_target)  # [10, 10] before auras
+    pre_aura = out_mult[:, None] * on_target  # [10, 10] before auras
     full = pre_aura * mage_mult[:, None] * warrior_mult[None, :]
     dmg_basic = base_basic[:, None] * full
     dmg_ult = base_ult[:, None] * full

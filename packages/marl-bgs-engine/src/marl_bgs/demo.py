@@ -1,6 +1,6 @@
 """The main job's demo: a batch of Team Deathmatch games with random legal actions.
 
-    python -m marl_bgs.demo --games 64 --ticks 300 --map 47
+python -m marl_bgs.demo --games 64 --ticks 300 --map 47
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def run(map_id: int, games: int, ticks: int, seed: int) -> dict[str, float]:
     env = marl_bgs.make("tdm", map_id=map_id, num_envs=games)
     _, state = env.reset(jax.random.key(seed))
 
-    def tick(carry, _):  # noqa: ANN001, ANN202
+    def tick(carry, _):
         state, key = carry
         key, k_act, k_step, k_reset = jax.random.split(key, 4)
         actions = env.sample_actions(k_act, state)
@@ -64,16 +64,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     spec = marl_bgs.maps.load(args.map)
-    print(f"marl-bgs-engine {marl_bgs.__version__} on {jax.default_backend()}: "
-          f"{args.games} games on map {spec.id} '{spec.name}', {args.ticks} ticks, random legal")  # fmt: skip
+    print(
+        f"marl-bgs-engine {marl_bgs.__version__} on {jax.default_backend()}: {args.games} games"
+        f" on map {spec.id} '{spec.name}', {args.ticks} ticks, random legal actions"
+    )
     out = run(args.map, args.games, args.ticks, args.seed)
     steps = args.games * args.ticks
-    print(f"finished games: {out['games_finished']:.0f} (team A {out['a_wins']:.0f}, "
-          f"team B {out['b_wins']:.0f}, draws {out['draws']:.0f})")
-    print(f"deaths {out['deaths']:.0f}, points A {out['points_a']:.0f} / B {out['points_b']:.0f}, "
-          f"damage dealt {out['damage_dealt']:.0f}, healing done {out['healing_done']:.0f}")
+    print(
+        f"finished games: {out['games_finished']:.0f} (team A {out['a_wins']:.0f}, "
+        f"team B {out['b_wins']:.0f}, draws {out['draws']:.0f})"
+    )
+    print(
+        f"deaths {out['deaths']:.0f}, points A {out['points_a']:.0f} / B {out['points_b']:.0f}, "
+        f"damage dealt {out['damage_dealt']:.0f}, healing done {out['healing_done']:.0f}"
+    )
     print(f"{steps} game steps in {out['seconds_with_compile']:.1f} s (compile included)")
-    # fmt: skip
 
 
 if __name__ == "__main__":

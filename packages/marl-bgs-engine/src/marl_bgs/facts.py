@@ -25,7 +25,9 @@ class Facts:
     heal_basic: jnp.ndarray  # float32 [10, 10]: healing given (after anti-heal, before the cap)
     heal_ultimate: jnp.ndarray  # float32 [10, 10]
     mage_aura_added: jnp.ndarray  # float32 [10, 10]: damage the actor's Mage auras added
-    warrior_aura_prevented: jnp.ndarray  # float32 [10, 10]: damage the victim's Warrior auras blocked
+    warrior_aura_prevented: (
+        jnp.ndarray
+    )  # float32 [10, 10]: damage the victim's Warrior auras blocked
     mage_auras: jnp.ndarray  # int32 [10]: Mage auras covering each slot (capped at 2)
     warrior_auras: jnp.ndarray  # int32 [10]: Warrior auras covering each slot (capped at 2)
     burst_active: jnp.ndarray  # bool [10]: Burst multiplied this slot's damage

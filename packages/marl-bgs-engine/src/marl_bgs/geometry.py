@@ -1,7 +1,7 @@
 """Obstacles and geometry: signed distances, body clearance and sight-line blocking.
 
-Obstacles are padded arrays (`MAX_OBSTACLES` slots). A pillar is a disc (centre, radius); a wall is a
-rectangle (centre, full width along its own x axis, full height, rotated `theta` radians
+Obstacles are padded arrays (`MAX_OBSTACLES` slots). A pillar is a disc (centre, radius); a wall
+is a rectangle (centre, full width along its own x axis, full height, rotated `theta` radians
 counter-clockwise). Every function here is pure and vectorised over leading axes.
 """
 
@@ -88,11 +88,13 @@ def segment_blocked(p: jnp.ndarray, q: jnp.ndarray, obs: Obstacles) -> jnp.ndarr
     lx, ly = c * px + s * py, c * py - s * px
     dx, dy = c * ex + s * ey, c * ey - s * ex
 
-    def slab(l: jnp.ndarray, d: jnp.ndarray, h: jnp.ndarray):  # noqa: ANN202
+    def slab(l: jnp.ndarray, d: jnp.ndarray, h: jnp.ndarray):
         small = jnp.abs(d) < 1e-9
         inv = 1.0 / jnp.where(small, 1.0, d)
         t1, t2 = (-h - l) * inv, (h - l) * inv
-        lo = jnp.where(small, jnp.where(jnp.abs(l) < h - EPS, -jnp.inf, jnp.inf), jnp.minimum(t1, t2))
+        lo = jnp.where(
+            small, jnp.where(jnp.abs(l) < h - EPS, -jnp.inf, jnp.inf), jnp.minimum(t1, t2)
+        )
         hi = jnp.where(small, jnp.inf, jnp.maximum(t1, t2))
         return lo, hi
 

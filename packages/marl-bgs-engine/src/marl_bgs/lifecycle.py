@@ -25,7 +25,9 @@ def death_points(
     pts = jnp.where(died, jnp.where(home, 2, 1), 0).astype(jnp.int32)
     team = jnp.asarray(SLOT_TEAM)
     # A death scores for the other team.
-    scored = jnp.stack([jnp.sum(jnp.where(team == 1, pts, 0)), jnp.sum(jnp.where(team == 0, pts, 0))])
+    scored = jnp.stack(
+        [jnp.sum(jnp.where(team == 1, pts, 0)), jnp.sum(jnp.where(team == 0, pts, 0))]
+    )
     return pts, scored.astype(jnp.int32)
 
 

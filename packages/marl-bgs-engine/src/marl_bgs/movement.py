@@ -55,7 +55,10 @@ def charge(
 
     def free_at(frac: jnp.ndarray) -> jnp.ndarray:
         """[10, S] whether the point at `frac` of the way to the contact point fits."""
-        px, py = x[:, None] + (gx * scale)[:, None] * frac, y[:, None] + (gy * scale)[:, None] * frac
+        px, py = (
+            x[:, None] + (gx * scale)[:, None] * frac,
+            y[:, None] + (gy * scale)[:, None] * frac,
+        )
         near = _close(px[..., None], py[..., None], x[None, None, :], y[None, None, :])
         fits = body_fits(jnp.stack([px, py], -1), obstacles)
         return fits & ~jnp.any(near & others[:, None, :], axis=-1)
@@ -159,7 +162,7 @@ def move(
 
 
 GRID_STEP = 0.25  # resolution of the free-space grid used to clear bodies
-GRID_SHAPE = (int(round(MAP_WIDTH / GRID_STEP)) + 1, int(round(MAP_HEIGHT / GRID_STEP)) + 1)
+GRID_SHAPE = (round(MAP_WIDTH / GRID_STEP) + 1, round(MAP_HEIGHT / GRID_STEP) + 1)
 
 
 def free_grid(obstacles: Obstacles) -> jnp.ndarray:

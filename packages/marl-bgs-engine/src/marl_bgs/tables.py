@@ -40,7 +40,9 @@ def absolute_target(target: jnp.ndarray) -> jnp.ndarray:
     """Relative target index per slot [10] (0 none, 1-5 own team, 6-10 enemies) -> slot or -1."""
     own_base = jnp.asarray(SLOT_TEAM) * TEAM_SIZE
     enemy_base = (1 - jnp.asarray(SLOT_TEAM)) * TEAM_SIZE
-    slot = jnp.where(target <= TEAM_SIZE, own_base + target - 1, enemy_base + target - 1 - TEAM_SIZE)
+    slot = jnp.where(
+        target <= TEAM_SIZE, own_base + target - 1, enemy_base + target - 1 - TEAM_SIZE
+    )
     return jnp.where(target == 0, -1, slot)
 
 
