@@ -92,7 +92,9 @@ def to_world_move(move: jnp.ndarray, swap: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(spawn_left(swap), move, jnp.asarray(MIRROR_MOVE)[move])
 
 
-def repair(actions: jnp.ndarray, masks: ActionMasks) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+def repair(
+    actions: jnp.ndarray, masks: ActionMasks
+) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
     """Documented repair: an illegal move becomes stay, an illegal pair becomes (none, no).
 
     `actions` is int [10, 3] (own frame). Returns (accepted [10, 3], move_rejected, pair_rejected).
@@ -126,7 +128,7 @@ def unflatten(flat: jnp.ndarray) -> jnp.ndarray:
 
 
 def sample_legal(key: jax.Array, masks: ActionMasks) -> jnp.ndarray:
-    """Uniform legal move and, independently, a uniform legal (target, ultimate) pair: [..., 10, 3]."""
+    """A uniform legal move and, independently, a uniform legal pair: int [..., 10, 3]."""
     k_move, k_pair = jax.random.split(key)
     move = jax.random.categorical(k_move, jnp.where(masks.move, 0.0, -jnp.inf))
     pair_flat = masks.pair.reshape(*masks.pair.shape[:-2], NUM_TARGETS * NUM_ULTIMATE)

@@ -104,7 +104,11 @@ def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> di
         cls = _class_id(spec.cls, f"{f}.cls")
         for axis in ("x", "y"):
             v = getattr(spec, axis)
-            if isinstance(v, bool) or not isinstance(v, int | float | np.number) or not math.isfinite(v):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, int | float | np.number)
+                or not math.isfinite(v)
+            ):
                 raise ConfigError(f"{f}.{axis}: expected a finite number, got {v!r}")
         max_h = float(C.MAX_HEALTH[cls])
         if not isinstance(spec.alive, bool | np.bool_):
@@ -184,9 +188,11 @@ def author_state(
     t = _int(tick, "tick", 0, rules.tick_limit - 1)
     waves = _pair(wave, "wave") if wave is not None else (rules.wave_period - 1,) * 2
     w = [_int(waves[i], f"wave[{i}]", 0, rules.wave_period - 1) for i in (0, 1)]
+    free = free_grid(jax.tree.map(jnp.asarray, obstacles))
+    map_number = jnp.int32(spec.id if spec.split != "custom" else -1)
     base = start_state(
-        obstacles, free_grid(jax.tree.map(jnp.asarray, obstacles)), jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(),
-        jnp.int32(spec.id if spec.split != "custom" else -1), jnp.int32(0), message_dim,
+        obstacles, free, jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(), map_number,
+        jnp.int32(0), message_dim,
     )  # fmt: skip
     units_state = base.units.replace(
         alive=jnp.asarray(u["alive"]),

@@ -20,7 +20,7 @@ LIMITS = {
     "red_zone_depth": (0.0, 10.0),
     "wave_period": (1, 100),
     "shield_ticks": (0, 30),
-    "shield_speed": (0.0, 5.0),
+    "shield_speed": (0.0, 2.0),  # movement samples paths at most 0.5 apart
 }
 RosterLike = str | tuple[int, ...] | list[int]
 

@@ -18,8 +18,8 @@ from marl_bgs import maps as maps_registry
 from marl_bgs.actions import ActionMasks, action_masks, flatten, sample_legal, unflatten
 from marl_bgs.config import SPAWN_SWAPS, ConfigError, RuleValues, parse_rosters
 from marl_bgs.constants import NUM_ACTIONS, NUM_MOVES, NUM_SLOTS, NUM_TARGETS, NUM_ULTIMATE
-from marl_bgs.observation_space import observation_bounds
 from marl_bgs.movement import free_grid
+from marl_bgs.observation_space import observation_bounds
 from marl_bgs.perception import perceive
 from marl_bgs.reset import StartPool, draw_start, start_from_pool
 from marl_bgs.spaces import Box, Discrete, MultiDiscrete
@@ -53,7 +53,7 @@ def _sample(key: jax.Array, state: GameState) -> jnp.ndarray:
 
 
 @partial(jax.jit, static_argnames=("num_envs", "spawn_swap", "message_dim"))
-def _reset(key, pool, num_envs, spawn_swap, message_dim):  # noqa: ANN001, ANN202
+def _reset(key, pool, num_envs, spawn_swap, message_dim):
     games = jnp.arange(num_envs)
     return jax.vmap(lambda g: draw_start(key, pool, g, jnp.int32(0), spawn_swap, message_dim))(
         games
@@ -61,7 +61,7 @@ def _reset(key, pool, num_envs, spawn_swap, message_dim):  # noqa: ANN001, ANN20
 
 
 @partial(jax.jit, static_argnames=("spawn_swap", "message_dim"))
-def _reset_done(key, state, pool, spawn_swap, message_dim):  # noqa: ANN001, ANN202
+def _reset_done(key, state, pool, spawn_swap, message_dim):
     games = jnp.arange(state.tick.shape[0])
     fresh = jax.vmap(lambda g, e: draw_start(key, pool, g, e + 1, spawn_swap, message_dim))(
         games, state.episode
@@ -72,15 +72,14 @@ def _reset_done(key, state, pool, spawn_swap, message_dim):  # noqa: ANN001, ANN
 
 
 @partial(jax.jit, static_argnames=("message_dim",))
-def _start(pool, map_index, roster_index, swap, episode, message_dim):  # noqa: ANN001, ANN202
-    def one(m, r, w, e):  # noqa: ANN001, ANN202
+def _start(pool, map_index, roster_index, swap, episode, message_dim):
+    def one(m, r, w, e):
         return start_from_pool(pool, m, r, w, e, message_dim)
 
     return jax.vmap(one)(map_index, roster_index, swap, episode)
 
 
 _step = jax.jit(jax.vmap(transition))
-
 
 
 class TeamDeathmatch:
@@ -109,11 +108,15 @@ class TeamDeathmatch:
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ConfigError(f"num_envs: expected a positive integer, got {num_envs!r}")
         if spawn_swap not in SPAWN_SWAPS:
-            raise ConfigError(f"spawn_swap: expected one of {list(SPAWN_SWAPS)}, got {spawn_swap!r}")
+            raise ConfigError(
+                f"spawn_swap: expected one of {list(SPAWN_SWAPS)}, got {spawn_swap!r}"
+            )
         if not isinstance(shared_sight, bool):
             raise ConfigError(f"shared_sight: expected True or False, got {shared_sight!r}")
-        if isinstance(message_dim, bool) or not isinstance(message_dim, int) or not (
-            0 <= message_dim <= 64
+        if (
+            isinstance(message_dim, bool)
+            or not isinstance(message_dim, int)
+            or not (0 <= message_dim <= 64)
         ):
             raise ConfigError(f"message_dim: expected an integer in [0, 64], got {message_dim!r}")
         refs = list(map_id) if isinstance(map_id, list | tuple) else [map_id]
@@ -138,7 +141,9 @@ class TeamDeathmatch:
         self.pool = StartPool(
             obstacles=obstacles,
             free=jax.vmap(free_grid)(obstacles),
-            map_ids=jnp.asarray([m.id if m.split != "custom" else -1 for m in self.maps], jnp.int32),
+            map_ids=jnp.asarray(
+                [m.id if m.split != "custom" else -1 for m in self.maps], jnp.int32
+            ),
             rosters=jnp.asarray(self.rosters),
             rules=self.rule_values.to_rules(),
         )
@@ -211,6 +216,9 @@ class TeamDeathmatch:
         """
         del key
         arr = self._action_array(actions)
+        if messages is None and self.message_dim > 0:
+            # No messages sent this tick: teammates receive none next tick (not stale ones).
+            messages = jnp.zeros((self.num_envs, NUM_SLOTS, self.message_dim), jnp.float32)
         if messages is None:
             nxt, reward, facts = _step(state, arr)
         else:
@@ -219,7 +227,7 @@ class TeamDeathmatch:
                 raise ConfigError(f"messages: expected shape {shape}, got {tuple(messages.shape)}")
             nxt, reward, facts = _step(state, arr, messages)
         done = nxt.outcome != 0
-        dones = {a: done for a in self.agents} | {"__all__": done}
+        dones = dict.fromkeys(self.agents, done) | {"__all__": done}
         info = {"facts": facts, "outcome": nxt.outcome, "episode": nxt.episode, "tick": nxt.tick}
         return self.get_obs(nxt), nxt, self.to_dict(reward), dones, info
 
@@ -291,5 +299,3 @@ class TeamDeathmatch:
 def batch_states(states: list[GameState]) -> GameState:
     """Stack single-game states (e.g. authored ones) into a batch [len(states), ...]."""
     return jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *states)
-
-

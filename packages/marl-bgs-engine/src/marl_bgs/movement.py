@@ -20,6 +20,9 @@ from marl_bgs.tables import MOVE_VECTORS
 
 PATH_STEPS = 8  # body collisions back off in steps of 1/8 of the move
 CHARGE_STEPS = 8
+SWEEP = np.linspace(
+    0.25, 1.0, 4, dtype=np.float32
+)  # moments at which simultaneous moves are compared
 CONTACT = 2.0 * BODY_RADIUS
 
 
@@ -96,14 +99,14 @@ def _reach(
 def _best_path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> jnp.ndarray:
     """Furthest obstacle-free displacement [10, 2]: straight, else sliding along x or y.
 
-    The straight path is sampled every quarter of the move and each slide every half (samples at
-    most 0.5 apart, so no wall can be crossed between them); the chosen path's stopping point is
-    then refined by bisection to 1/32 of the move.
+    Each path is sampled every quarter of the move (samples at most 0.5 apart for moves of up to 2
+    units, the largest allowed, so no wall can be crossed between them); the chosen path's stopping
+    point is then refined by bisection to 1/32 of the move.
     """
     sx, sy = step[:, 0], step[:, 1]
     zero = jnp.zeros_like(sx)
     straight = _reach(start, sx[:, None], sy[:, None], 4, obstacles)[:, 0]
-    slides = _reach(start, jnp.stack([sx, zero], 1), jnp.stack([zero, sy], 1), 2, obstacles)
+    slides = _reach(start, jnp.stack([sx, zero], 1), jnp.stack([zero, sy], 1), 4, obstacles)
     px = jnp.stack([sx, sx, zero], axis=1)  # [10, 3]: straight, x only, y only
     py = jnp.stack([sy, zero, sy], axis=1)
     reach = jnp.concatenate([straight[:, None], slides], axis=1)
@@ -111,7 +114,7 @@ def _best_path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> j
     best = jax.nn.one_hot(jnp.argmax(progress + jnp.array([2e-5, 1e-5, 0.0]), axis=1), 3)
     bx, by = jnp.sum(best * px, axis=1), jnp.sum(best * py, axis=1)
     lo = jnp.sum(best * reach, axis=1)
-    width = jnp.where(best[:, 0] > 0, 0.25, 0.5)
+    width = 0.25
     hi = jnp.minimum(lo + width, 1.0)
     for _ in range(3):  # bisection between the last sample that fits and the first that does not
         mid = jnp.where(lo < 1.0, 0.5 * (lo + hi), 1.0)
@@ -139,9 +142,13 @@ def move(
         return jnp.sum(jnp.where(pick, cx, 0.0), 1), jnp.sum(jnp.where(pick, cy, 0.0), 1)
 
     def conflicts(level: jnp.ndarray) -> jnp.ndarray:
+        # Bodies move at the same time: compare them at matching moments along their proposals,
+        # so that two bodies can never pass through each other.
         x, y = positions(level)
-        close = _close(x[:, None], y[:, None], x[None, :], y[None, :])
-        return jnp.any(close & blocks, axis=1) & (level < PATH_STEPS) & moving
+        px = start[:, 0, None] + (x - start[:, 0])[:, None] * SWEEP  # [10, T]
+        py = start[:, 1, None] + (y - start[:, 1])[:, None] * SWEEP
+        close = _close(px[:, None, :], py[:, None, :], px[None, :, :], py[None, :, :])
+        return jnp.any(jnp.any(close, -1) & blocks, axis=1) & (level < PATH_STEPS) & moving
 
     def body(carry: tuple[jnp.ndarray, jnp.ndarray]) -> tuple[jnp.ndarray, jnp.ndarray]:
         level, bad = carry

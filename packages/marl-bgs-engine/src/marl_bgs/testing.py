@@ -6,7 +6,8 @@
 It checks: reset and step return the same leaf shapes and dtypes; observations lie inside the
 declared space and are finite; padded slots stay inert and dead agents never move; sampled legal
 actions are accepted without repair; illegal actions are repaired to stay / (none, no); masks and
-per-head unions agree; rewards are zero except on the last tick and sum to zero per game.
+per-head unions agree; rewards are zero except on the last tick, where every agent of a team gets
+the same reward, the other team the opposite one, and padded slots nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-
 
 
 class ConformanceError(AssertionError):
@@ -34,19 +33,28 @@ def _same_structure(a: Any, b: Any, what: str) -> None:
     _check(len(la) == len(lb), f"{what}: reset and step states differ in structure")
     for (path, x), (_, y) in zip(la, lb, strict=True):
         name = jax.tree_util.keystr(path)
-        _check(x.shape == y.shape, f"{what}{name}: shape {x.shape} after reset, {y.shape} after step")
-        _check(x.dtype == y.dtype, f"{what}{name}: dtype {x.dtype} after reset, {y.dtype} after step")
+        _check(
+            x.shape == y.shape, f"{what}{name}: shape {x.shape} after reset, {y.shape} after step"
+        )
+        _check(
+            x.dtype == y.dtype, f"{what}{name}: dtype {x.dtype} after reset, {y.dtype} after step"
+        )
 
 
-def check_env(env: Any, ticks: int = 16, seed: int = 0) -> None:
-    """Run the whole suite on a batched Team Deathmatch environment; raise ConformanceError."""
+def check_env(env: Any, ticks: int = 16, seed: int = 0, jit: bool = True) -> None:
+    """Run the whole suite on a batched Team Deathmatch environment; raise ConformanceError.
+
+    `jit=True` also checks that `env.step` and `env.reset_done` compile under `jax.jit` (one new
+    program per environment); `jit=False` calls them as they are, which for the engine's own
+    environment reuses its compiled parts across maps, rosters and rule values.
+    """
     key = jax.random.key(seed)
     obs, state = env.reset(key)
     space = env.observation_space(env.agents[0])
-    step = jax.jit(env.step)
-    reset_done = jax.jit(env.reset_done)
-    padded = np.asarray(state.units.class_id) == 0
+    step = jax.jit(env.step) if jit else env.step
+    reset_done = jax.jit(env.reset_done) if jit else env.reset_done
     for t in range(ticks):
+        padded = np.asarray(state.units.class_id) == 0  # per game; a restart may change roster
         key, k_act, k_step, k_reset = jax.random.split(key, 4)
         for agent in env.agents:
             o = obs[agent]
@@ -77,6 +85,14 @@ def check_env(env: Any, ticks: int = 16, seed: int = 0) -> None:
         r = np.stack([np.asarray(reward[a]) for a in env.agents], axis=1)
         ended = np.asarray(done["__all__"]) & running[:, 0]
         _check(np.all(r[~ended] == 0), "a reward was paid before the last tick")
+        _check(np.all(r[padded] == 0), "a padded slot was paid")
+        for g in np.nonzero(ended)[0]:
+            used = ~padded[g]
+            a, b = r[g, :5][used[:5]], r[g, 5:][used[5:]]
+            _check(
+                np.all(a == a[0]) and np.all(b == b[0]) and a[0] == -b[0],
+                f"game {g}: final rewards {r[g].tolist()} are not one per team, opposite",
+            )
         for agent in env.agents:
             _check(done[agent].shape == (env.num_envs,), f"done[{agent}]: shape")
         _check("__all__" in done, "done lacks '__all__'")

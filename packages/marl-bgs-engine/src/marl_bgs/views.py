@@ -1,9 +1,9 @@
 """Observations: one structured view per agent, and the flat vector derived from it.
 
 An agent's view holds only what it may see (its own sight plus its living teammates' sight, unless
-shared sight is off), describes units as self / ally / enemy in rows ordered by roster slot (rows
-0-4 own team, 5-9 enemies), and is given in the agent's own frame (its spawn on the left). Hidden rows
-are all zeros. The public context (map, clock, scores, roster, shields, wave countdowns, spawn pads)
+shared sight is off), describes units as self / ally / enemy in rows ordered by roster slot
+(rows 0-4 own team, 5-9 enemies), and is given in the agent's own frame (its spawn on the left).
+Hidden rows are all zeros. The public context (map, clock, scores, roster, shields, wave countdowns, spawn pads)
 is known to everyone. `global_state` is the same view with every unit visible, for critics only.
 """
 
@@ -167,7 +167,7 @@ def _one(state: GameState, seen: Perception, i: int | jnp.ndarray, full: bool, s
     r = state.rules
     o = state.obstacles
     ox = jnp.where(o.kind > 0, _frame_x(o.center[:, 0], left), 0.0)
-    size = jnp.stack([jnp.sum((cls[rows[:TEAM_SIZE]] > 0)), jnp.sum(cls[rows[TEAM_SIZE:]] > 0)])
+    size = jnp.stack([jnp.sum(cls[rows[:TEAM_SIZE]] > 0), jnp.sum(cls[rows[TEAM_SIZE:]] > 0)])
     pads_x = jnp.where(jnp.arange(10) < TEAM_SIZE, 0.5, MAP_WIDTH - 0.5)
     pads_y = jnp.asarray(np.tile(np.arange(1.0, 10.0, 2.0), 2), jnp.float32)
     public = PublicContext(
@@ -192,6 +192,9 @@ def _one(state: GameState, seen: Perception, i: int | jnp.ndarray, full: bool, s
     )
     mates = rows[:TEAM_SIZE]
     seen_by = seen.own_sight[mates][:, rows] & u.alive[mates][:, None]
+    if not shared:
+        # Without shared sight, teammates' sight is not the agent's to know: only its own row.
+        seen_by = seen_by & (mates == i)[:, None]
     if full:
         seen_by = seen_by | True
     return AgentView(
