@@ -3,8 +3,9 @@
 An agent's view holds only what it may see (its own sight plus its living teammates' sight, unless
 shared sight is off), describes units as self / ally / enemy in rows ordered by roster slot
 (rows 0-4 own team, 5-9 enemies), and is given in the agent's own frame (its spawn on the left).
-Hidden rows are all zeros. The public context (map, clock, scores, roster, shields, wave countdowns, spawn pads)
-is known to everyone. `global_state` is the same view with every unit visible, for critics only.
+Hidden rows are all zeros. The public context (map, clock, scores, roster, shields, wave
+countdowns, spawn pads) is known to everyone. `global_state` is the same view with every unit
+visible, for critics only.
 """
 
 from __future__ import annotations
