@@ -155,3 +155,14 @@ def played(env47):
             _, state, _, _, _ = env47.step(key, state, env47.sample_actions(k_act, state))
         out.append(state)
     return out
+
+
+def _eager(state: marl_bgs.GameState, actions: jax.Array):
+    with jax.disable_jit():
+        return transition(state, actions)
+
+
+@pytest.fixture(params=["jit", "eager"])
+def run(request: pytest.FixtureRequest, step):
+    """The single-game transition, jitted and un-jitted."""
+    return step if request.param == "jit" else _eager

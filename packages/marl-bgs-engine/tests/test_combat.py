@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from marl_bgs import GameState, UnitSpec, author_state, maps
+from marl_bgs.testing import relative_target, slot_actions
 from marl_bgs.transition import transition
 
 U = UnitSpec
@@ -28,41 +29,12 @@ Step = Callable[[GameState, jnp.ndarray], tuple[GameState, jnp.ndarray, Any]]
 step = jax.jit(transition)
 
 
-def _eager(state: GameState, actions: jnp.ndarray) -> tuple[GameState, jnp.ndarray, Any]:
-    with jax.disable_jit():
-        return transition(state, actions)
-
-
-@pytest.fixture(params=["jit", "eager"])
-def run(request: pytest.FixtureRequest) -> Step:
-    """The transition, jitted and un-jitted."""
-    return step if request.param == "jit" else _eager
-
-
 def game(*units: UnitSpec, **kw: Any) -> GameState:
     return author_state(units=list(units), **kw)
 
 
-def rel(actor: int, target: int) -> int:
-    """The actor's relative target index of an absolute slot (1-5 own roster, 6-10 enemies)."""
-    same = (actor < 5) == (target < 5)
-    return (1 if same else 6) + target % 5
-
-
-def acts(
-    basic: dict[int, int] | None = None,
-    ult: dict[int, int | None] | None = None,
-    move: dict[int, int] | None = None,
-) -> jnp.ndarray:
-    """Actions [10, 3]: Basic {actor: target slot}, Ultimate {actor: target slot or None}."""
-    a = np.zeros((10, 3), np.int32)
-    for s, m in (move or {}).items():
-        a[s, 0] = m
-    for s, t in (basic or {}).items():
-        a[s, 1] = rel(s, t)
-    for s, t in (ult or {}).items():
-        a[s, 1:] = (0 if t is None else rel(s, t), 1)
-    return jnp.asarray(a)
+rel = relative_target
+acts = slot_actions
 
 
 def hp(state: GameState) -> np.ndarray:

@@ -18,6 +18,7 @@ import pytest
 import marl_bgs
 from marl_bgs import GameState, UnitSpec, author_state, batch_states
 from marl_bgs.perception import perceive
+from marl_bgs.testing import relative_target, slot_actions
 from marl_bgs.transition import transition
 
 U = UnitSpec
@@ -29,41 +30,12 @@ step = jax.jit(transition)
 sight = jax.jit(lambda s: perceive(s).own_sight)
 
 
-def _eager(state: GameState, actions: jnp.ndarray) -> tuple[GameState, jnp.ndarray, Any]:
-    with jax.disable_jit():
-        return transition(state, actions)
-
-
-@pytest.fixture(params=["jit", "eager"])
-def run(request: pytest.FixtureRequest) -> Step:
-    """The transition, jitted and un-jitted."""
-    return step if request.param == "jit" else _eager
-
-
 def game(*units: UnitSpec, **kw: Any) -> GameState:
     return author_state(units=list(units), **kw)
 
 
-def rel(actor: int, target: int) -> int:
-    """The actor's relative target index of an absolute slot (1-5 own roster, 6-10 enemies)."""
-    same = (actor < 5) == (target < 5)
-    return (1 if same else 6) + target % 5
-
-
-def acts(
-    basic: dict[int, int] | None = None,
-    ult: dict[int, int | None] | None = None,
-    move: dict[int, int] | None = None,
-) -> jnp.ndarray:
-    """Actions [10, 3]: Basic {actor: target slot}, Ultimate {actor: target slot or None}."""
-    a = np.zeros((10, 3), np.int32)
-    for s, m in (move or {}).items():
-        a[s, 0] = m
-    for s, t in (basic or {}).items():
-        a[s, 1] = rel(s, t)
-    for s, t in (ult or {}).items():
-        a[s, 1:] = (0 if t is None else rel(s, t), 1)
-    return jnp.asarray(a)
+rel = relative_target
+acts = slot_actions
 
 
 def pos(state: GameState, slot: int) -> list[float]:
@@ -342,7 +314,7 @@ def test_no_auras_from_or_to_shielded_agents() -> None:
 
 @pytest.mark.parametrize(
     ("extra", "speed"),
-    [({}, 2.0), ({"slow_charge": 3, "slow_hunter": 1}, 2.0), ({"shield_speed": 3.5}, 3.5)],
+    [({}, 2.0), ({"slow_charge": 3, "slow_hunter": 1}, 2.0), ({"shield_speed": 1.5}, 1.5)],
 )
 def test_shielded_agents_move_at_the_shield_speed(extra: dict[str, Any], speed: float) -> None:
     rules = {k: v for k, v in extra.items() if k == "shield_speed"}

@@ -105,3 +105,29 @@ def check_env(env: Any, ticks: int = 16, seed: int = 0, jit: bool = True) -> Non
     acc = np.asarray(info["facts"].accepted)
     running = ~np.asarray(state.outcome != 0)
     _check(np.all(acc[running] == 0), "out-of-range actions were not repaired to (stay, none, no)")
+
+
+def relative_target(actor: int, slot: int) -> int:
+    """The target index under which `actor` names absolute `slot` (1-5 own roster, 6-10 enemies)."""
+    same = (actor < 5) == (slot < 5)
+    return (1 if same else 6) + slot % 5
+
+
+def slot_actions(
+    basic: dict[int, int] | None = None,
+    ult: dict[int, int | None] | None = None,
+    move: dict[int, int] | None = None,
+) -> jnp.ndarray:
+    """One game's actions int32 [10, 3] from absolute slots, for hand-built tests.
+
+    `basic` {actor: target slot}, `ult` {actor: target slot, or None for an untargeted Ultimate},
+    `move` {actor: move index in the actor's own frame}; every other head is 0.
+    """
+    a = np.zeros((10, 3), np.int32)
+    for s, m in (move or {}).items():
+        a[s, 0] = m
+    for s, t in (basic or {}).items():
+        a[s, 1] = relative_target(s, t)
+    for s, t in (ult or {}).items():
+        a[s, 1:] = (0 if t is None else relative_target(s, t), 1)
+    return jnp.asarray(a)
