@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from marl_bgs import classes as C
-from marl_bgs.constants import NUM_MOVES, NUM_TARGETS, NUM_ULTIMATE, TEAM_SIZE
+from marl_bgs.constants import NUM_MOVES, NUM_TARGETS, NUM_ULTIMATE
 from marl_bgs.perception import Perception
 from marl_bgs.pytree import pytree_dataclass
 from marl_bgs.state import GameState
-from marl_bgs.tables import MIRROR_MOVE, SAME_TEAM, SLOT_TEAM, lookup, spawn_left
+from marl_bgs.tables import MIRROR_MOVE, REL_TO_ABS, SAME_TEAM, lookup, spawn_left
 
 
 @pytree_dataclass
@@ -33,16 +32,6 @@ class ActionMasks:
         """bool [..., 10, 198]: legal flat actions (move x pair), exact."""
         m = self.move[..., :, None, None] & self.pair[..., :, None, :, :]
         return m.reshape(*m.shape[:-3], NUM_MOVES * NUM_TARGETS * NUM_ULTIMATE)
-
-
-def _rel_to_abs() -> np.ndarray:
-    """[10, 11]: absolute slot named by each relative target index (-1 for none)."""
-    own = SLOT_TEAM[:, None] * TEAM_SIZE + np.arange(TEAM_SIZE)[None, :]
-    enemy = (1 - SLOT_TEAM[:, None]) * TEAM_SIZE + np.arange(TEAM_SIZE)[None, :]
-    return np.concatenate([np.full((10, 1), -1), own, enemy], axis=1).astype(np.int32)
-
-
-REL_TO_ABS = _rel_to_abs()
 
 
 def can_move(state: GameState) -> jnp.ndarray:

@@ -36,14 +36,19 @@ def spawn_pads(swap: jnp.ndarray) -> jnp.ndarray:
     return jnp.stack([x, y], axis=-1)
 
 
+def _rel_to_abs() -> np.ndarray:
+    """[10, 11]: absolute slot named by each relative target index (-1 for none)."""
+    own = SLOT_TEAM[:, None] * TEAM_SIZE + np.arange(TEAM_SIZE)[None, :]
+    enemy = (1 - SLOT_TEAM[:, None]) * TEAM_SIZE + np.arange(TEAM_SIZE)[None, :]
+    return np.concatenate([np.full((10, 1), -1), own, enemy], axis=1).astype(np.int32)
+
+
+REL_TO_ABS = _rel_to_abs()
+
+
 def absolute_target(target: jnp.ndarray) -> jnp.ndarray:
     """Relative target index per slot [10] (0 none, 1-5 own team, 6-10 enemies) -> slot or -1."""
-    own_base = jnp.asarray(SLOT_TEAM) * TEAM_SIZE
-    enemy_base = (1 - jnp.asarray(SLOT_TEAM)) * TEAM_SIZE
-    slot = jnp.where(
-        target <= TEAM_SIZE, own_base + target - 1, enemy_base + target - 1 - TEAM_SIZE
-    )
-    return jnp.where(target == 0, -1, slot)
+    return jnp.asarray(REL_TO_ABS)[jnp.arange(target.shape[0]), target]
 
 
 def relative_index() -> np.ndarray:

@@ -17,13 +17,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs import classes as C
-from marl_bgs.actions import REL_TO_ABS
 from marl_bgs.constants import MAP_WIDTH, MAX_OBSTACLES, NUM_MOVES, NUM_TARGETS, TEAM_SIZE
 from marl_bgs.perception import Perception, perceive
 from marl_bgs.pytree import pytree_dataclass
 from marl_bgs.state import GameState
 from marl_bgs.statuses import movement_speed
-from marl_bgs.tables import MIRROR_MOVE, RELATIVE_INDEX, SLOT_INDEX, SLOT_TEAM, lookup, spawn_left
+from marl_bgs.tables import (
+    MIRROR_MOVE,
+    REL_TO_ABS,
+    RELATIVE_INDEX,
+    SLOT_INDEX,
+    SLOT_TEAM,
+    lookup,
+    spawn_left,
+)
 
 
 @pytree_dataclass
