@@ -44,7 +44,7 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
     from marl_bgs.combat import resolve_combat
     from marl_bgs.lifecycle import death_points, kill, outcome, respawn_waves, terminal_reward
     from marl_bgs.movement import charge, clear_bodies, move
-    from marl_bgs.perception import perceive
+    from marl_bgs.perception import perceive, sight_lines
     from marl_bgs.statuses import advance_statuses, applied_statuses, movement_speed
     from marl_bgs.tables import absolute_target
 
@@ -95,7 +95,9 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
 
     return [
         ("sample_actions (perception + masks + draw)", env_mod._sample, (key, state)),
-        ("perception (distances, sight lines)", v(perceive), (state,)),
+        ("sight lines (45 pairs x 32 obstacles; once per tick, in transition)",
+         v(lambda s: sight_lines(s.units.pos, s.obstacles)), (state,)),
+        ("perception (distances, sight from cached lines)", v(perceive), (state,)),
         ("masks + repair", v(lambda s, p, a: repair(a, action_masks(s, p))), (state, seen, actions)),  # noqa: E501
         ("combat", v(resolve_combat), (state, seen, accepted)),
         ("statuses + deaths", v(statuses), (state, combat)),

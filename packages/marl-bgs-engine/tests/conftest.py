@@ -20,7 +20,7 @@ from marl_bgs import UnitSpec
 from marl_bgs import classes as C
 from marl_bgs.actions import action_masks, sample_legal
 from marl_bgs.geometry import body_fits
-from marl_bgs.perception import perceive
+from marl_bgs.perception import perceive, refresh_sight_lines
 from marl_bgs.transition import transition
 
 NUM_ENVS = 4
@@ -105,7 +105,7 @@ def relabel(state: marl_bgs.GameState, perm: np.ndarray, mirror: bool) -> marl_b
     swap = jnp.logical_xor(state.swap, teams_swapped != mirror)
     score = state.score[::-1] if teams_swapped else state.score
     wave = state.wave[::-1] if teams_swapped else state.wave
-    return state.replace(units=units, swap=swap, score=score, wave=wave)
+    return refresh_sight_lines(state.replace(units=units, swap=swap, score=score, wave=wave))
 
 
 def relabel_actions(actions: np.ndarray, perm: np.ndarray) -> np.ndarray:

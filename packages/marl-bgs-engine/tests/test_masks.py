@@ -307,3 +307,37 @@ def test_sampled_actions_are_always_legal(env47, played):
     a1 = env47.sample_actions(jax.random.key(1), played[-1])
     a2 = env47.sample_actions(jax.random.key(1), played[-1])
     chex_equal(a1, a2)
+
+
+def test_sampled_actions_are_uniform_over_the_legal_choices(env47, played):
+    # Chi-square over every agent with several legal choices: the move, and the (target,
+    # ultimate) pair, each uniform over its legal set and drawn independently of the other.
+    from scipy import stats
+
+    batch = played[-1]
+    masks = np_tree(env47.action_masks(batch))
+    draws = 400
+    keys = jax.random.split(jax.random.key(7), draws)
+    sample = jax.jit(jax.vmap(lambda k: env47.stack(env47.sample_actions(k, batch))))
+    a = np.asarray(sample(keys))  # [draws, B, 10, 3]
+    pair_index = a[..., 1] * 2 + a[..., 2]
+    legal_pairs = masks.pair.reshape(*masks.pair.shape[:2], -1)
+    checked = 0
+    for legal, chosen in ((masks.move, a[..., 0]), (legal_pairs, pair_index)):
+        statistic, dof = 0.0, 0
+        for g, i in zip(*np.nonzero(legal.sum(-1) >= 3), strict=True):
+            options = np.flatnonzero(legal[g, i])
+            counts = np.array([(chosen[:, g, i] == o).sum() for o in options])
+            assert counts.sum() == draws  # never an illegal choice
+            expected = draws / len(options)
+            statistic += float(((counts - expected) ** 2 / expected).sum())
+            dof += len(options) - 1
+            checked += 1
+        assert stats.chi2.sf(statistic, dof) > 1e-4, (statistic, dof)
+    assert checked > 20
+    # Independent heads: a move and a pair drawn together are not correlated.
+    g, i = np.argwhere((masks.move.sum(-1) == 9) & (legal_pairs.sum(-1) >= 2))[0]
+    table = np.zeros((9, legal_pairs.shape[-1]))
+    np.add.at(table, (a[:, g, i, 0], pair_index[:, g, i]), 1)
+    table = table[:, table.sum(0) > 0]
+    assert stats.chi2_contingency(table).pvalue > 1e-4

@@ -13,7 +13,7 @@ import pytest
 
 import marl_bgs
 from marl_bgs import UnitSpec, author_state, batch_states
-from marl_bgs.views import flatten_view, view_field_names
+from marl_bgs.views import agent_views, flat_views, flatten_view, view_field_names
 
 
 def first(tree, game: int = 0):
@@ -65,6 +65,16 @@ def test_flat_vector_is_the_flattened_view(env47, played):
         assert list(obs) == list(env47.agents)
         for i, agent in enumerate(env47.agents):
             np.testing.assert_array_equal(np.asarray(obs[agent]), flat[:, i])
+
+
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("full", [False, True])
+def test_fast_flat_path_is_the_flattened_structured_view(played, shared, full):
+    # `flat_views` builds the vector from dense blocks; it must equal flattening the views.
+    fast = jax.jit(jax.vmap(lambda s: flat_views(s, shared, full)))
+    slow = jax.jit(jax.vmap(lambda s: flatten_view(agent_views(s, shared, full))))
+    for state in played[1::4]:
+        np.testing.assert_array_equal(np.asarray(fast(state)), np.asarray(slow(state)))
 
 
 def test_flat_blocks_match_their_fields(env47, played):

@@ -246,3 +246,44 @@ def test_no_shared_sight_on_the_s72_example(env_no_share):
     assert view.units.visible[0].tolist() == [1, 1, 1, 1, 0, 1, 0, 1, 0, 0]
     assert view.units.seen_directly[0].tolist() == [1, 1, 1, 1, 0, 1, 0, 1, 0, 0]
     assert not view.seen_by[0, :, 4].any()  # not even that the Warrior sees the Priest
+
+
+def test_cached_sight_lines_always_match_the_positions(env47, played):
+    # `state.clear` is a cache of the sight lines at the current positions, kept by `transition`,
+    # the resets and authoring; a stale cache would show or hide units wrongly.
+    from marl_bgs.perception import sight_lines
+
+    recompute = jax.jit(jax.vmap(sight_lines))
+
+    def check(state):
+        want = np.asarray(recompute(state.units.pos, state.obstacles))
+        np.testing.assert_array_equal(np.asarray(state.clear), want)
+
+    _, state = env47.reset(jax.random.key(3))
+    check(state)
+    check(env47.start_games(np.zeros(env47.num_envs, int), np.zeros(env47.num_envs, int),
+                            np.arange(env47.num_envs) % 2 == 1))  # fmt: skip
+    key = jax.random.key(4)
+    for batch in (state, *played):
+        check(batch)
+        for _ in range(3):
+            key, k_act, k_reset = jax.random.split(key, 3)
+            _, batch, _, _, _ = env47.step(key, batch, env47.sample_actions(k_act, batch))
+            check(batch)
+            _, batch = env47.reset_done(k_reset, batch)
+            check(batch)
+
+
+def test_refresh_sight_lines_after_editing_positions(env47):
+    # Clear line above map 47's wall at (8, 5); moving the Warrior behind the wall by hand leaves
+    # the cache stale until `refresh_sight_lines`, after which the Mage no longer sees it.
+    state = author_state(map_id=47, units=[UnitSpec(slot=0, cls="M", x=6.8, y=5.0),
+                                           UnitSpec(slot=5, cls="W", x=9.0, y=7.0)])  # fmt: skip
+    assert bool(state.clear[0, 5])
+    moved = state.replace(units=state.units.replace(pos=state.units.pos.at[5].set([9.2, 5.0])))
+    assert bool(moved.clear[0, 5])  # stale
+    fresh = marl_bgs.refresh_sight_lines(moved)
+    assert not bool(fresh.clear[0, 5])
+    assert not bool(fresh.clear[5, 0])
+    view, _ = look(env47, fresh)
+    assert view.units.visible[0, 5] == 0

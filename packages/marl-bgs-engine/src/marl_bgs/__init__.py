@@ -13,6 +13,7 @@ from marl_bgs.authoring import UnitSpec, author_state
 from marl_bgs.config import ConfigError
 from marl_bgs.env import AGENTS, TeamDeathmatch, batch_states
 from marl_bgs.facts import Facts
+from marl_bgs.perception import refresh_sight_lines
 from marl_bgs.registry import MODES, make
 from marl_bgs.state import GameState
 from marl_bgs.views import AgentView
@@ -33,4 +34,5 @@ __all__ = [
     "batch_states",
     "make",
     "maps",
+    "refresh_sight_lines",
 ]

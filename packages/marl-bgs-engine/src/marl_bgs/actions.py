@@ -116,10 +116,21 @@ def unflatten(flat: jnp.ndarray) -> jnp.ndarray:
     return jnp.stack([move, target, ult], axis=-1).astype(jnp.int32)
 
 
+def _uniform_choice(key: jax.Array, legal: jnp.ndarray) -> jnp.ndarray:
+    """Index of a uniformly drawn True entry along the last axis (each row needs one)."""
+    count = jnp.sum(legal, axis=-1, dtype=jnp.int32)
+    k = jax.random.randint(key, count.shape, 0, jnp.maximum(count, 1))
+    return jnp.argmax(jnp.cumsum(legal, axis=-1, dtype=jnp.int32) > k[..., None], axis=-1)
+
+
 def sample_legal(key: jax.Array, masks: ActionMasks) -> jnp.ndarray:
-    """A uniform legal move and, independently, a uniform legal pair: int [..., 10, 3]."""
+    """A uniform legal move and, independently, a uniform legal pair: int [..., 10, 3].
+
+    One random integer per head and agent picks among the legal choices (stay and (none, no)
+    are always legal).
+    """
     k_move, k_pair = jax.random.split(key)
-    move = jax.random.categorical(k_move, jnp.where(masks.move, 0.0, -jnp.inf))
+    move = _uniform_choice(k_move, masks.move)
     pair_flat = masks.pair.reshape(*masks.pair.shape[:-2], NUM_TARGETS * NUM_ULTIMATE)
-    pair = jax.random.categorical(k_pair, jnp.where(pair_flat, 0.0, -jnp.inf))
+    pair = _uniform_choice(k_pair, pair_flat)
     return jnp.stack([move, pair // NUM_ULTIMATE, pair % NUM_ULTIMATE], axis=-1).astype(jnp.int32)

@@ -23,6 +23,7 @@ from marl_bgs.config import ConfigError, RuleValues
 from marl_bgs.constants import BODY_RADIUS, NUM_MOVES, NUM_TARGETS
 from marl_bgs.geometry import body_fits
 from marl_bgs.movement import free_grid
+from marl_bgs.perception import refresh_sight_lines
 from marl_bgs.reset import start_state
 from marl_bgs.state import GameState
 
@@ -190,9 +191,10 @@ def author_state(
     w = [_int(waves[i], f"wave[{i}]", 0, rules.wave_period - 1) for i in (0, 1)]
     free = free_grid(jax.tree.map(jnp.asarray, obstacles))
     map_number = jnp.int32(spec.id if spec.split != "custom" else -1)
+    unset = jnp.zeros((10, 10), bool)  # sight lines: computed below from the authored positions
     base = start_state(
-        obstacles, free, jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(), map_number,
-        jnp.int32(0), message_dim,
+        obstacles, free, unset, jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(),
+        map_number, jnp.int32(0), message_dim,
     )  # fmt: skip
     units_state = base.units.replace(
         alive=jnp.asarray(u["alive"]),
@@ -201,9 +203,10 @@ def author_state(
         **{k: jnp.asarray(u[k]) for k in (*_DURATION_CAPS, "shield", "recovery", "last_move",
                                           "last_target", "last_ult")},
     )  # fmt: skip
-    return base.replace(
+    state = base.replace(
         units=units_state,
         score=jnp.asarray([sa, sb], jnp.int32),
         tick=jnp.int32(t),
         wave=jnp.asarray(w, jnp.int32),
     )
+    return refresh_sight_lines(state)

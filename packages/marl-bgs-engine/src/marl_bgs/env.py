@@ -18,21 +18,20 @@ from marl_bgs import maps as maps_registry
 from marl_bgs.actions import ActionMasks, action_masks, flatten, sample_legal, unflatten
 from marl_bgs.config import SPAWN_SWAPS, ConfigError, RuleValues, parse_rosters
 from marl_bgs.constants import NUM_ACTIONS, NUM_MOVES, NUM_SLOTS, NUM_TARGETS, NUM_ULTIMATE
-from marl_bgs.movement import free_grid
 from marl_bgs.observation_space import observation_bounds
 from marl_bgs.perception import perceive
-from marl_bgs.reset import StartPool, draw_start, start_from_pool
+from marl_bgs.reset import draw_start, start_from_pool, start_pool
 from marl_bgs.spaces import Box, Discrete, MultiDiscrete
 from marl_bgs.state import GameState
 from marl_bgs.transition import transition
-from marl_bgs.views import AgentView, agent_views, flatten_view
+from marl_bgs.views import AgentView, agent_views, flat_views
 
 AGENTS = tuple(f"a_{i}" for i in range(5)) + tuple(f"b_{i}" for i in range(5))
 
 
 @partial(jax.jit, static_argnames=("shared_sight", "full"))
 def _observe(state: GameState, shared_sight: bool, full: bool = False) -> jnp.ndarray:
-    return jax.vmap(lambda s: flatten_view(agent_views(s, shared_sight, full)))(state)
+    return jax.vmap(lambda s: flat_views(s, shared_sight, full))(state)
 
 
 @partial(jax.jit, static_argnames=("shared_sight",))
@@ -138,9 +137,8 @@ class TeamDeathmatch:
         self.message_dim = message_dim
         obstacles = maps_registry.stack_obstacles(self.maps)
         obstacles = jax.tree.map(jnp.asarray, obstacles)
-        self.pool = StartPool(
-            obstacles=obstacles,
-            free=jax.vmap(free_grid)(obstacles),
+        self.pool = start_pool(
+            obstacles,
             map_ids=jnp.asarray(
                 [m.id if m.split != "custom" else -1 for m in self.maps], jnp.int32
             ),

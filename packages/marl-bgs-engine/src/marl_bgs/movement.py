@@ -67,14 +67,29 @@ def charge(
         return fits & ~jnp.any(near & others[:, None, :], axis=-1)
 
     coarse = jnp.linspace(1.0, 0.0, CHARGE_STEPS + 1)  # contact point first, start last
-    free = free_at(jnp.broadcast_to(coarse, (10, CHARGE_STEPS + 1))).at[:, -1].set(True)
-    first = jnp.argmax(free, axis=1)
+
+    # The coarse points are tried one at a time, and only while some charger (in any game of a
+    # batch) has not found one: most ticks have few chargers and most land at contact.
+    def try_next(carry: tuple[jnp.ndarray, ...]) -> tuple[jnp.ndarray, ...]:
+        k, found, first = carry
+        ok = free_at(jnp.broadcast_to(coarse[k], (10, 1)))[:, 0] | (k == CHARGE_STEPS)
+        return k + 1, found | ok, jnp.where(ok & ~found, k, first)
+
+    _, _, first = jax.lax.while_loop(
+        lambda c: jnp.any(~c[1]), try_next, (jnp.int32(0), ~charger, jnp.zeros(10, jnp.int32))
+    )
     good = coarse[first]  # the first coarse point that fits
     bad = jnp.where(first > 0, coarse[jnp.maximum(first - 1, 0)], good)  # the one before it
-    for _ in range(3):  # bisection towards the contact point, to 1/64 of the way
+
+    def bisect(carry: tuple[jnp.ndarray, ...]) -> tuple[jnp.ndarray, ...]:
+        i, good, bad = carry
         mid = 0.5 * (good + bad)
         ok = free_at(mid[:, None])[:, 0]
-        good, bad = jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
+        return i + 1, jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
+
+    # Bisection towards the contact point, to 1/64 of the way, where a charger needs it.
+    needs = jnp.any(charger & (first > 0))
+    _, good, _ = jax.lax.while_loop(lambda c: needs & (c[0] < 3), bisect, (0, good, bad))
     lx = jnp.where(charger, x + gx * scale * good, x)
     ly = jnp.where(charger, y + gy * scale * good, y)
     landing = jnp.stack([lx, ly], axis=-1)
@@ -138,8 +153,12 @@ def move(
     moving = jnp.any(disp != 0.0, axis=-1)
 
     def positions(level: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
-        pick = jax.nn.one_hot(level, PATH_STEPS + 1, dtype=bool)
-        return jnp.sum(jnp.where(pick, cx, 0.0), 1), jnp.sum(jnp.where(pick, cy, 0.0), 1)
+        pick = level[:, None]
+        x = jnp.take_along_axis(cx, pick, 1, mode="clip")[:, 0]
+        y = jnp.take_along_axis(cy, pick, 1, mode="clip")[:, 0]
+        # Materialised here: fused into the pairwise tests below, XLA would redo the lookup for
+        # every pair.
+        return jax.lax.optimization_barrier((x, y))
 
     def conflicts(level: jnp.ndarray) -> jnp.ndarray:
         # Bodies move at the same time: compare them at matching moments along their proposals,
@@ -147,6 +166,7 @@ def move(
         x, y = positions(level)
         px = start[:, 0, None] + (x - start[:, 0])[:, None] * SWEEP  # [10, T]
         py = start[:, 1, None] + (y - start[:, 1])[:, None] * SWEEP
+        px, py = jax.lax.optimization_barrier((px, py))
         close = _close(px[:, None, :], py[:, None, :], px[None, :, :], py[None, :, :])
         return jnp.any(jnp.any(close, -1) & blocks, axis=1) & (level < PATH_STEPS) & moving
 

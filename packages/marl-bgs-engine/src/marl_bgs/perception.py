@@ -6,6 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.classes import SIGHT
+from marl_bgs.constants import TEAM_SIZE
 from marl_bgs.geometry import Obstacles, segment_blocked
 from marl_bgs.pytree import pytree_dataclass
 from marl_bgs.state import GameState
@@ -32,17 +33,24 @@ def sight_lines(pos: jnp.ndarray, obstacles: Obstacles) -> jnp.ndarray:
     return clear.at[_J, _I].set(~blocked)
 
 
+def refresh_sight_lines(state: GameState) -> GameState:
+    """The state with its cached sight lines (`state.clear`) recomputed from its positions."""
+    return state.replace(clear=sight_lines(state.units.pos, state.obstacles))
+
+
 def perceive(state: GameState) -> Perception:
-    """Sight of every slot: within its radius, clear line, both alive; shielded enemies hidden."""
+    """Sight of every slot: within its radius, clear line, both alive; shielded enemies hidden.
+
+    Sight lines come from the state's cache, kept current by `transition` and the resets.
+    """
     u = state.units
-    pos = u.pos
-    diff = pos[:, None, :] - pos[None, :, :]
-    dist = jnp.sqrt(jnp.sum(diff * diff, axis=-1))
-    clear = sight_lines(pos, state.obstacles)
+    x, y = u.pos[:, 0], u.pos[:, 1]
+    dist = jnp.sqrt(jnp.square(x[:, None] - x[None, :]) + jnp.square(y[:, None] - y[None, :]))
+    clear = state.clear
     alive = u.alive
     hidden = (u.shield > 0)[None, :] & ~jnp.asarray(SAME_TEAM)
     radius = lookup(SIGHT, u.class_id)[:, None]
     own = alive[:, None] & alive[None, :] & (dist <= radius) & clear & ~hidden
-    # A living teammate's sight is shared: team_sight[i, j] = any_k same(i, k) & own[k, j].
-    team = jnp.any(jnp.asarray(SAME_TEAM)[:, :, None] & own[None, :, :], axis=1)
+    # A living teammate's sight is shared: whatever one of a team sees, all of it see.
+    team = jnp.repeat(jnp.any(own.reshape(2, TEAM_SIZE, 10), axis=1), TEAM_SIZE, axis=0)
     return Perception(dist=dist, clear=clear, own_sight=own, team_sight=team)

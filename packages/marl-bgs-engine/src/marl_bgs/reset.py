@@ -8,6 +8,8 @@ import jax.numpy as jnp
 from marl_bgs import classes as C
 from marl_bgs.constants import NUM_SLOTS
 from marl_bgs.geometry import Obstacles
+from marl_bgs.movement import free_grid
+from marl_bgs.perception import sight_lines
 from marl_bgs.pytree import pytree_dataclass
 from marl_bgs.state import GameState, Rules, Units
 from marl_bgs.tables import lookup, spawn_pads
@@ -19,16 +21,38 @@ class StartPool:
 
     obstacles: Obstacles  # [M, 32, ...]
     free: jnp.ndarray  # bool [M, 81, 41]: each map's free-space grid
+    start_clear: jnp.ndarray  # bool [M, 2, 10, 10]: sight lines between the pads (swap no, yes)
     map_ids: jnp.ndarray  # int32 [M]
     rosters: jnp.ndarray  # int32 [R, 10]
     rules: Rules
 
 
+def start_sight_lines(obstacles: Obstacles) -> jnp.ndarray:
+    """bool [2, 10, 10]: sight lines between the spawn pads, without and with the spawn swap."""
+    return jnp.stack([sight_lines(spawn_pads(jnp.bool_(s)), obstacles) for s in (False, True)])
+
+
+def start_pool(
+    obstacles: Obstacles, map_ids: jnp.ndarray, rosters: jnp.ndarray, rules: Rules
+) -> StartPool:
+    """A pool over stacked maps [M, ...] and rosters [R, 10], with each map's derived grids."""
+    return StartPool(
+        obstacles=obstacles,
+        free=jax.vmap(free_grid)(obstacles),
+        start_clear=jax.vmap(start_sight_lines)(obstacles),
+        map_ids=map_ids,
+        rosters=rosters,
+        rules=rules,
+    )
+
+
 def start_state(
-    obstacles: Obstacles, free: jnp.ndarray, class_id: jnp.ndarray, swap: jnp.ndarray,
-    rules: Rules, map_id: jnp.ndarray, episode: jnp.ndarray, message_dim: int,
+    obstacles: Obstacles, free: jnp.ndarray, clear: jnp.ndarray, class_id: jnp.ndarray,
+    swap: jnp.ndarray, rules: Rules, map_id: jnp.ndarray, episode: jnp.ndarray, message_dim: int,
 ) -> GameState:  # fmt: skip
-    """A game at tick 0: every roster agent alive on its pad at full health, no statuses."""
+    """A game at tick 0: every roster agent alive on its pad at full health, no statuses.
+
+    `free` and `clear` are the map's free grid and the pads' sight lines for this swap."""
     zeros = jnp.zeros(NUM_SLOTS, jnp.int32)
     units = Units(
         class_id=class_id.astype(jnp.int32),
@@ -54,6 +78,7 @@ def start_state(
         units=units,
         obstacles=obstacles,
         free=jnp.asarray(free, bool),
+        clear=jnp.asarray(clear, bool),
         rules=rules,
         score=jnp.zeros(2, jnp.int32),
         wave=jnp.full(2, rules.wave_period - 1, jnp.int32),
@@ -90,7 +115,8 @@ def start_from_pool(
 ) -> GameState:  # fmt: skip
     """The start state on the pool's map `m` with roster pair `r` and the given spawn swap."""
     obstacles = jax.tree.map(lambda a: a[m], pool.obstacles)
+    clear = pool.start_clear[m, jnp.asarray(swap, jnp.int32)]
     return start_state(
-        obstacles, pool.free[m], pool.rosters[r], swap, pool.rules, pool.map_ids[m], episode,
-        message_dim,
+        obstacles, pool.free[m], clear, pool.rosters[r], swap, pool.rules, pool.map_ids[m],
+        episode, message_dim,
     )  # fmt: skip

@@ -19,7 +19,7 @@ from marl_bgs.combat import resolve_combat
 from marl_bgs.facts import Facts
 from marl_bgs.lifecycle import death_points, kill, outcome, respawn_waves, terminal_reward
 from marl_bgs.movement import charge, clear_bodies, move
-from marl_bgs.perception import perceive
+from marl_bgs.perception import perceive, sight_lines
 from marl_bgs.state import GameState
 from marl_bgs.statuses import (
     Applied,
@@ -75,6 +75,7 @@ def transition(
     reward = terminal_reward(state, new_outcome)
     nxt = state.replace(
         units=units,
+        clear=sight_lines(units.pos, state.obstacles),
         score=score,
         wave=wave,
         tick=tick,

@@ -6,6 +6,6 @@
   (needs the `pettingzoo` extra); numpy in and out.
 
 Both build the validated native environment (`marl_bgs.make("tdm", num_envs=1, ...)`) for their
-settings and call the engine's own functions (`draw_start`, `transition`, `agent_views`,
+settings and call the engine's own functions (`draw_start`, `transition`, `flat_views`,
 `action_masks`) through `marl_bgs.adapters.game`; neither owns a rule.
 """

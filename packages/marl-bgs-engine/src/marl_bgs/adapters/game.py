@@ -1,7 +1,7 @@
 """One game, unbatched: the engine calls both adapters share, jitted once at module level.
 
 Nothing here is a rule: starts come from `reset.draw_start`, ticks from `transition.transition`,
-observations from `views.agent_views`, masks from `actions.action_masks`, the end of the game from
+observations from `views.flat_views`, masks from `actions.action_masks`, the end of the game from
 `lifecycle.outcome`. The jitted programs are module-level, and the settings that differ between
 adapter instances (maps, rosters, rule values) are traced data in the `StartPool`, so every adapter
 instance with the same static shapes reuses the same compiled program.
@@ -27,7 +27,7 @@ from marl_bgs.registry import make
 from marl_bgs.reset import StartPool, draw_start
 from marl_bgs.state import GameState
 from marl_bgs.transition import transition
-from marl_bgs.views import agent_views, flatten_view
+from marl_bgs.views import flat_views
 
 # The adapters' game is slot 0 of a batch: the same start as `make(..., num_envs=1).reset(key)`.
 GAME = 0
@@ -46,7 +46,7 @@ def native_env(kwargs: dict[str, Any], adapter: str) -> TeamDeathmatch:
 
 def observe(state: GameState, shared_sight: bool) -> jnp.ndarray:
     """Flat observations [10, obs_size] of one game."""
-    return flatten_view(agent_views(state, shared_sight))
+    return flat_views(state, shared_sight)
 
 
 def avail(state: GameState) -> jnp.ndarray:
