@@ -1,0 +1,77 @@
+"""Which compiled kernels one TDM tick spends its time in, from a `jax.profiler` trace.
+
+    JAX_PLATFORMS=cpu python benchmarks/bench_trace.py --num-envs 1024 --ticks 20 --top 30
+
+Compiles the `tdm` rollout of `bench_figures` (the paper's Listing S1 under one `jit`), runs it
+once to warm up, then once under `jax.profiler`, and prints the XLA kernels (fusions) that took
+the most time per tick, each with the JAX operation it came from (`jit(transition)/...`,
+`jit(_observe)/...`). `bench_profile.py` times the engine's phases one by one; this shows what
+XLA actually runs inside the whole step, after fusion. The trace is kept under `--out` and opens
+in Perfetto (ui.perfetto.dev) or TensorBoard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import json
+import re
+import sys
+from pathlib import Path
+
+import jax
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import bench_figures  # noqa: E402
+
+
+def _kernel_sources(hlo: str) -> dict[str, tuple[str, str]]:
+    """{instruction name: (result shape, JAX op name)} from optimised HLO text."""
+    out = {}
+    for line in hlo.splitlines():
+        m = re.match(r"\s*(?:ROOT )?%?([\w.\-]+) = (\S+) .*?metadata=\{([^}]*)\}", line)
+        if m:
+            op = re.search(r'op_name="([^"]*)"', m.group(3))
+            out[m.group(1)] = (m.group(2), op.group(1) if op else "")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--num-envs", type=int, default=1024)
+    p.add_argument("--ticks", type=int, default=20)
+    p.add_argument("--top", type=int, default=30)
+    p.add_argument("--out", type=Path, default=Path("/tmp/marl-bgs-trace"))
+    args = p.parse_args(argv)
+
+    run = bench_figures.tdm_rollout(args.num_envs, args.ticks)
+    compiled = run.lower(jax.random.key(0)).compile()  # type: ignore[attr-defined]
+    compiled(jax.random.key(0)).block_until_ready()
+    jax.profiler.start_trace(str(args.out), create_perfetto_trace=True)
+    compiled(jax.random.key(1)).block_until_ready()
+    jax.profiler.stop_trace()
+
+    traces = sorted(args.out.glob("**/*.trace.json.gz"), key=lambda f: f.stat().st_mtime)
+    if not traces:
+        raise SystemExit(f"no trace written under {args.out}")
+    events = json.loads(gzip.decompress(traces[-1].read_bytes()))["traceEvents"]
+    sources = _kernel_sources(compiled.as_text())
+    total: collections.Counter[str] = collections.Counter()
+    for e in events:
+        if e.get("ph") == "X" and e.get("name") in sources:
+            total[e["name"]] += e.get("dur", 0)
+    tick_us = sum(total.values()) / args.ticks
+    print(f"{args.num_envs} games, {args.ticks} ticks: kernels {tick_us / 1e3:.1f} ms per tick")
+    print(f"{'ms/tick':>8} {'share':>6}  {'kernel':34} {'result':28} JAX operation")
+    for name, us in total.most_common(args.top):
+        shape, op = sources[name]
+        share = us / args.ticks / tick_us
+        print(f"{us / 1e3 / args.ticks:8.2f} {share:6.1%}  {name:34} {shape[:28]:28} {op[-90:]}")
+    print(f"trace: {traces[-1]}")
+
+
+if __name__ == "__main__":
+    main()
