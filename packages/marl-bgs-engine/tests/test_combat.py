@@ -358,6 +358,24 @@ def test_charge_backs_off_when_the_contact_point_is_blocked(
         assert pos(nxt, 8) == pytest.approx([6.0, 5.6])
 
 
+def test_two_charges_in_one_tick_each_land_on_their_own_first_free_point() -> None:
+    """One Warrior's contact point is free, the other's is blocked by a pillar: the search for the
+    second must not move the first off its contact point."""
+    arena = custom_map(pillar(6.0, 5.75, 0.35))
+    s = game(
+        U(slot=1, cls="W", x=3.0, y=2.0), U(slot=7, cls="H", x=7.0, y=2.0),
+        U(slot=2, cls="W", x=3.0, y=5.0), U(slot=8, cls="H", x=7.0, y=5.0),
+        map_id=arena,
+    )  # fmt: skip
+    nxt, _, f = step(s, acts(ult={1: 7, 2: 8}))
+    assert accepted(f, 1)
+    assert accepted(f, 2)
+    assert pos(nxt, 1) == pytest.approx([6.0, 2.0], abs=1e-5)
+    x, y = pos(nxt, 2)
+    assert y == pytest.approx(5.0)
+    assert 5.6 - 0.1875 - 1e-4 <= x <= 5.6 + 1e-4
+
+
 def test_warrior_moves_after_its_charge() -> None:
     """Documented choice: the Charge relocation comes first, then the Warrior's ordinary move."""
     s = game(U(slot=1, cls="W", x=3.0, y=5.0), U(slot=7, cls="H", x=7.0, y=5.0))

@@ -166,7 +166,7 @@ def move(
         x, y = positions(level)
         px = start[:, 0, None] + (x - start[:, 0])[:, None] * SWEEP  # [10, T]
         py = start[:, 1, None] + (y - start[:, 1])[:, None] * SWEEP
-        px, py = jax.lax.optimization_barrier((px, py))
+        px, py = jax.lax.optimization_barrier((px, py))  # likewise, once per round
         close = _close(px[:, None, :], py[:, None, :], px[None, :, :], py[None, :, :])
         return jnp.any(jnp.any(close, -1) & blocks, axis=1) & (level < PATH_STEPS) & moving
 

@@ -248,10 +248,7 @@ def view_blocks(state: GameState, shared_sight: bool = True, full: bool = False)
         name: _by_team(*(f32(ix[name][:, None] == jnp.arange(k)) for ix in indices))
         for name, k in _ONE_HOT.items()
     }
-    # The small per-team tables are materialised before they are copied out to every agent:
-    # fused into the copies, XLA would recompute each entry once per agent and row.
-    team_rows, codes, vis = jax.lax.optimization_barrier((_by_team(*tables), codes, vis))
-    per_unit = jnp.where(vis[..., None], _to_agents(team_rows), 0.0)  # [2, 5, 10, U]
+    per_unit = jnp.where(vis[..., None], _to_agents(_by_team(*tables)), 0.0)  # [2, 5, 10, U]
     one_hot = {name: jnp.where(vis[..., None], _to_agents(c), 0.0) for name, c in codes.items()}
     x = _to_agents(_by_team(*(t[:, _PER_UNIT.index("x")] for t in tables)))
     self_x = _agents(_frame_x(u.pos[:, 0], spawn_left(state.swap)))[..., None]
