@@ -6,7 +6,7 @@ slot can be any System. Members' memories travel together; each starts fresh eve
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -124,16 +124,7 @@ def team(
                 return reason
         return None
 
-    return System(
-        name=label,
-        act=act,
-        init=init,
-        leaves=_leaves(members),
-        who=who,
-        per_agent=_per_agent(members, label),
-        host=any(m.host for m in members),
-        check=check,
-    )
+    return _combined(label, members, act=act, init=init, who=who, check=check)
 
 
 def pool(
@@ -177,6 +168,19 @@ def pool(
     def check(roster: tuple[int, ...]) -> str | None:
         return next((r for m in members if (r := m.problem(roster))), None)
 
+    return _combined(label, members, act=act, init=init, who=who, check=check)
+
+
+def _combined(
+    label: str,
+    members: Sequence[System],
+    *,
+    act: Callable[..., tuple[jax.Array, Any]],
+    init: Callable[[jax.Array], Any],
+    who: Callable[[Any, TeamInputs], jax.Array],
+    check: Callable[[tuple[int, ...]], str | None],
+) -> System:
+    """A System made of `members` (their leaves, key use and host flag) with its own calls."""
     return System(
         name=label,
         act=act,
