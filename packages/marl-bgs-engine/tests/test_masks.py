@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy import stats
 
 from marl_bgs import UnitSpec, author_state, batch_states
 from marl_bgs.actions import flatten, unflatten
@@ -312,8 +313,6 @@ def test_sampled_actions_are_always_legal(env47, played):
 def test_sampled_actions_are_uniform_over_the_legal_choices(env47, played):
     # Chi-square over every agent with several legal choices: the move, and the (target,
     # ultimate) pair, each uniform over its legal set and drawn independently of the other.
-    from scipy import stats
-
     batch = played[-1]
     masks = np_tree(env47.action_masks(batch))
     draws = 400

@@ -13,6 +13,7 @@ import pytest
 
 import marl_bgs
 from marl_bgs import UnitSpec, author_state, batch_states
+from marl_bgs.perception import sight_lines
 
 ENEMY = 6  # target index of enemy roster slot 0 (6-10: enemy slots 0-4); 1-5: own slots 0-4
 
@@ -251,8 +252,6 @@ def test_no_shared_sight_on_the_s72_example(env_no_share):
 def test_cached_sight_lines_always_match_the_positions(env47, played):
     # `state.clear` is a cache of the sight lines at the current positions, kept by `transition`,
     # the resets and authoring; a stale cache would show or hide units wrongly.
-    from marl_bgs.perception import sight_lines
-
     recompute = jax.jit(jax.vmap(sight_lines))
 
     def check(state):
