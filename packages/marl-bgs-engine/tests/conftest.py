@@ -1,9 +1,9 @@
 """Shared compiled functions, environments and state builders for the engine's tests.
 
 Compiling is the expensive part of these tests, so every test file reuses the same few programs:
-one jitted single-game `transition`, one jitted legal-action sampler, and environments with one
-batch size (`NUM_ENVS`), so the batched step, views and masks compile once per session (new
-maps, rosters and rule values are data and reuse them).
+one jitted single-game tick (`tick_with_reward`), one jitted legal-action sampler, and
+environments with one batch size (`NUM_ENVS`), so the batched step, views and masks compile once
+per session (new maps, rosters and rule values are data and reuse them).
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import pytest
 
 import marl_bgs
 from marl_bgs import UnitSpec
-from marl_bgs import classes as C
-from marl_bgs.actions import action_masks, sample_legal
-from marl_bgs.geometry import body_fits
-from marl_bgs.perception import perceive, refresh_sight_lines
-from marl_bgs.transition import transition
+from marl_bgs.core.geometry import body_fits
+from marl_bgs.tdm import classes as C
+from marl_bgs.tdm.actions import action_masks, sample_legal
+from marl_bgs.tdm.perception import perceive, refresh_sight_lines
+from marl_bgs.tdm.testing import tick_with_reward
 
 NUM_ENVS = 4
 
-# jax.jit caches by function, so every `jax.jit(transition)` in the session shares one program.
-STEP = jax.jit(transition)
+# One compiled program for every test in the session (jax.jit caches by function).
+STEP = jax.jit(tick_with_reward)
 
 
 @jax.jit
@@ -36,7 +36,7 @@ def _sample_one(key: jax.Array, state: marl_bgs.GameState) -> jax.Array:
 
 @pytest.fixture(scope="session")
 def step():
-    """Jitted `transition(state, actions[10, 3]) -> (state, reward, facts)` of one game."""
+    """Jitted `tick_with_reward(state, actions[10, 3]) -> (state, reward, facts)` of one game."""
     return STEP
 
 
@@ -159,7 +159,7 @@ def played(env47):
 
 def _eager(state: marl_bgs.GameState, actions: jax.Array):
     with jax.disable_jit():
-        return transition(state, actions)
+        return tick_with_reward(state, actions)
 
 
 @pytest.fixture(params=["jit", "eager"])

@@ -20,15 +20,15 @@ from jaxmarl.environments import MultiAgentEnv
 from jaxmarl.environments.spaces import Box, Discrete, Space
 
 import marl_bgs
-from marl_bgs.adapters.jaxmarl import TeamDeathmatchJaxMARL
-from marl_bgs.config import ConfigError
+from marl_bgs.adapters.jaxmarl import JaxMARLEnv
+from marl_bgs.core.errors import ConfigError
 
 SETTINGS = {"map_id": 5, "tick_limit": 6}
 
 
 @pytest.fixture(scope="module")
-def env() -> TeamDeathmatchJaxMARL:
-    return TeamDeathmatchJaxMARL(**SETTINGS)
+def env() -> JaxMARLEnv:
+    return JaxMARLEnv("tdm", **SETTINGS)
 
 
 def _leaves_equal(a: object, b: object) -> bool:
@@ -41,13 +41,13 @@ def _leaves_equal(a: object, b: object) -> bool:
 # --- JaxMARL's tests/test_envs_implement_base_api.py, for this env ---------------------------
 
 
-def test_inherits_base_env(env: TeamDeathmatchJaxMARL) -> None:
+def test_inherits_base_env(env: JaxMARLEnv) -> None:
     assert isinstance(env, MultiAgentEnv)
     assert env.num_agents == 10
     assert env.agents == list(marl_bgs.AGENTS)
 
 
-def test_space_definitions(env: TeamDeathmatchJaxMARL) -> None:
+def test_space_definitions(env: JaxMARLEnv) -> None:
     native = marl_bgs.make("tdm", num_envs=1, **SETTINGS)
     assert set(env.observation_spaces) == set(env.agents) == set(env.action_spaces)
     for agent in env.agents:
@@ -63,7 +63,7 @@ def test_space_definitions(env: TeamDeathmatchJaxMARL) -> None:
         np.testing.assert_array_equal(obs_space.high, native.observation_space(agent).high)
 
 
-def test_reset_returns_valid_observation(env: TeamDeathmatchJaxMARL) -> None:
+def test_reset_returns_valid_observation(env: JaxMARLEnv) -> None:
     obs, _ = env.reset(jax.random.PRNGKey(0))
     for agent in env.observation_spaces:
         assert obs[agent].shape == env.observation_space(agent).shape
@@ -71,7 +71,7 @@ def test_reset_returns_valid_observation(env: TeamDeathmatchJaxMARL) -> None:
         assert env.observation_spaces[agent].contains(obs[agent])
 
 
-def test_step_returns_correct_format(env: TeamDeathmatchJaxMARL) -> None:
+def test_step_returns_correct_format(env: JaxMARLEnv) -> None:
     rng = jax.random.PRNGKey(0)
     rng, _rng = jax.random.split(rng)
     _, state = env.reset(_rng)
@@ -94,7 +94,29 @@ def test_step_returns_correct_format(env: TeamDeathmatchJaxMARL) -> None:
     assert all(leaf.shape == (env.num_agents,) for leaf in jax.tree.leaves(info))
 
 
-def test_avail_actions_are_the_native_masks(env: TeamDeathmatchJaxMARL) -> None:
+def test_what_jaxmarl_baselines_read(env: JaxMARLEnv) -> None:
+    """MAPPO's world-state wrapper: `num_allies` = agents, `state_size`, one `world_state` vector
+    per game (each team's first slot's global state); info one value per agent (facts="agent")."""
+    native = marl_bgs.make("tdm", num_envs=1, **SETTINGS)
+    assert env.num_allies == env.num_agents == 10
+    assert env.state_size == 2 * native.spec.state_size
+    obs, state = env.reset(jax.random.PRNGKey(1))
+    assert obs["world_state"].shape == (env.state_size,)
+    batch = jax.tree.map(lambda x: x[None], state)
+    full = np.asarray(native.global_state(batch)[0])
+    np.testing.assert_array_equal(obs["world_state"], np.concatenate([full[0], full[5]]))
+    per_agent = JaxMARLEnv("tdm", facts="agent", **SETTINGS)
+    actions = dict.fromkeys(env.agents, 0)
+    obs, _, _, _, info = per_agent.step(jax.random.PRNGKey(2), state, actions)
+    assert obs["world_state"].shape == (env.state_size,)
+    assert all(leaf.shape == (10,) for leaf in jax.tree.leaves(info))
+    assert {"damage_dealt", "died", "red_zone_death"} <= set(info["agent_facts"])
+    full_facts = JaxMARLEnv("tdm", facts="full", **SETTINGS)
+    _, _, _, _, info = full_facts.step(jax.random.PRNGKey(2), state, actions)
+    assert info["facts"].damage.shape == (10, 10)
+
+
+def test_avail_actions_are_the_native_masks(env: JaxMARLEnv) -> None:
     native = marl_bgs.make("tdm", num_envs=1, **SETTINGS)
     _, state = env.reset(jax.random.PRNGKey(3))
     avail = env.get_avail_actions(state)
@@ -110,7 +132,7 @@ def test_avail_actions_are_the_native_masks(env: TeamDeathmatchJaxMARL) -> None:
 # --- JaxMARL's tests/test_jaxmarl_api.py (auto-reset to a given state), for this env ---------
 
 
-def test_auto_reset_to_specific_state(env: TeamDeathmatchJaxMARL) -> None:
+def test_auto_reset_to_specific_state(env: JaxMARLEnv) -> None:
     rng = jax.random.PRNGKey(0)
     rng, rng_reset1, rng_reset2 = jax.random.split(rng, 3)
     _, state1 = env.reset(rng_reset1)
@@ -130,7 +152,7 @@ def test_auto_reset_to_specific_state(env: TeamDeathmatchJaxMARL) -> None:
     assert all(float(reward[a]) == 0.0 for a in env.agents)  # a draw pays nothing
 
 
-def test_decided_game_pays_the_winner(env: TeamDeathmatchJaxMARL) -> None:
+def test_decided_game_pays_the_winner(env: JaxMARLEnv) -> None:
     _, state = env.reset(jax.random.PRNGKey(1))
     state = state.replace(score=jnp.array([state.rules.winning_score, 0], jnp.int32))
     actions = {a: jnp.int32(0) for a in env.agents}
@@ -143,7 +165,7 @@ def test_decided_game_pays_the_winner(env: TeamDeathmatchJaxMARL) -> None:
     assert int(nxt.episode) == 1  # the next episode of this game
 
 
-def test_jit_and_vmap_match_single_games(env: TeamDeathmatchJaxMARL) -> None:
+def test_jit_and_vmap_match_single_games(env: JaxMARLEnv) -> None:
     keys = jax.random.split(jax.random.PRNGKey(4), 2)
     obs, state = jax.jit(jax.vmap(env.reset))(keys)
     flat = jnp.array([[0] * 10, [17] * 10], jnp.int32)
@@ -167,10 +189,12 @@ def test_jit_and_vmap_match_single_games(env: TeamDeathmatchJaxMARL) -> None:
 
 def test_settings_are_validated() -> None:
     with pytest.raises(ConfigError, match="num_envs"):
-        TeamDeathmatchJaxMARL(num_envs=4)
+        JaxMARLEnv("tdm", num_envs=4)
     with pytest.raises(ConfigError, match="tick_limit"):
-        TeamDeathmatchJaxMARL(tick_limit=0)
-    env = TeamDeathmatchJaxMARL()
+        JaxMARLEnv("tdm", tick_limit=0)
+    with pytest.raises(ConfigError, match=r"^facts: expected one of \[None, 'agent', 'full'\]"):
+        JaxMARLEnv("tdm", facts=True)
+    env = JaxMARLEnv("tdm")
     with pytest.raises(ValueError, match="missing agent"):
         env.step(jax.random.PRNGKey(0), env.reset(jax.random.PRNGKey(0))[1], {"a_0": 0})
 
@@ -228,7 +252,7 @@ def unbatchify(x: jnp.ndarray, agent_list: list[str], num_envs: int, num_actors:
 
 
 def make_train(config: dict):
-    env = TeamDeathmatchJaxMARL(**config["ENV_KWARGS"])
+    env = JaxMARLEnv("tdm", **config["ENV_KWARGS"])
     config["NUM_ACTORS"] = env.num_agents * config["NUM_ENVS"]
     config["MINIBATCH_SIZE"] = (
         config["NUM_ACTORS"] * config["NUM_STEPS"] // config["NUM_MINIBATCHES"]

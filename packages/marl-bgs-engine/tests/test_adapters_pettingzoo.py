@@ -19,15 +19,15 @@ from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 import marl_bgs
 from marl_bgs.adapters import game
-from marl_bgs.adapters.pettingzoo import TeamDeathmatchParallelEnv
-from marl_bgs.config import ConfigError
-from marl_bgs.maps import MapError
+from marl_bgs.adapters.pettingzoo import PettingZooEnv
+from marl_bgs.core.errors import ConfigError
+from marl_bgs.tdm.maps import MapError
 
 SETTINGS = {"map_id": 11, "tick_limit": 8, "rosters": ("MWHRP", "WRPH")}
 
 
 def test_parallel_api_test() -> None:
-    env = TeamDeathmatchParallelEnv(map_id=0, tick_limit=10)
+    env = PettingZooEnv("tdm", map_id=0, tick_limit=10)
     assert isinstance(env, ParallelEnv)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)  # PettingZoo reports its findings as warnings
@@ -35,11 +35,11 @@ def test_parallel_api_test() -> None:
 
 
 def test_parallel_seed_test() -> None:
-    parallel_seed_test(lambda: TeamDeathmatchParallelEnv(**SETTINGS), num_cycles=10)
+    parallel_seed_test(lambda: PettingZooEnv("tdm", **SETTINGS), num_cycles=10)
 
 
 def test_spaces_masks_and_game_end() -> None:
-    env = TeamDeathmatchParallelEnv(**SETTINGS)
+    env = PettingZooEnv("tdm", **SETTINGS)
     assert env.possible_agents == list(marl_bgs.AGENTS)
     assert env.agents == []
     for agent in env.possible_agents:
@@ -72,7 +72,7 @@ def test_spaces_masks_and_game_end() -> None:
 
 
 def test_decided_game_terminates() -> None:
-    env = TeamDeathmatchParallelEnv(**SETTINGS)
+    env = PettingZooEnv("tdm", **SETTINGS)
     env.reset(seed=1)
     state = env.game_state
     env.game_state = state.replace(score=jnp.array([0, state.rules.winning_score], jnp.int32))
@@ -86,12 +86,12 @@ def test_decided_game_terminates() -> None:
 
 def test_bad_input_is_rejected() -> None:
     with pytest.raises(ConfigError, match="render_mode"):
-        TeamDeathmatchParallelEnv(render_mode="human")
+        PettingZooEnv("tdm", render_mode="human")
     with pytest.raises(ConfigError, match="num_envs"):
-        TeamDeathmatchParallelEnv(num_envs=2)
+        PettingZooEnv("tdm", num_envs=2)
     with pytest.raises(MapError, match="map_id"):
-        TeamDeathmatchParallelEnv(map_id=999)
-    env = TeamDeathmatchParallelEnv(**SETTINGS)
+        PettingZooEnv("tdm", map_id=999)
+    env = PettingZooEnv("tdm", **SETTINGS)
     with pytest.raises(RuntimeError, match="reset"):
         env.step({})
     env.reset(seed=0)
@@ -112,14 +112,14 @@ def test_bad_input_is_rejected() -> None:
 
 
 def test_instances_share_one_compiled_program() -> None:
-    a = TeamDeathmatchParallelEnv(map_id=0)
+    a = PettingZooEnv("tdm", map_id=0)
     a.reset(seed=0)
     a.step(dict.fromkeys(a.agents, 0))
     programs = game.step_game._cache_size(), game.reset_game._cache_size()
     # Another map, rosters and rule values: data, not a new program (as long as the numbers of
     # maps and roster pairs to draw from, which are shapes, stay the same).
-    b = TeamDeathmatchParallelEnv(
-        map_id=30, rosters=("PPP", "MWH"), tick_limit=50, winning_score=5, spawn_swap="half"
+    b = PettingZooEnv(
+        "tdm", map_id=30, rosters=("PPP", "MWH"), tick_limit=50, winning_score=5, spawn_swap="half"
     )
     b.reset(seed=1)
     b.step(dict.fromkeys(b.agents, 5))
@@ -132,12 +132,12 @@ def _stacked(obs: dict, agents: list[str]) -> np.ndarray:
 
 def test_three_faces_play_the_same_game() -> None:
     pytest.importorskip("jaxmarl")
-    from marl_bgs.adapters.jaxmarl import TeamDeathmatchJaxMARL
+    from marl_bgs.adapters.jaxmarl import JaxMARLEnv
 
     seed, step_key = 7, jax.random.PRNGKey(99)
     native = marl_bgs.make("tdm", num_envs=1, **SETTINGS)
-    jm = TeamDeathmatchJaxMARL(**SETTINGS)
-    pz = TeamDeathmatchParallelEnv(**SETTINGS)
+    jm = JaxMARLEnv("tdm", **SETTINGS)
+    pz = PettingZooEnv("tdm", **SETTINGS)
     agents = list(native.agents)
     assert agents == jm.agents == pz.possible_agents
 

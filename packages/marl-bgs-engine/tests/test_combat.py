@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 from marl_bgs import GameState, UnitSpec, author_state, maps
-from marl_bgs.testing import relative_target, slot_actions
-from marl_bgs.transition import transition
+from marl_bgs.tdm.testing import relative_target, slot_actions
+from marl_bgs.tdm.transition import transition
 
 U = UnitSpec
 STAY, NORTH, SOUTH, EAST, WEST = range(5)
-Step = Callable[[GameState, jnp.ndarray], tuple[GameState, jnp.ndarray, Any]]
+Step = Callable[[GameState, jnp.ndarray], tuple[GameState, Any]]
 
 step = jax.jit(transition)
 
@@ -73,7 +73,7 @@ def accepted(facts: Any, slot: int) -> bool:
 def test_basic_damage_of_each_class(cls: str, damage: float) -> None:
     """The Mage's own aura covers itself (x1.15); the others deal their base value."""
     s = game(U(slot=1, cls=cls, x=5.0, y=5.0), U(slot=7, cls="H", x=6.2, y=5.0))
-    nxt, _, f = step(s, acts(basic={1: 7}))
+    nxt, f = step(s, acts(basic={1: 7}))
     assert accepted(f, 1)
     assert bool(f.basic_used[1])
     assert not bool(f.ultimate_used[1])
@@ -84,7 +84,7 @@ def test_basic_damage_of_each_class(cls: str, damage: float) -> None:
 
 def test_basic_damage_from_team_b_uses_its_own_roster_naming() -> None:
     s = game(U(slot=2, cls="H", x=5.0, y=5.0), U(slot=8, cls="R", x=6.2, y=5.0))
-    nxt, _, f = step(s, acts(basic={8: 2}))  # relative index 6 + 2: enemy roster slot 2
+    nxt, f = step(s, acts(basic={8: 2}))  # relative index 6 + 2: enemy roster slot 2
     assert int(f.accepted[8, 1]) == 8
     assert float(f.damage_basic[8, 2]) == pytest.approx(12.0)
     assert hp(nxt)[2] == pytest.approx(88.0)
@@ -98,7 +98,7 @@ def test_lesser_heal_on_an_ally_and_on_itself() -> None:
         U(slot=0, cls="M", x=5.0, y=6.5),
         U(slot=9, cls="P", x=15.0, y=5.0, health=60.0, recovery=5),
     )
-    nxt, _, f = step(s, acts(basic={4: 2, 9: 9}))
+    nxt, f = step(s, acts(basic={4: 2, 9: 9}))
     assert float(f.heal_basic[4, 2]) == pytest.approx(8.0)
     assert float(f.heal_basic[9, 9]) == pytest.approx(8.0)
     assert hp(nxt)[[2, 4, 9]].tolist() == pytest.approx([58.0, 60.0, 68.0])
@@ -108,7 +108,7 @@ def test_lesser_heal_on_an_ally_and_on_itself() -> None:
 
 def test_warrior_takes_less_damage_under_its_own_aura() -> None:
     s = game(U(slot=2, cls="H", x=5.0, y=5.0), U(slot=5, cls="W", x=8.0, y=5.0))
-    nxt, _, f = step(s, acts(basic={2: 5}))
+    nxt, f = step(s, acts(basic={2: 5}))
     assert float(f.damage_basic[2, 5]) == pytest.approx(6 * 0.85)
     assert float(f.warrior_aura_prevented[2, 5]) == pytest.approx(6 * 0.15)
     assert hp(nxt)[5] == pytest.approx(200 - 6 * 0.85)
@@ -128,7 +128,7 @@ def test_mage_aura_radius(gap: float, mult: float, covered: int) -> None:
         U(slot=3, cls="R", x=rx, y=5.0),
         U(slot=7, cls="H", x=rx + 1.2, y=5.0),
     )
-    nxt, _, f = step(s, acts(basic={3: 7}))
+    nxt, f = step(s, acts(basic={3: 7}))
     assert int(f.mage_auras[3]) == covered
     assert float(f.damage_basic[3, 7]) == pytest.approx(12 * mult)
     assert float(f.mage_aura_added[3, 7]) == pytest.approx(12 * (mult - 1.0), abs=1e-5)
@@ -141,7 +141,7 @@ def test_mage_auras_multiply_up_to_two(mages: int, count: int) -> None:
     spots = [(5.0, 5.0), (5.0, 7.0), (7.0, 7.0)]
     mage_units = [U(slot=k, cls="M", x=x, y=y) for k, (x, y) in enumerate(spots[:mages])]
     s = game(*mage_units, U(slot=3, cls="R", x=6.0, y=6.0), U(slot=7, cls="H", x=7.0, y=5.0))
-    _, _, f = step(s, acts(basic={3: 7}))
+    _, f = step(s, acts(basic={3: 7}))
     assert int(f.mage_auras[3]) == count
     assert float(f.damage_basic[3, 7]) == pytest.approx(12 * 1.15**count)
 
@@ -152,7 +152,7 @@ def test_warrior_auras_multiply_down_to_0_7225(warriors: int, count: int) -> Non
     spots = [(11.0, 5.0), (10.0, 6.5), (10.0, 3.5)]
     guards = [U(slot=5 + k, cls="W", x=x, y=y) for k, (x, y) in enumerate(spots[:warriors])]
     s = game(U(slot=2, cls="H", x=7.0, y=5.0), U(slot=8, cls="R", x=10.0, y=5.0), *guards)
-    nxt, _, f = step(s, acts(basic={2: 8}))
+    nxt, f = step(s, acts(basic={2: 8}))
     assert int(f.warrior_auras[8]) == count
     assert float(f.damage_basic[2, 8]) == pytest.approx(6 * 0.85**count)
     assert float(f.warrior_aura_prevented[2, 8]) == pytest.approx(6 * (1 - 0.85**count), abs=1e-5)
@@ -161,9 +161,9 @@ def test_warrior_auras_multiply_down_to_0_7225(warriors: int, count: int) -> Non
 
 def test_warrior_aura_reaches_2_not_2_01() -> None:
     base = [U(slot=2, cls="H", x=7.0, y=5.0), U(slot=8, cls="R", x=10.0, y=5.0)]
-    _, _, f = step(game(*base, U(slot=5, cls="W", x=12.0, y=5.0)), acts(basic={2: 8}))
+    _, f = step(game(*base, U(slot=5, cls="W", x=12.0, y=5.0)), acts(basic={2: 8}))
     assert float(f.damage_basic[2, 8]) == pytest.approx(6 * 0.85)
-    _, _, f = step(game(*base, U(slot=5, cls="W", x=12.01, y=5.0)), acts(basic={2: 8}))
+    _, f = step(game(*base, U(slot=5, cls="W", x=12.01, y=5.0)), acts(basic={2: 8}))
     assert float(f.damage_basic[2, 8]) == pytest.approx(6.0)
 
 
@@ -178,7 +178,7 @@ def test_auras_pass_through_walls() -> None:
         U(slot=5, cls="W", x=7.9, y=6.8),
         map_id=arena,
     )
-    nxt, _, f = step(s, acts(basic={0: 7, 3: 7}, ult={5: 3}))
+    nxt, f = step(s, acts(basic={0: 7, 3: 7}, ult={5: 3}))
     assert bool(f.combat_rejected[0])  # the Mage cannot see the Hunter through the wall
     assert bool(f.combat_rejected[5])  # the Warrior cannot see the Rogue through the other one
     assert (int(f.mage_auras[3]), int(f.warrior_auras[7])) == (1, 1)
@@ -193,7 +193,7 @@ def test_shielded_emitters_give_no_aura() -> None:
         U(slot=8, cls="R", x=7.2, y=5.0),
         U(slot=5, cls="W", x=8.2, y=5.0, shield=1),
     )
-    nxt, _, f = step(s, acts(basic={3: 8}))
+    nxt, f = step(s, acts(basic={3: 8}))
     assert (int(f.mage_auras[3]), int(f.warrior_auras[8])) == (0, 0)
     assert float(f.damage_basic[3, 8]) == pytest.approx(12.0)
     assert hp(nxt)[8] == pytest.approx(88.0)
@@ -209,7 +209,7 @@ def test_shielded_receivers_get_no_aura() -> None:
         U(slot=6, cls="W", x=15.0, y=6.0, shield=2),
         U(slot=7, cls="H", x=16.0, y=5.0, shield=2),
     )
-    _, _, f = step(s, acts())
+    _, f = step(s, acts())
     assert np.asarray(f.mage_auras)[[0, 1, 3]].tolist() == [1, 0, 0]
     assert np.asarray(f.warrior_auras)[[5, 6, 7]].tolist() == [1, 0, 0]
 
@@ -220,7 +220,7 @@ def test_shielded_receivers_get_no_aura() -> None:
 def test_burst_multiplies_damage_for_the_next_five_ticks() -> None:
     """Burst on tick 0 (no damage that tick), x1.5 on ticks 1-5, back to normal on tick 6."""
     s = game(U(slot=0, cls="M", x=5.0, y=5.0), U(slot=5, cls="W", x=7.5, y=5.0))
-    s, _, f = step(s, acts(ult={0: None}))
+    s, f = step(s, acts(ult={0: None}))
     assert bool(f.ultimate_used[0])
     assert not bool(f.basic_used[0])
     assert float(np.sum(f.damage)) == 0.0
@@ -230,7 +230,7 @@ def test_burst_multiplies_damage_for_the_next_five_ticks() -> None:
     plain = 13 * 1.15 * 0.85
     dealt = []
     for _ in range(6):
-        s, _, f = step(s, acts(basic={0: 5}))
+        s, f = step(s, acts(basic={0: 5}))
         dealt.append((float(f.damage_basic[0, 5]), bool(f.burst_active[0])))
     assert dealt == [(pytest.approx(boosted), True)] * 5 + [(pytest.approx(plain), False)]
     assert hp(s)[5] == pytest.approx(200 - 5 * boosted - plain)
@@ -240,7 +240,7 @@ def test_burst_multiplies_damage_for_the_next_five_ticks() -> None:
 def test_mage_cannot_basic_on_the_burst_tick() -> None:
     """(enemy target, Ultimate) is not a legal pair for the Mage: it is repaired to nothing."""
     s = game(U(slot=0, cls="M", x=5.0, y=5.0), U(slot=5, cls="W", x=7.5, y=5.0))
-    nxt, _, f = step(s, acts(ult={0: 5}))
+    nxt, f = step(s, acts(ult={0: 5}))
     assert bool(f.combat_rejected[0])
     assert f.accepted[0].tolist() == [0, 0, 0]
     assert float(np.sum(f.damage)) == 0.0
@@ -255,7 +255,7 @@ def test_full_damage_pipeline() -> None:
         U(slot=5, cls="W", x=7.5, y=5.0),
         U(slot=6, cls="W", x=8.5, y=6.0),
     )
-    nxt, _, f = step(s, acts(basic={0: 5, 1: 5}))
+    nxt, f = step(s, acts(basic={0: 5, 1: 5}))
     bursting = 13 * 1.5 * 1.15**2 * 0.85**2
     normal = 13 * 1.15**2 * 0.85**2
     assert float(f.damage_basic[0, 5]) == pytest.approx(bursting)
@@ -299,7 +299,7 @@ def test_charge(run: Step) -> None:
 
 def test_charge_along_a_diagonal() -> None:
     s = game(U(slot=1, cls="W", x=3.0, y=3.0), U(slot=7, cls="H", x=6.0, y=7.0))
-    nxt, _, f = step(s, acts(ult={1: 7}))
+    nxt, f = step(s, acts(ult={1: 7}))
     assert accepted(f, 1)
     assert pos(nxt, 1) == pytest.approx([6.0 - 0.6, 7.0 - 0.8], abs=1e-5)
     assert pos(nxt, 7) == pytest.approx([6.0, 7.0])
@@ -307,10 +307,10 @@ def test_charge_along_a_diagonal() -> None:
 
 def test_charge_range_is_5_75() -> None:
     base = U(slot=1, cls="W", x=3.0, y=5.0)
-    _, _, f = step(game(base, U(slot=7, cls="H", x=8.75, y=5.0)), acts(ult={1: 7}))
+    _, f = step(game(base, U(slot=7, cls="H", x=8.75, y=5.0)), acts(ult={1: 7}))
     assert accepted(f, 1)
     assert float(f.damage_ultimate[1, 7]) == pytest.approx(20.0)
-    _, _, f = step(game(base, U(slot=7, cls="H", x=8.8, y=5.0)), acts(ult={1: 7}))
+    _, f = step(game(base, U(slot=7, cls="H", x=8.8, y=5.0)), acts(ult={1: 7}))
     assert bool(f.combat_rejected[1])
     assert float(np.sum(f.damage)) == 0.0
 
@@ -319,12 +319,12 @@ def test_charge_passes_over_a_wall() -> None:
     """The wall lies 0.2 beside the sight line: it leaves sight clear but blocks a walking body."""
     arena = custom_map(wall(5.0, 5.4, 1.0, 0.4))
     s = game(U(slot=1, cls="W", x=3.0, y=5.0), U(slot=7, cls="H", x=7.0, y=5.0), map_id=arena)
-    nxt, _, f = step(s, acts(ult={1: 7}))
+    nxt, f = step(s, acts(ult={1: 7}))
     assert accepted(f, 1)
     assert pos(nxt, 1) == pytest.approx([6.0, 5.0], abs=1e-5)
     # Walking the same line instead stops at the wall.
     walker = game(U(slot=1, cls="W", x=4.0, y=5.0), U(slot=7, cls="H", x=7.0, y=5.0), map_id=arena)
-    after, _, _ = step(walker, acts(move={1: EAST}))
+    after, _ = step(walker, acts(move={1: EAST}))
     assert pos(after, 1)[0] < 4.1
 
 
@@ -346,7 +346,7 @@ def test_charge_backs_off_when_the_contact_point_is_blocked(
     units = [U(slot=1, cls="W", x=3.0, y=5.0), U(slot=7, cls="H", x=7.0, y=5.0)]
     arena = custom_map(*obstacles) if obstacles else 0
     s = game(*units, *([blocker] if blocker else []), map_id=arena)
-    nxt, _, f = step(s, acts(ult={1: 7}))
+    nxt, f = step(s, acts(ult={1: 7}))
     assert accepted(f, 1)
     assert float(f.damage_ultimate[1, 7]) == pytest.approx(20.0)
     x, y = pos(nxt, 1)
@@ -367,7 +367,7 @@ def test_two_charges_in_one_tick_each_land_on_their_own_first_free_point() -> No
         U(slot=2, cls="W", x=3.0, y=5.0), U(slot=8, cls="H", x=7.0, y=5.0),
         map_id=arena,
     )  # fmt: skip
-    nxt, _, f = step(s, acts(ult={1: 7, 2: 8}))
+    nxt, f = step(s, acts(ult={1: 7, 2: 8}))
     assert accepted(f, 1)
     assert accepted(f, 2)
     assert pos(nxt, 1) == pytest.approx([6.0, 2.0], abs=1e-5)
@@ -379,7 +379,7 @@ def test_two_charges_in_one_tick_each_land_on_their_own_first_free_point() -> No
 def test_warrior_moves_after_its_charge() -> None:
     """Documented choice: the Charge relocation comes first, then the Warrior's ordinary move."""
     s = game(U(slot=1, cls="W", x=3.0, y=5.0), U(slot=7, cls="H", x=7.0, y=5.0))
-    nxt, _, f = step(s, acts(ult={1: 7}, move={1: NORTH}))
+    nxt, f = step(s, acts(ult={1: 7}, move={1: NORTH}))
     assert np.asarray(f.charge_to[1]).tolist() == pytest.approx([6.0, 5.0], abs=1e-5)
     assert pos(nxt, 1) == pytest.approx([6.0, 6.0], abs=1e-5)
 
@@ -389,16 +389,16 @@ def test_warrior_moves_after_its_charge() -> None:
 
 def test_hunter_basic_slows_for_one_tick_and_a_new_hit_restarts_it() -> None:
     s = game(U(slot=2, cls="H", x=3.0, y=5.0), U(slot=5, cls="M", x=6.0, y=5.0))
-    s, _, f = step(s, acts(basic={2: 5}))
+    s, f = step(s, acts(basic={2: 5}))
     assert float(f.damage_basic[2, 5]) == pytest.approx(6.0)
     assert bool(f.slowed_hunter[2, 5])
     assert int(s.units.slow_hunter[5]) == 1
-    s, _, f = step(s, acts(basic={2: 5}, move={5: NORTH}))  # slowed, and hit again
+    s, f = step(s, acts(basic={2: 5}, move={5: NORTH}))  # slowed, and hit again
     assert float(f.moved[5]) == pytest.approx(0.85)
     assert int(s.units.slow_hunter[5]) == 1
-    s, _, f = step(s, acts(move={5: NORTH}))  # the second hit's slow
+    s, f = step(s, acts(move={5: NORTH}))  # the second hit's slow
     assert float(f.moved[5]) == pytest.approx(0.85)
-    s, _, f = step(s, acts(move={5: NORTH}))
+    s, f = step(s, acts(move={5: NORTH}))
     assert float(f.moved[5]) == pytest.approx(1.0)
     assert pos(s, 5) == pytest.approx([6.0, 5.0 + 0.85 + 0.85 + 1.0], abs=1e-5)
 
@@ -423,7 +423,7 @@ def test_slows_multiply_and_freedom_sets_a_floor(
 ) -> None:
     """Different slows multiply (0.2125 at most, above the 0.2 floor); Freedom keeps >= 0.85."""
     s = game(U(slot=0, cls=cls, x=5.0, y=3.0, **slows), U(slot=5, cls="W", x=15.0, y=5.0))
-    nxt, _, f = step(s, acts(move={0: NORTH}))
+    nxt, f = step(s, acts(move={0: NORTH}))
     assert float(f.moved[0]) == pytest.approx(speed)
     assert pos(nxt, 0) == pytest.approx([5.0, 3.0 + speed], abs=1e-5)
 
@@ -444,7 +444,7 @@ def trap_game() -> GameState:
 def test_trap_holds_four_ticks_despite_same_tick_damage() -> None:
     """10 damage and a stun of 4; damage on the Trap's own tick does not break it; healing does
     not break it either."""
-    s, _, f = step(trap_game(), acts(ult={2: 8}, basic={0: 8}))
+    s, f = step(trap_game(), acts(ult={2: 8}, basic={0: 8}))
     assert float(f.damage_ultimate[2, 8]) == pytest.approx(10.0)
     assert float(f.damage_basic[0, 8]) == pytest.approx(13 * 1.15)
     assert bool(f.trapped[2, 8])
@@ -454,7 +454,7 @@ def test_trap_holds_four_ticks_despite_same_tick_damage() -> None:
     ys = []
     for t in range(5):
         heal = {9: 8} if t == 0 else {}
-        s, _, f = step(s, acts(basic=heal, move={8: NORTH}))
+        s, f = step(s, acts(basic=heal, move={8: NORTH}))
         ys.append(pos(s, 8)[1])
         if t == 0:
             assert float(f.heal_basic[9, 8]) == pytest.approx(8.0)
@@ -463,15 +463,15 @@ def test_trap_holds_four_ticks_despite_same_tick_damage() -> None:
 
 
 def test_damage_on_a_later_tick_breaks_the_trap() -> None:
-    s, _, _ = step(trap_game(), acts(ult={2: 8}))
-    s, _, f = step(s, acts(move={8: NORTH}))  # tick 1: trapped
+    s, _ = step(trap_game(), acts(ult={2: 8}))
+    s, f = step(s, acts(move={8: NORTH}))  # tick 1: trapped
     assert pos(s, 8) == pytest.approx([5.5, 5.0])
     assert int(s.units.trap[8]) == 3
-    s, _, f = step(s, acts(basic={0: 8}, move={8: NORTH}))  # tick 2: hit, still held this tick
+    s, f = step(s, acts(basic={0: 8}, move={8: NORTH}))  # tick 2: hit, still held this tick
     assert bool(f.trap_broken[8])
     assert pos(s, 8) == pytest.approx([5.5, 5.0])
     assert int(s.units.trap[8]) == 0
-    s, _, f = step(s, acts(move={8: NORTH}))  # tick 3: free
+    s, f = step(s, acts(move={8: NORTH}))  # tick 3: free
     assert not bool(f.move_rejected[8])
     assert pos(s, 8) == pytest.approx([5.5, 6.3], abs=1e-5)
 
@@ -486,7 +486,7 @@ def test_poison() -> None:
         U(slot=7, cls="H", x=6.2, y=5.0),
         U(slot=9, cls="P", x=8.0, y=5.0),
     )
-    s, _, f = step(s, acts(ult={3: 7}))
+    s, f = step(s, acts(ult={3: 7}))
     assert float(f.damage_ultimate[3, 7]) == pytest.approx(36.0)
     assert bool(f.poisoned[3, 7])
     assert bool(f.stunned[3, 7])
@@ -494,12 +494,12 @@ def test_poison() -> None:
     assert (int(u.stun[7]), int(u.slow_poison[7]), int(u.antiheal[7])) == (1, 5, 4)
     assert hp(s)[7] == pytest.approx(64.0)
     # Tick 1: stunned (its Basic on the Rogue, in range, is refused); the Priest's heal is halved.
-    s, _, f = step(s, acts(basic={7: 3, 9: 7}))
+    s, f = step(s, acts(basic={7: 3, 9: 7}))
     assert bool(f.combat_rejected[7])
     assert float(f.heal_basic[9, 7]) == pytest.approx(4.0)
     heals = [4.0]
     for _ in range(4):
-        s, _, f = step(s, acts(basic={9: 7}))
+        s, f = step(s, acts(basic={9: 7}))
         heals.append(float(f.heal_basic[9, 7]))
     assert heals == pytest.approx([4.0, 4.0, 4.0, 4.0, 8.0])
     assert hp(s)[7] == pytest.approx(64.0 + 4 * 4 + 8)
@@ -508,9 +508,9 @@ def test_poison() -> None:
 
 def test_poison_leaves_no_damage_over_time() -> None:
     s = game(U(slot=3, cls="R", x=5.0, y=5.0), U(slot=7, cls="H", x=6.2, y=5.0))
-    s, _, _ = step(s, acts(ult={3: 7}))
+    s, _ = step(s, acts(ult={3: 7}))
     for _ in range(5):
-        s, _, f = step(s, acts())
+        s, f = step(s, acts())
         assert float(np.sum(f.damage)) == 0.0
         assert hp(s)[7] == pytest.approx(64.0)  # in combat: no regeneration either
 
@@ -518,10 +518,10 @@ def test_poison_leaves_no_damage_over_time() -> None:
 def test_poison_slows_movement_for_five_ticks() -> None:
     """Stunned on tick 1, x0.5 on ticks 2-5 (five decisions from tick 1), full speed on tick 6."""
     s = game(U(slot=3, cls="R", x=5.0, y=3.0), U(slot=7, cls="H", x=6.2, y=3.0))
-    s, _, _ = step(s, acts(ult={3: 7}))
+    s, _ = step(s, acts(ult={3: 7}))
     moved = []
     for _ in range(6):
-        s, _, f = step(s, acts(move={7: NORTH}))
+        s, f = step(s, acts(move={7: NORTH}))
         moved.append(float(f.moved[7]))
     assert moved == pytest.approx([0.0, 0.5, 0.5, 0.5, 0.5, 1.0])
 
@@ -532,7 +532,7 @@ def test_poison_halves_regeneration() -> None:
         U(slot=7, cls="H", x=15.0, y=5.0, health=50.0),
     )
     for expected in ([52.0, 54.0], [54.0, 58.0], [58.0, 62.0]):  # anti-heal gone after 2 ticks
-        s, _, _ = step(s, acts())
+        s, _ = step(s, acts())
         assert hp(s)[[2, 7]].tolist() == pytest.approx(expected)
 
 
@@ -565,10 +565,10 @@ def test_freedom_lifts_a_slow_for_one_tick() -> None:
         U(slot=4, cls="P", x=5.0, y=2.0),
         U(slot=5, cls="W", x=15.0, y=5.0),
     )
-    s, _, _ = step(s, acts(basic={4: 0}))
+    s, _ = step(s, acts(basic={4: 0}))
     moved = []
     for _ in range(3):
-        s, _, f = step(s, acts(move={0: NORTH}))
+        s, f = step(s, acts(move={0: NORTH}))
         moved.append(float(f.moved[0]))
     assert moved == pytest.approx([0.85, 0.5, 1.0])
 
@@ -589,7 +589,7 @@ def salvation_game(target: UnitSpec, **kw: Any) -> GameState:
 )
 def test_salvation_amount(target: UnitSpec, healed: float, after: float) -> None:
     """200 before reductions and the cap: it fills any class; 100 under Poison."""
-    nxt, _, f = step(salvation_game(target), acts(ult={4: target.slot}))
+    nxt, f = step(salvation_game(target), acts(ult={4: target.slot}))
     assert float(f.heal_ultimate[4, target.slot]) == pytest.approx(healed)
     assert hp(nxt)[target.slot] == pytest.approx(after)
     assert float(f.overheal[target.slot]) == pytest.approx(target.health + healed - after)
@@ -598,7 +598,7 @@ def test_salvation_amount(target: UnitSpec, healed: float, after: float) -> None
 
 def test_salvation_on_the_priest_itself() -> None:
     s = game(U(slot=4, cls="P", x=5.0, y=2.0, health=30.0), U(slot=8, cls="R", x=15.0, y=5.0))
-    nxt, _, f = step(s, acts(ult={4: 4}))
+    nxt, f = step(s, acts(ult={4: 4}))
     assert float(f.heal_ultimate[4, 4]) == pytest.approx(200.0)
     assert hp(nxt)[4] == 100.0
 
@@ -620,7 +620,7 @@ def test_salvation_saves_from_a_same_tick_killing_blow(run: Step) -> None:
 
 def test_salvation_never_revives_the_dead() -> None:
     s = salvation_game(U(slot=0, cls="M", x=5.0, y=5.0, alive=False))
-    nxt, _, f = step(s, acts(ult={4: 0}))
+    nxt, f = step(s, acts(ult={4: 0}))
     assert bool(f.combat_rejected[4])
     assert float(np.sum(f.healing)) == 0.0
     assert not bool(nxt.units.alive[0])
@@ -631,7 +631,7 @@ def test_salvation_never_revives_the_dead() -> None:
 def test_shielded_allies_cannot_be_healed() -> None:
     s = salvation_game(U(slot=0, cls="M", x=5.0, y=5.0, health=40.0, shield=2, recovery=5))
     for a in (acts(ult={4: 0}), acts(basic={4: 0})):
-        nxt, _, f = step(s, a)
+        nxt, f = step(s, a)
         assert bool(f.combat_rejected[4])
         assert float(np.sum(f.healing)) == 0.0
         assert hp(nxt)[0] == pytest.approx(40.0)
@@ -645,7 +645,7 @@ def test_damage_and_healing_are_summed_before_deaths(health: float, alive: bool)
         U(slot=4, cls="P", x=5.0, y=2.0),
         U(slot=8, cls="R", x=6.2, y=5.0),
     )
-    nxt, _, f = step(s, acts(basic={4: 0, 8: 0}))
+    nxt, f = step(s, acts(basic={4: 0, 8: 0}))
     assert bool(nxt.units.alive[0]) is alive
     assert bool(f.died[0]) is not alive
     assert bool(f.saved[0]) is alive
@@ -659,7 +659,7 @@ def test_health_is_capped_after_the_sum() -> None:
         U(slot=4, cls="P", x=5.0, y=2.0),
         U(slot=8, cls="R", x=6.2, y=5.0),
     )
-    nxt, _, f = step(s, acts(basic={4: 0, 8: 0}))
+    nxt, f = step(s, acts(basic={4: 0, 8: 0}))
     assert hp(nxt)[0] == pytest.approx(74.0)
     assert float(f.overheal[0]) == 0.0
 
@@ -670,7 +670,7 @@ def test_healing_a_full_health_ally_is_capped() -> None:
         U(slot=4, cls="P", x=5.0, y=2.0),
         U(slot=8, cls="R", x=15.0, y=5.0),
     )
-    nxt, _, f = step(s, acts(basic={4: 2}))
+    nxt, f = step(s, acts(basic={4: 2}))
     assert float(f.heal_basic[4, 2]) == pytest.approx(8.0)
     assert hp(nxt)[2] == 100.0
     assert float(f.overheal[2]) == pytest.approx(8.0)
@@ -683,7 +683,7 @@ def test_ultimate_cooldown_blocks_thirty_decisions() -> None:
     s = game(U(slot=0, cls="M", x=5.0, y=5.0), U(slot=5, cls="W", x=15.0, y=5.0))
     used = []
     for _ in range(32):
-        s, _, f = step(s, acts(ult={0: None}))
+        s, f = step(s, acts(ult={0: None}))
         used.append(bool(f.ultimate_used[0]))
     assert used == [True] + [False] * 30 + [True]
     assert int(s.units.cooldown[0]) == 30
@@ -691,24 +691,24 @@ def test_ultimate_cooldown_blocks_thirty_decisions() -> None:
 
 def test_authored_cooldown_counts_down() -> None:
     s = game(U(slot=0, cls="M", x=5.0, y=5.0, cooldown=1), U(slot=5, cls="W", x=15.0, y=5.0))
-    s, _, f = step(s, acts(ult={0: None}))
+    s, f = step(s, acts(ult={0: None}))
     assert bool(f.combat_rejected[0])
     assert int(s.units.cooldown[0]) == 0
-    s, _, f = step(s, acts(ult={0: None}))
+    s, f = step(s, acts(ult={0: None}))
     assert bool(f.ultimate_used[0])
     assert int(s.units.cooldown[0]) == 30
 
 
 def test_the_ultimate_replaces_the_basic() -> None:
     s = game(U(slot=3, cls="R", x=5.0, y=5.0), U(slot=7, cls="H", x=6.2, y=5.0))
-    nxt, _, f = step(s, acts(ult={3: 7}))
+    nxt, f = step(s, acts(ult={3: 7}))
     assert bool(f.ultimate_used[3])
     assert not bool(f.basic_used[3])
     assert float(f.damage_basic[3, 7]) == 0.0
     assert float(f.damage_ultimate[3, 7]) == pytest.approx(36.0)
     assert hp(nxt)[7] == pytest.approx(64.0)
     # While the Ultimate cools down, the same request is refused entirely (no Basic instead).
-    _, _, f = step(nxt, acts(ult={3: 7}))
+    _, f = step(nxt, acts(ult={3: 7}))
     assert bool(f.combat_rejected[3])
     assert float(np.sum(f.damage)) == 0.0
 
@@ -725,7 +725,7 @@ def test_regeneration_is_four_percent_of_max(
     cls: str, health: float, regen: float, after: float
 ) -> None:
     s = game(U(slot=1, cls=cls, x=5.0, y=5.0, health=health), U(slot=5, cls="W", x=15.0, y=5.0))
-    nxt, _, f = step(s, acts())
+    nxt, f = step(s, acts())
     assert float(f.regen[1]) == pytest.approx(regen)
     assert hp(nxt)[1] == pytest.approx(after)
     assert float(f.overheal[1]) == pytest.approx(health + regen - after)
@@ -735,14 +735,14 @@ def test_regeneration_is_four_percent_of_max(
 def test_regeneration_waits_for_the_out_of_combat_delay(cls: str, delay: int) -> None:
     """Hit on tick 0: no regeneration on ticks 1..delay, then 4 per tick."""
     s = game(U(slot=0, cls="M", x=5.0, y=5.0), U(slot=7, cls=cls, x=7.5, y=5.0, health=60.0))
-    s, _, f = step(s, acts(basic={0: 7}))
+    s, f = step(s, acts(basic={0: 7}))
     after_hit = 60.0 - 13 * 1.15
     assert hp(s)[7] == pytest.approx(after_hit)
     assert bool(f.in_combat[7])
     recovery, health = [], []
     for _ in range(delay + 2):
         recovery.append(int(s.units.recovery[7]))
-        s, _, f = step(s, acts())
+        s, f = step(s, acts())
         health.append(float(hp(s)[7]))
     assert recovery == [*range(delay, -1, -1), 0]
     assert health == pytest.approx([after_hit] * delay + [after_hit + 4, after_hit + 8])
@@ -754,7 +754,7 @@ def test_healing_an_in_combat_ally_keeps_both_in_combat() -> None:
         U(slot=2, cls="H", x=5.0, y=5.0, health=50.0, recovery=3),
         U(slot=8, cls="R", x=15.0, y=5.0),
     )
-    nxt, _, f = step(s, acts(basic={4: 2}))
+    nxt, f = step(s, acts(basic={4: 2}))
     assert bool(f.in_combat[4])
     assert bool(f.in_combat[2])
     assert np.asarray(nxt.units.recovery)[[2, 4]].tolist() == [5, 5]
@@ -767,7 +767,7 @@ def test_healing_an_out_of_combat_full_health_ally_does_not_start_combat() -> No
         U(slot=2, cls="H", x=5.0, y=5.0),
         U(slot=8, cls="R", x=15.0, y=5.0),
     )
-    nxt, _, f = step(s, acts(basic={4: 2}))
+    nxt, f = step(s, acts(basic={4: 2}))
     assert not bool(f.in_combat[4])
     assert not bool(f.in_combat[2])
     assert np.asarray(nxt.units.recovery)[[2, 4]].tolist() == [0, 0]
@@ -781,7 +781,7 @@ def test_healing_an_out_of_combat_injured_ally_keeps_its_regeneration() -> None:
         U(slot=2, cls="H", x=5.0, y=5.0, health=50.0),
         U(slot=8, cls="R", x=15.0, y=5.0),
     )
-    nxt, _, f = step(s, acts(basic={4: 2}))
+    nxt, f = step(s, acts(basic={4: 2}))
     assert not bool(f.in_combat[2])
     assert not bool(f.in_combat[4])
     assert hp(nxt)[2] == pytest.approx(50.0 + 8.0 + 4.0)
@@ -790,12 +790,12 @@ def test_healing_an_out_of_combat_injured_ally_keeps_its_regeneration() -> None:
 
 def test_taking_damage_stops_regeneration_on_that_tick() -> None:
     s = game(U(slot=0, cls="M", x=5.0, y=5.0), U(slot=7, cls="H", x=7.5, y=5.0, health=60.0))
-    nxt, _, f = step(s, acts(basic={0: 7}))
+    nxt, f = step(s, acts(basic={0: 7}))
     assert float(f.regen[7]) == 0.0
     assert hp(nxt)[7] == pytest.approx(60 - 13 * 1.15)
     # Dealing damage counts too: the attacking Mage below max does not regenerate.
     s = game(U(slot=0, cls="M", x=5.0, y=5.0, health=40.0), U(slot=7, cls="H", x=7.5, y=5.0))
-    nxt, _, f = step(s, acts(basic={0: 7}))
+    nxt, f = step(s, acts(basic={0: 7}))
     assert float(f.regen[0]) == 0.0
     assert hp(nxt)[0] == pytest.approx(40.0)
     assert int(nxt.units.recovery[0]) == 5

@@ -14,7 +14,7 @@ import pytest
 
 import marl_bgs
 from marl_bgs import ConfigError, UnitSpec, author_state
-from marl_bgs.maps import MapError
+from marl_bgs.tdm.maps import MapError
 
 U = UnitSpec
 # Two units far apart on the open arena: the smallest valid authored state.

@@ -17,3 +17,26 @@ def test_api_examples_run() -> None:
         small = block.replace("num_envs=1024", "num_envs=4").replace("length=128", "length=3")
         exec(compile(small, str(API_DOC), "exec"), namespace)
     assert namespace["rewards"]["a_0"].shape == (3, 4)  # type: ignore[index]
+
+
+ARCH_DOC = API_DOC.with_name("architecture.md")
+
+
+@pytest.mark.skipif(not ARCH_DOC.exists(), reason="docs/ is not beside this checkout")
+def test_architecture_diagram_names_real_modules() -> None:
+    """Every module the architecture diagram names exists, and every module of the engine's core
+    and of each mode folder appears in it, so the diagram stays true."""
+    import marl_bgs
+
+    root = Path(marl_bgs.__file__).parent
+    diagrams = re.findall(r"```text\n(.*?)```", ARCH_DOC.read_text(), re.S)
+    assert diagrams, "docs/architecture.md has no ```text diagram"
+    named = set(re.findall(r"\b((?:[a-z_]+/)+[a-z_]+\.py)\b", "\n".join(diagrams)))
+    assert named
+    missing = sorted(p for p in named if not (root / p).exists())
+    assert not missing, f"the diagram names modules that do not exist: {missing}"
+    shown = {Path(p).as_posix() for p in named}
+    for folder in ("core", "tdm"):
+        for module in sorted((root / folder).glob("*.py")):
+            rel = module.relative_to(root).as_posix()
+            assert module.name == "__init__.py" or rel in shown, f"{rel} is not in the diagram"

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import marl_bgs
-from marl_bgs import env as env_module
-from marl_bgs.spaces import Box, Discrete, MultiDiscrete
+from marl_bgs.core import env as env_module
+from marl_bgs.core.spaces import Box, Discrete, MultiDiscrete
+from marl_bgs.tdm.testing import tick_with_reward
 from marl_bgs.testing import check_env
-from marl_bgs.transition import transition
 
 AGENTS = ("a_0", "a_1", "a_2", "a_3", "a_4", "b_0", "b_1", "b_2", "b_3", "b_4")
 
@@ -36,8 +36,9 @@ def stacked(env, per_agent):
 def test_make_by_mode_id_and_alias():
     for mode in ("tdm", "tdm-v1"):
         env = marl_bgs.make(mode, map_id=47, num_envs=4)
-        assert isinstance(env, marl_bgs.TeamDeathmatch)
-        assert env.mode == "tdm-v1"
+        assert isinstance(env, marl_bgs.BatchedEnv)
+        assert isinstance(env.mode, marl_bgs.TeamDeathmatch)
+        assert env.spec.id == "tdm-v1"
     assert "tdm-v1" in marl_bgs.MODES
     with pytest.raises(marl_bgs.ConfigError, match="mode"):
         marl_bgs.make("ctf")
@@ -210,7 +211,7 @@ def test_same_key_same_games(env47):
 
 
 def test_batched_env_equals_vmapped_transition(env47, played):
-    vstep = jax.jit(jax.vmap(transition))
+    vstep = jax.jit(jax.vmap(tick_with_reward))
     key = jax.random.key(9)
     for batch in played[::4]:
         key, k = jax.random.split(key)

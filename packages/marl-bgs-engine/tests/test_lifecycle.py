@@ -17,16 +17,15 @@ import pytest
 
 import marl_bgs
 from marl_bgs import GameState, UnitSpec, author_state, batch_states
-from marl_bgs.perception import perceive
-from marl_bgs.testing import relative_target, slot_actions
-from marl_bgs.transition import transition
+from marl_bgs.tdm.perception import perceive
+from marl_bgs.tdm.testing import relative_target, slot_actions, tick_with_reward
 
 U = UnitSpec
 STAY, NORTH, SOUTH, EAST, WEST = range(5)
 ONGOING, A_WINS, B_WINS, DRAW = range(4)
 Step = Callable[[GameState, jnp.ndarray], tuple[GameState, jnp.ndarray, Any]]
 
-step = jax.jit(transition)
+step = jax.jit(tick_with_reward)
 sight = jax.jit(lambda s: perceive(s).own_sight)
 
 
@@ -100,11 +99,13 @@ def test_red_zone_uses_the_position_at_the_start_of_the_tick() -> None:
     s = kill_game(U(slot=7, cls="H", x=15.2, y=5.0, health=1.0))
     nxt, _, f = step(s, acts(basic={3: 7}, move={7: EAST}))  # own frame: east = toward x = 0
     assert int(f.death_points[7]) == 2
+    assert np.asarray(f.red_zone_death).tolist() == [False] * 7 + [True, False, False]
     assert nxt.score.tolist() == [2, 0]
     assert pos(nxt, 7) == pytest.approx([15.2, 5.0])  # the dead do not move
     s = kill_game(U(slot=7, cls="H", x=14.5, y=5.0, health=1.0))
     nxt, _, f = step(s, acts(basic={3: 7}, move={7: WEST}))
     assert int(f.death_points[7]) == 1
+    assert not np.asarray(f.red_zone_death).any()
 
 
 @pytest.mark.parametrize(

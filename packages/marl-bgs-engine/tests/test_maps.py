@@ -14,9 +14,9 @@ import jax
 import numpy as np
 import pytest
 
-from marl_bgs.constants import MAP_WIDTH, MAX_OBSTACLES
-from marl_bgs.geometry import clearance
-from marl_bgs.maps import (
+from marl_bgs.core.arena import MAP_WIDTH, MAX_OBSTACLES
+from marl_bgs.core.geometry import clearance
+from marl_bgs.tdm.maps import (
     MapError,
     MapSpec,
     all_ids,
@@ -27,8 +27,8 @@ from marl_bgs.maps import (
     parse,
     split,
 )
-from marl_bgs.maps.checks import blocked_pads, flood_fill, unreachable_pads
-from marl_bgs.maps.registry import MAX_FILE_BYTES
+from marl_bgs.tdm.maps.checks import blocked_pads, flood_fill, unreachable_pads
+from marl_bgs.tdm.maps.registry import MAX_FILE_BYTES
 
 IDS = list(range(52))
 
@@ -101,7 +101,7 @@ def test_52_maps_with_ids_names_and_files(specs: dict[int, MapSpec]) -> None:
     assert len({n.lower() for n in names}) == 52
     assert all(s.description for s in specs.values())
     files = sorted(
-        e.name for e in resources.files("marl_bgs.maps").joinpath("data").iterdir()
+        e.name for e in resources.files("marl_bgs.tdm.maps").joinpath("data").iterdir()
         if e.name.endswith(".json")
     )  # fmt: skip
     assert len(files) == 52
@@ -386,7 +386,7 @@ def test_user_file_by_path(tmp_path: Path) -> None:
 
 def test_atlas_draws_a_map(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from marl_bgs.maps.atlas import render
+    from marl_bgs.tdm.maps.atlas import render
 
     (path,) = render(tmp_path, ids=[34])
     assert path.name == "34.png"
@@ -399,6 +399,6 @@ def test_docs_page_is_current() -> None:
     page = Path(__file__).resolve().parents[3] / "docs" / "maps.md"
     if not page.is_file():
         pytest.skip("docs/maps.md lives in the repository, not in the installed package")
-    from marl_bgs.maps.report import markdown
+    from marl_bgs.tdm.maps.report import markdown
 
-    assert page.read_text(encoding="utf-8") == markdown(), "run python -m marl_bgs.maps.report"
+    assert page.read_text(encoding="utf-8") == markdown(), "run python -m marl_bgs.tdm.maps.report"

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from marl_bgs import UnitSpec, author_state, batch_states
-from marl_bgs.actions import flatten, unflatten
+from marl_bgs.tdm.actions import flatten, unflatten
 
 # The class table from the rules (index = class id; 0 unused), kept apart from the engine's.
 SIGHT = np.array([0.0, 6.0, 6.0, 6.5, 6.0, 6.0])

@@ -18,10 +18,10 @@ import pytest
 
 import marl_bgs
 from marl_bgs import UnitSpec, author_state
-from marl_bgs import classes as C
-from marl_bgs.actions import can_move
-from marl_bgs.geometry import body_fits
-from marl_bgs.statuses import movement_speed, speed_fraction
+from marl_bgs.core.geometry import body_fits
+from marl_bgs.tdm import classes as C
+from marl_bgs.tdm.actions import can_move
+from marl_bgs.tdm.statuses import movement_speed, speed_fraction
 
 S2 = math.sqrt(0.5)
 # World displacement of each own-frame move for a left-spawning agent.

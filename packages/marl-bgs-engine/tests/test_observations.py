@@ -13,7 +13,7 @@ import pytest
 
 import marl_bgs
 from marl_bgs import UnitSpec, author_state, batch_states
-from marl_bgs.views import agent_views, flat_views, flatten_view, view_field_names
+from marl_bgs.tdm.views import agent_views, flat_views, flatten_view, view_field_names
 
 
 def first(tree, game: int = 0):

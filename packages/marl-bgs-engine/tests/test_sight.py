@@ -13,7 +13,7 @@ import pytest
 
 import marl_bgs
 from marl_bgs import UnitSpec, author_state, batch_states
-from marl_bgs.perception import sight_lines
+from marl_bgs.tdm.perception import sight_lines
 
 ENEMY = 6  # target index of enemy roster slot 0 (6-10: enemy slots 0-4); 1-5: own slots 0-4
 

@@ -1,4 +1,4 @@
-"""MARL-BattleGrounds engine: Team Deathmatch in pure JAX, batched, JaxMARL-style.
+"""MARL-BattleGrounds engine: team-vs-team games in pure JAX, batched, JaxMARL-style.
 
 import jax, marl_bgs
 env = marl_bgs.make("tdm", map_id=0, num_envs=1024)
@@ -7,16 +7,30 @@ obs, state = env.reset(jax.random.key(0))
 
 from importlib.metadata import version as _version
 
-from marl_bgs import maps
-from marl_bgs.actions import ActionMasks
-from marl_bgs.authoring import UnitSpec, author_state
-from marl_bgs.config import ConfigError
-from marl_bgs.env import AGENTS, TeamDeathmatch, batch_states
-from marl_bgs.facts import Facts
-from marl_bgs.perception import refresh_sight_lines
-from marl_bgs.registry import MODES, make
-from marl_bgs.state import GameState
-from marl_bgs.views import AgentView
+from marl_bgs import tdm  # registers "tdm-v1" (alias "tdm")
+from marl_bgs.core.env import BatchedEnv
+from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.mode import Mode, ModeSpec
+from marl_bgs.core.opponent import OpponentEnv
+from marl_bgs.core.pool import StartPool, concat_pools, make_pool
+from marl_bgs.core.pytree import batch_states
+from marl_bgs.core.registry import MODES, make, register
+from marl_bgs.core.team import (
+    Policy,
+    TeamInputs,
+    idle_policy,
+    random_policy,
+    team_inputs,
+    team_step,
+)
+from marl_bgs.tdm import maps
+from marl_bgs.tdm.actions import ActionMasks
+from marl_bgs.tdm.authoring import UnitSpec, author_state
+from marl_bgs.tdm.facts import Facts
+from marl_bgs.tdm.mode import AGENTS, TDMEnv, TeamDeathmatch
+from marl_bgs.tdm.perception import refresh_sight_lines
+from marl_bgs.tdm.state import GameState
+from marl_bgs.tdm.views import AgentView
 
 __version__ = _version("marl-bgs-engine")
 __all__ = [
@@ -24,15 +38,31 @@ __all__ = [
     "MODES",
     "ActionMasks",
     "AgentView",
+    "BatchedEnv",
     "ConfigError",
     "Facts",
     "GameState",
+    "Mode",
+    "ModeSpec",
+    "OpponentEnv",
+    "Policy",
+    "StartPool",
+    "TDMEnv",
     "TeamDeathmatch",
+    "TeamInputs",
     "UnitSpec",
     "__version__",
     "author_state",
     "batch_states",
+    "concat_pools",
+    "idle_policy",
     "make",
+    "make_pool",
     "maps",
+    "random_policy",
     "refresh_sight_lines",
+    "register",
+    "tdm",
+    "team_inputs",
+    "team_step",
 ]

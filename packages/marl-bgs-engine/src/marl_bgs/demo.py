@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import marl_bgs
-from marl_bgs.constants import A_WINS, B_WINS, DRAW
+from marl_bgs.tdm.constants import A_WINS, B_WINS, DRAW
 
 
 def run(map_id: int, games: int, ticks: int, seed: int) -> dict[str, float]:

@@ -1,7 +1,7 @@
-"""Team Deathmatch as a PettingZoo `ParallelEnv`: one game on the host, numpy in and out.
+"""Any registered mode as a PettingZoo `ParallelEnv`: one game on the host, numpy in and out.
 
-    from marl_bgs.adapters.pettingzoo import TeamDeathmatchParallelEnv
-    env = TeamDeathmatchParallelEnv(map_id=0)                   # any `marl_bgs.make` keyword
+    from marl_bgs.adapters.pettingzoo import PettingZooEnv
+    env = PettingZooEnv("tdm", map_id=0)                        # any `marl_bgs.make` keyword
     obs, infos = env.reset(seed=0)
     while env.agents:
         actions = {a: env.action_space(a).sample(obs[a]["action_mask"]) for a in env.agents}
@@ -9,20 +9,27 @@
 
 Observations follow PettingZoo's convention for masked environments: each agent's observation is a
 `Dict` with "observation" (the flat float32 view, the native env's `observation_space`) and
-"action_mask" (int8 [198], 1 = legal; exactly the native `get_avail_actions`). Actions are
-`Discrete(198)` flat indices `(move * 11 + target) * 2 + ultimate` in the agent's own frame; an
-illegal index gets the engine's documented repair, a value outside [0, 198) is an error.
+"action_mask" (int8 [num_actions], 1 = legal; exactly the native `get_avail_actions`). Actions
+are `Discrete(num_actions)` flat indices in the agent's own frame (Team Deathmatch: 198, `(move *
+11 + target) * 2 + ultimate`); an illegal index gets the mode's documented repair, a value outside
+[0, num_actions) is an error.
 
-All ten agents stay until the game ends (dead agents wait for their respawn wave; their mask is
-stay only). A decided game (a side at the winning score) sets `terminations`; the tick-limit draw
-sets `truncations`; then `agents` is empty until `reset`. `reset(seed=s)` starts the same game as
+All agents stay until the game ends (in Team Deathmatch dead agents wait for their respawn wave;
+their mask is stay only). A game decided by its win condition sets `terminations`; one ended by the
+clock (the mode's `truncated`) sets `truncations`; then `agents` is empty until `reset`.
+`reset(seed=s)` starts the same game as
 `marl_bgs.make("tdm", num_envs=1, ...).reset(jax.random.key(s))`; a later `reset()` without a seed
 starts the next episode of that stream, as the native `reset_done` draws it. `options` are
 accepted and ignored (there are none). `render_mode` is None (no renderer yet).
 
 The tick and the start are jitted once at module level (`marl_bgs.adapters.game`) with the settings
 as traced data, so every instance with any map, roster or rule values shares the compiled program.
-The engine's `GameState` is `env.game_state`; the last tick's `Facts` are `env.last_facts`.
+The mode's state is `env.game_state`; the last tick's facts are `env.last_facts`.
+
+Vector wrappers that run environments in subprocesses (e.g. SuperSuit's `concat_vec_envs_v1` with
+`num_cpus > 0`, or gymnasium's `AsyncVectorEnv`) must use the "spawn" start method
+(`multiprocessing.set_start_method("spawn")`, or their `context="spawn"` option): JAX is
+multithreaded, and a forked child of a process that has used JAX can deadlock.
 """
 
 from __future__ import annotations
@@ -36,29 +43,24 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from marl_bgs.adapters import game
-from marl_bgs.config import ConfigError
-from marl_bgs.constants import NUM_ACTIONS
-from marl_bgs.facts import Facts
-from marl_bgs.state import GameState
+from marl_bgs.core.errors import ConfigError
 
 
-class TeamDeathmatchParallelEnv(ParallelEnv):
-    """One Team Deathmatch game (`tdm-v1`) behind PettingZoo's `ParallelEnv` interface."""
+class PettingZooEnv(ParallelEnv):
+    """One game of a registered mode behind PettingZoo's `ParallelEnv` interface."""
 
-    metadata: ClassVar[dict[str, Any]] = {
-        "name": "marl_bgs_tdm_v1",
-        "render_modes": [],
-        "is_parallelizable": True,
-    }
-    mode = "tdm-v1"
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "is_parallelizable": True}
 
-    def __init__(self, *, render_mode: str | None = None, **kwargs: Any) -> None:
-        """`kwargs`: the keywords of `marl_bgs.make("tdm", ...)` except `num_envs` and
+    def __init__(self, mode: str, *, render_mode: str | None = None, **settings: Any) -> None:
+        """`settings`: the keywords of `marl_bgs.make(mode, ...)` except `num_envs` and
         `message_dim` (map_id, rosters, winning_score, tick_limit, spawn_swap, shared_sight...)."""
         if render_mode is not None:
             raise ConfigError(f"render_mode: only None is supported, got {render_mode!r}")
         self.render_mode = render_mode
-        self.native = game.native_env(kwargs, "PettingZoo")
+        self.native = game.native_env(mode, settings, "PettingZoo")
+        self.mode = self.native.spec.id
+        self.metadata = {**self.metadata, "name": "marl_bgs_" + self.mode.replace("-", "_")}
+        num_actions = self.native.spec.num_actions
         self.possible_agents: list[str] = list(self.native.agents)
         self.agents: list[str] = []
         native_space = self.native.observation_space(self.possible_agents[0])
@@ -68,16 +70,16 @@ class TeamDeathmatchParallelEnv(ParallelEnv):
             a: spaces.Dict(
                 {
                     "observation": spaces.Box(low=low, high=high, dtype=np.float32),
-                    "action_mask": spaces.Box(0, 1, shape=(NUM_ACTIONS,), dtype=np.int8),
+                    "action_mask": spaces.Box(0, 1, shape=(num_actions,), dtype=np.int8),
                 }
             )
             for a in self.possible_agents
         }
-        self._action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self._action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         self._key: jax.Array | None = None
         self._episode = 0
-        self.game_state: GameState | None = None
-        self.last_facts: Facts | None = None
+        self.game_state: Any = None
+        self.last_facts: Any = None
 
     def observation_space(self, agent: str) -> spaces.Dict:
         """Dict(observation=Box, action_mask=Box(0, 1, (198,), int8)); the same object per call."""
@@ -104,10 +106,10 @@ class TeamDeathmatchParallelEnv(ParallelEnv):
             self._key, self._episode = jax.random.PRNGKey(fresh), 0
         else:
             self._episode += 1
-        state, obs, avail = game.reset_game(
-            self._key, self.native.pool, jnp.int32(self._episode), self.native.spawn_swap,
-            self.native.shared_sight,
-        )  # fmt: skip
+        native = self.native
+        state, obs, _, avail = game.reset_game(
+            native.mode, self._key, native.pool, jnp.int32(self._episode), native.side_rule
+        )
         self.game_state, self.last_facts = state, None
         self.agents = list(self.possible_agents)
         return self._observations(obs, avail), {a: {} for a in self.agents}
@@ -118,9 +120,10 @@ class TeamDeathmatchParallelEnv(ParallelEnv):
             raise RuntimeError("step: no game is running; call reset() first")
         flat = self._flat(actions)
         no = jnp.bool_(False)
+        native = self.native
         t = game.step_game(
-            self._key, self.game_state, flat, self.game_state, no, no, self.native.pool,
-            self.native.spawn_swap, self.native.shared_sight,
+            native.mode, native.reward_fn, self._key, self.game_state, flat, self.game_state, no,
+            no, native.pool, native.side_rule,
         )  # fmt: skip
         self.game_state, self.last_facts = t.state, t.facts
         done, trunc = bool(t.done), bool(t.truncated)
@@ -144,9 +147,10 @@ class TeamDeathmatchParallelEnv(ParallelEnv):
         for i, agent in enumerate(self.possible_agents):
             value = np.asarray(actions[agent])
             ok = value.shape == () and np.issubdtype(value.dtype, np.integer)
-            if not ok or not 0 <= int(value) < NUM_ACTIONS:
+            num_actions = self.native.spec.num_actions
+            if not ok or not 0 <= int(value) < num_actions:
                 raise ConfigError(
-                    f"actions[{agent!r}]: expected an integer in [0, {NUM_ACTIONS}), got {value!r}"
+                    f"actions[{agent!r}]: expected an integer in [0, {num_actions}), got {value!r}"
                 )
             out[i] = int(value)
         return out

@@ -1,0 +1,35 @@
+"""The arena every mode plays in: a 20 x 10 field, round bodies, padded obstacles, nine moves.
+
+Static: changing any of these changes shapes or geometry and recompiles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAP_WIDTH = 20.0
+MAP_HEIGHT = 10.0
+BODY_RADIUS = 0.5
+MAX_OBSTACLES = 32
+
+OBSTACLE_NONE = 0
+OBSTACLE_PILLAR = 1
+OBSTACLE_WALL = 2
+
+# Geometric tolerance: touching is allowed, overlapping by more than this is not.
+EPS = 1e-4
+
+NUM_MOVES = 9
+MOVE_NAMES = (
+    "stay", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest",
+)  # fmt: skip
+# Index of each move after mirroring x -> MAP_WIDTH - x (east <-> west and so on).
+MIRRORED_MOVE = (0, 1, 2, 4, 3, 6, 5, 8, 7)
+MIRROR_MOVE = np.asarray(MIRRORED_MOVE, np.int32)
+
+_s2 = float(np.sqrt(0.5))
+# Unit vector of each move, world frame.
+MOVE_VECTORS = np.array(
+    [[0, 0], [0, 1], [0, -1], [1, 0], [-1, 0], [_s2, _s2], [-_s2, _s2], [_s2, -_s2], [-_s2, -_s2]],
+    np.float32,
+)

@@ -1,0 +1,284 @@
+"""The generic batched environment: JaxMARL-style calls with a leading `num_envs` axis, any mode.
+
+It owns batching, start-state draws, `reset_done`, rewards, dict <-> stacked arrays and spaces; the
+mode owns every rule. Compiled programs are module-level and keyed on the mode (hashable static
+settings), the side rule and the reward function only: a new pool (maps, rosters, rule values,
+snapshots, curriculum stages) reuses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from marl_bgs.core import pool as pools
+from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.mode import Mode
+from marl_bgs.core.pytree import where_games
+from marl_bgs.core.spaces import Box, Discrete, MultiDiscrete
+
+RewardFn = Callable[[Any, Any, Any], jax.Array]  # (state, next_state, facts) -> reward [agents]
+
+
+@partial(jax.jit, static_argnames=("mode", "full"))
+def _observe(mode: Mode, state: Any, full: bool = False) -> jax.Array:
+    return jax.vmap(lambda s: mode.observe(s, full))(state)
+
+
+@partial(jax.jit, static_argnames=("mode",))
+def _views(mode: Mode, state: Any) -> Any:
+    return jax.vmap(mode.views)(state)
+
+
+@partial(jax.jit, static_argnames=("mode",))
+def _masks(mode: Mode, state: Any) -> Any:
+    return jax.vmap(mode.masks)(state)
+
+
+@partial(jax.jit, static_argnames=("mode",))
+def _sample(mode: Mode, key: jax.Array, state: Any) -> jax.Array:
+    # Game g's key depends only on (key, g), never on the batch size.
+    keys = jax.vmap(lambda g: jax.random.fold_in(key, g))(jnp.arange(state.tick.shape[0]))
+    return jax.vmap(mode.sample_legal)(keys, jax.vmap(mode.masks)(state))
+
+
+@partial(jax.jit, static_argnames=("num_envs", "side_rule"))
+def _reset(key: jax.Array, pool: pools.StartPool, num_envs: int, side_rule: str) -> Any:
+    draw = lambda g: pools.draw(key, pool, g, jnp.int32(0), side_rule)  # noqa: E731
+    return jax.vmap(draw)(jnp.arange(num_envs))
+
+
+@partial(jax.jit, static_argnames=("side_rule",))
+def _reset_done(key: jax.Array, state: Any, pool: pools.StartPool, side_rule: str) -> Any:
+    games = jnp.arange(state.tick.shape[0])
+    fresh = jax.vmap(lambda g, e: pools.draw(key, pool, g, e + 1, side_rule))(games, state.episode)
+    return where_games(state.outcome != 0, fresh, state)
+
+
+@jax.jit
+def _start(pool: pools.StartPool, entry: jax.Array, side: jax.Array, episode: jax.Array) -> Any:
+    return jax.vmap(lambda p, s, e: pools.take(pool, p, s, e))(entry, side, episode)
+
+
+def game_tick(
+    mode: Mode,
+    reward_fn: RewardFn | None,
+    state: Any,
+    actions: jax.Array,
+    messages: jax.Array | None,
+) -> tuple[Any, jax.Array, Any, jax.Array]:
+    """One tick of one game: (next state, reward [agents], facts, truncated []).
+
+    `reward_fn=None` is the mode's official reward (None rather than the bound method, so that
+    equal modes share compiled programs)."""
+    nxt, facts = mode.transition(state, actions, messages)
+    reward_fn = mode.reward if reward_fn is None else reward_fn
+    # A game that had already ended pays nothing, whatever the reward function says.
+    reward = jnp.where(state.outcome != 0, 0.0, reward_fn(state, nxt, facts)).astype(jnp.float32)
+    return nxt, reward, facts, mode.truncated(nxt)
+
+
+@partial(jax.jit, static_argnames=("mode", "reward_fn"))
+def _step(
+    mode: Mode,
+    reward_fn: RewardFn | None,
+    state: Any,
+    actions: jax.Array,
+    messages: jax.Array | None,
+) -> tuple[Any, jax.Array, Any, jax.Array]:
+    if messages is None:
+        return jax.vmap(lambda s, a: game_tick(mode, reward_fn, s, a, None))(state, actions)
+    return jax.vmap(partial(game_tick, mode, reward_fn))(state, actions, messages)
+
+
+class BatchedEnv:
+    """`num_envs` games of one mode, stepped together (build it with `marl_bgs.make`).
+
+    `reward_fn(state, next_state, facts) -> reward [agents]` (one game) shapes rewards without
+    touching the rules; None gives the mode's official reward. `side_rule` picks spawn ends per
+    game: "half" alternates (mirrored pairs), "none" / "all" fix them, "random" draws them.
+    """
+
+    def __init__(
+        self,
+        mode: Mode,
+        pool: pools.StartPool,
+        *,
+        num_envs: int = 1,
+        side_rule: str = "half",
+        reward_fn: RewardFn | None = None,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ConfigError(f"num_envs: expected a positive integer, got {num_envs!r}")
+        if side_rule not in pools.SIDE_RULES:
+            raise ConfigError(
+                f"spawn_swap: expected one of {list(pools.SIDE_RULES)}, got {side_rule!r}"
+            )
+        if reward_fn is not None and not callable(reward_fn):
+            raise ConfigError(f"reward_fn: expected a callable, got {type(reward_fn).__name__}")
+        self.mode = mode
+        self.spec = mode.spec
+        self.pool = pool
+        self.num_envs = num_envs
+        self.side_rule = side_rule
+        self.reward_fn = reward_fn  # None: the mode's official reward
+        low, high = mode.observation_bounds()
+        self._obs_space = Box(low=low, high=high)
+
+    # --- names and spaces ---------------------------------------------------------------------
+    @property
+    def agents(self) -> tuple[str, ...]:
+        return self.spec.agents
+
+    @property
+    def num_agents(self) -> int:
+        return self.spec.num_agents
+
+    @property
+    def obs_size(self) -> int:
+        """Length of each agent's flat observation vector."""
+        return self.spec.obs_size
+
+    def observation_space(self, agent: str) -> Box:
+        """The flat observation's bounds (the same for every agent)."""
+        self._check_agent(agent)
+        return self._obs_space
+
+    def action_space(self, agent: str) -> MultiDiscrete:
+        """One choice per action head."""
+        self._check_agent(agent)
+        return MultiDiscrete(self.spec.action_heads)
+
+    def flat_action_space(self, agent: str) -> Discrete:
+        """The flattened action (the product of the heads)."""
+        self._check_agent(agent)
+        return Discrete(self.spec.num_actions)
+
+    def _check_agent(self, agent: str) -> None:
+        if agent not in self.agents:
+            raise ConfigError(f"agent: expected one of {list(self.agents)}, got {agent!r}")
+
+    # --- dict <-> stacked ---------------------------------------------------------------------
+    def to_dict(self, stacked: jax.Array) -> dict[str, jax.Array]:
+        """[num_envs, agents, ...] -> {agent: [num_envs, ...]}."""
+        return {a: stacked[:, i] for i, a in enumerate(self.agents)}
+
+    def stack(self, per_agent: dict[str, Any]) -> jax.Array:
+        """{agent: [num_envs, ...]} -> [num_envs, agents, ...]."""
+        missing = [a for a in self.agents if a not in per_agent]
+        if missing:
+            raise ConfigError(f"actions: missing agent(s) {missing}")
+        return jnp.stack([jnp.asarray(per_agent[a]) for a in self.agents], axis=1)
+
+    def action_array(self, actions: Any) -> jax.Array:
+        """Actions as int32 heads [num_envs, agents, heads] from a dict, heads or flat indices."""
+        arr = self.stack(actions) if isinstance(actions, dict) else jnp.asarray(actions)
+        if arr.ndim == 2:
+            arr = self.mode.unflatten_actions(arr)
+        n, k, h = self.num_envs, self.num_agents, len(self.spec.action_heads)
+        if arr.shape != (n, k, h):
+            raise ConfigError(
+                f"actions: expected shape ({n}, {k}, {h}) heads or ({n}, {k}) flat indices (or a"
+                f" dict of agents), got {tuple(arr.shape)}"
+            )
+        return arr.astype(jnp.int32)
+
+    # --- the API ------------------------------------------------------------------------------
+    def reset(self, key: jax.Array, pool: pools.StartPool | None = None) -> tuple[dict, Any]:
+        """Start `num_envs` games drawn from the pool (default: this env's): (obs, state)."""
+        state = _reset(key, self.pool if pool is None else pool, self.num_envs, self.side_rule)
+        return self.get_obs(state), state
+
+    def step(
+        self, key: jax.Array, state: Any, actions: Any, messages: jax.Array | None = None
+    ) -> tuple[dict, Any, dict, dict, dict]:
+        """Advance every game one tick: (obs, state, reward, done, info), JaxMARL's order.
+
+        `actions`: {agent: [num_envs, heads] or [num_envs]} or an array [num_envs, agents, heads]
+        (or flat [num_envs, agents]). `messages` [num_envs, agents, message_dim] reach teammates
+        next tick. A finished game does not change until `reset_done`. The key is unused (the
+        rules are deterministic) and kept for the JaxMARL signature. `info` holds `facts`,
+        `outcome`, `truncated` (ended by the clock, not by the win condition), `episode`, `tick`.
+        """
+        del key
+        arr = self.action_array(actions)
+        width = self.spec.message_dim
+        if messages is None and width > 0:
+            # No messages sent this tick: teammates receive none next tick (not stale ones).
+            messages = jnp.zeros((self.num_envs, self.num_agents, width), jnp.float32)
+        if messages is not None:
+            shape = (self.num_envs, self.num_agents, width)
+            if tuple(messages.shape) != shape:
+                raise ConfigError(f"messages: expected shape {shape}, got {tuple(messages.shape)}")
+        nxt, reward, facts, truncated = _step(self.mode, self.reward_fn, state, arr, messages)
+        done = nxt.outcome != 0
+        dones = dict.fromkeys(self.agents, done) | {"__all__": done}
+        info = {
+            "facts": facts,
+            "outcome": nxt.outcome,
+            "truncated": truncated,
+            "episode": nxt.episode,
+            "tick": nxt.tick,
+        }
+        return self.get_obs(nxt), nxt, self.to_dict(reward), dones, info
+
+    def reset_done(
+        self, key: jax.Array, state: Any, pool: pools.StartPool | None = None
+    ) -> tuple[dict, Any]:
+        """Restart only finished games with their next episode from the pool: (obs, state)."""
+        nxt = _reset_done(key, state, self.pool if pool is None else pool, self.side_rule)
+        return self.get_obs(nxt), nxt
+
+    def start_entries(self, entry: Any, side: Any, episode: Any = None) -> Any:
+        """Start states chosen per game [num_envs]: a pool entry and a side (True: the teams'
+        spawn ends swapped). For evaluation schedules that fix every game's setting."""
+        n = self.num_envs
+        ep = jnp.zeros(n, jnp.int32) if episode is None else jnp.asarray(episode, jnp.int32)
+        args = [jnp.asarray(a) for a in (entry, side)]
+        for name, a in zip(("entry", "side"), args, strict=True):
+            if a.shape != (n,):
+                raise ConfigError(f"{name}: expected shape ({n},), got {tuple(a.shape)}")
+        entries = args[0].astype(jnp.int32)
+        if bool(jnp.any((entries < 0) | (entries >= self.pool.size))):
+            raise ConfigError(f"entry: expected pool entries in [0, {self.pool.size})")
+        return _start(self.pool, entries, args[1].astype(bool), ep)
+
+    def get_obs(self, state: Any) -> dict[str, jax.Array]:
+        """Each agent's flat permitted observation {agent: [num_envs, obs_size]}."""
+        return self.to_dict(self.observe(state))
+
+    def observe(self, state: Any) -> jax.Array:
+        """Stacked flat observations [num_envs, agents, obs_size]."""
+        return _observe(self.mode, state)
+
+    def views(self, state: Any) -> Any:
+        """Structured views of every agent [num_envs, agents, ...] (the flat vector's source)."""
+        return _views(self.mode, state)
+
+    def team_views(self, state: Any, team: int) -> Any:
+        """Structured views of one team's agents [num_envs, team_size, ...]."""
+        return self.spec.team_slice(self.views(state), team)
+
+    def global_state(self, state: Any) -> jax.Array:
+        """Critic-only state [num_envs, agents, state_size]: each agent's frame, all visible."""
+        return _observe(self.mode, state, full=True)
+
+    def action_masks(self, state: Any) -> Any:
+        """Exact legal-action masks [num_envs, agents, ...] in each agent's own frame."""
+        return _masks(self.mode, state)
+
+    def get_avail_actions(self, state: Any) -> dict[str, jax.Array]:
+        """Legal flat actions {agent: bool [num_envs, num_actions]} (JaxMARL's name)."""
+        return self.to_dict(self.action_masks(state).flat)
+
+    def sample_actions(self, key: jax.Array, state: Any) -> dict[str, jax.Array]:
+        """Uniform random legal actions {agent: [num_envs, heads]}."""
+        return self.to_dict(_sample(self.mode, key, state))
+
+    def flatten_actions(self, actions: jax.Array) -> jax.Array:
+        """Heads [..., heads] -> flat indices [...]."""
+        return self.mode.flatten_actions(actions)

@@ -1,0 +1,102 @@
+"""Start-state pools: what `reset` and `reset_done` draw from, as data (never a new step program).
+
+A pool holds P prepared entries, each in two sides (side 0 as built, side 1 with the teams' ends
+swapped), and a weight per entry. Entries can be anything a mode's state can hold: maps x rosters x
+spawn ends, authored snapshots, curriculum stages with other team sizes, winning scores or
+obstacles switched off. Pools with the same leaf shapes (same P) share compiled programs; pools of
+another P compile once more.
+
+Game `g`'s episode `e` draws its entry from `fold_in(fold_in(key, g), e)` only, so a game's starts
+never depend on the batch size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.pytree import pytree_dataclass
+
+SideRule = Literal["half", "none", "all", "random"]
+SIDE_RULES: tuple[str, ...] = ("half", "none", "all", "random")
+
+
+@pytree_dataclass
+class StartPool:
+    """P start entries in two sides [P, 2, ...] and their draw weights float32 [P]."""
+
+    states: Any  # a mode's state with leading axes [P, 2]
+    weights: jax.Array  # float32 [P], non-negative, not all zero
+
+    @property
+    def size(self) -> int:
+        return int(self.weights.shape[0])
+
+
+def check_weights(weights: Any, count: int, field: str = "weights") -> np.ndarray:
+    """Validated non-negative weights [count] with a positive sum (None: uniform)."""
+    if weights is None:
+        return np.ones(count, np.float32)
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        w = np.full(count, np.nan)  # not numbers: reported below
+    if w.shape != (count,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise ConfigError(
+            f"{field}: expected {count} finite non-negative weights with a positive sum, got "
+            f"{weights!r}"
+        )
+    return w.astype(np.float32)
+
+
+def make_pool(states: Any, swapped: Any = None, weights: Any = None) -> StartPool:
+    """A pool from stacked start states [P, ...] and their spawn-swapped twins (default: the same
+    states, when the two sides are not distinct)."""
+    swapped = states if swapped is None else swapped
+    both = jax.tree.map(lambda a, b: jnp.stack([a, b], axis=1), states, swapped)
+    count = int(jax.tree.leaves(states)[0].shape[0])
+    return StartPool(states=both, weights=jnp.asarray(check_weights(weights, count)))
+
+
+def concat_pools(pools: Sequence[StartPool], weights: Any = None) -> StartPool:
+    """One pool from several (e.g. curriculum stages); each pool's total weight is scaled to its
+    share of `weights` (default: equal shares)."""
+    if not pools:
+        raise ConfigError("pools: expected at least one StartPool")
+    share = check_weights(weights, len(pools), "weights")
+    parts = [p.weights / jnp.sum(p.weights) * s for p, s in zip(pools, share, strict=True)]
+    states = jax.tree.map(lambda *xs: jnp.concatenate(xs), *[p.states for p in pools])
+    return StartPool(states=states, weights=jnp.concatenate(parts))
+
+
+def side_of(rule: str, key: jax.Array, game: jax.Array, episode: jax.Array) -> jax.Array:
+    """Which side a game plays: "half" alternates per game and episode (mirrored pairs), "none"
+    and "all" fix it, "random" draws it."""
+    if rule == "half":
+        return (game + episode) % 2 == 1
+    if rule == "none":
+        return jnp.bool_(False)
+    if rule == "all":
+        return jnp.bool_(True)
+    return jax.random.bernoulli(key)
+
+
+def take(pool: StartPool, entry: jax.Array, side: jax.Array, episode: jax.Array) -> Any:
+    """The start state of `entry` on `side`, counted as episode `episode`."""
+    state = jax.tree.map(lambda a: a[entry, jnp.asarray(side, jnp.int32)], pool.states)
+    return state.replace(episode=jnp.asarray(episode, jnp.int32))
+
+
+def draw(
+    key: jax.Array, pool: StartPool, game: jax.Array, episode: jax.Array, side_rule: str
+) -> Any:
+    """Game `game`'s start for episode `episode`: an entry by weight, a side by `side_rule`."""
+    k = jax.random.fold_in(jax.random.fold_in(key, game), episode)
+    k_entry, k_side = jax.random.split(k)
+    entry = jax.random.categorical(k_entry, jnp.log(pool.weights))
+    return take(pool, entry, side_of(side_rule, k_side, game, episode), episode)

@@ -1,0 +1,37 @@
+"""Mode ids: versioned names (`tdm-v1`), their aliases (`tdm`) and the builders behind them.
+
+A mode registers a builder `(**settings) -> BatchedEnv`; `make(mode_id, **settings)` looks it up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from marl_bgs.core.env import BatchedEnv
+from marl_bgs.core.errors import ConfigError
+
+MODES: dict[str, Callable[..., BatchedEnv]] = {}
+ALIASES: dict[str, str] = {}
+
+
+def register(mode_id: str, builder: Callable[..., BatchedEnv], alias: str | None = None) -> None:
+    """Register a versioned mode id (e.g. "tdm-v1") and optionally an alias (e.g. "tdm")."""
+    if mode_id in MODES and MODES[mode_id] is not builder:
+        raise ConfigError(f"mode: {mode_id!r} is already registered")
+    MODES[mode_id] = builder
+    if alias is not None:
+        ALIASES[alias] = mode_id
+
+
+def resolve(mode: str) -> str:
+    """The versioned id of a mode id or alias."""
+    resolved = ALIASES.get(mode, mode)
+    if resolved not in MODES:
+        raise ConfigError(f"mode: unknown mode {mode!r}; allowed {sorted(MODES) + sorted(ALIASES)}")
+    return resolved
+
+
+def make(mode: str, **settings: Any) -> BatchedEnv:
+    """Build an environment by mode id, e.g. `make("tdm", map_id=47, num_envs=1024)`."""
+    return MODES[resolve(mode)](**settings)

@@ -1,0 +1,211 @@
+"""Authored states: build a game position by hand, validated on the host before it runs.
+
+    state = author_state(map_id=0, units=[UnitSpec(slot=0, cls="W", x=5, y=5),
+                                          UnitSpec(slot=5, cls="R", x=6.2, y=5, health=40)])
+
+Slots 0-4 are team A's roster slots, 5-9 team B's; positions are world coordinates. Slots not
+listed are unused. Every invalid value raises ConfigError naming the field and what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from marl_bgs.core.arena import BODY_RADIUS, NUM_MOVES
+from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.geometry import body_fits
+from marl_bgs.core.movement import free_grid
+from marl_bgs.tdm import classes as C
+from marl_bgs.tdm import maps
+from marl_bgs.tdm.config import MESSAGE_DIM_MAX, RuleValues
+from marl_bgs.tdm.constants import NUM_TARGETS
+from marl_bgs.tdm.perception import refresh_sight_lines
+from marl_bgs.tdm.start import start_state
+from marl_bgs.tdm.state import GameState
+
+# Largest value each duration can hold right after it is applied.
+_DURATION_CAPS = {
+    "stun": max(C.CHARGE_STUN_TICKS, C.POISON_STUN_TICKS),
+    "trap": C.TRAP_TICKS,
+    "slow_charge": C.CHARGE_SLOW_TICKS,
+    "slow_hunter": C.HUNTER_SLOW_TICKS,
+    "slow_poison": C.POISON_SLOW_TICKS,
+    "antiheal": C.POISON_ANTIHEAL_TICKS,
+    "freedom": C.FREEDOM_TICKS,
+    "burst": C.BURST_TICKS,
+    "cooldown": 30,
+}
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """One unit of an authored state. `health=None` means full health."""
+
+    slot: int
+    cls: int | str
+    x: float
+    y: float
+    health: float | None = None
+    alive: bool = True
+    shield: int = 0
+    stun: int = 0
+    trap: int = 0
+    slow_charge: int = 0
+    slow_hunter: int = 0
+    slow_poison: int = 0
+    antiheal: int = 0
+    freedom: int = 0
+    burst: int = 0
+    cooldown: int = 0
+    recovery: int = 0
+    last_move: int = 0
+    last_target: int = 0
+    last_ult: int = 0
+
+
+def _int(value: Any, field: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not lo <= value <= hi:
+        raise ConfigError(f"{field}: expected an integer in [{lo}, {hi}], got {value!r}")
+    return int(value)
+
+
+def _class_id(value: Any, field: str) -> int:
+    try:
+        return C.class_id(value, field)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+
+
+def _pair(value: Any, field: str) -> tuple[Any, Any]:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise ConfigError(f"{field}: expected a pair (team A, team B), got {value!r}")
+    return value[0], value[1]
+
+
+def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> dict[str, np.ndarray]:
+    out = {f.name: np.zeros(10, np.float32 if f.name in ("x", "y", "health") else np.int32)
+           for f in fields(UnitSpec)}  # fmt: skip
+    out["alive"] = np.zeros(10, bool)
+    seen: set[int] = set()
+    for k, spec in enumerate(units):
+        if not isinstance(spec, UnitSpec):
+            raise ConfigError(f"units[{k}]: expected a UnitSpec, got {type(spec).__name__}")
+        f = f"units[{k}]"
+        slot = _int(spec.slot, f"{f}.slot", 0, 9)
+        if slot in seen:
+            raise ConfigError(f"{f}.slot: slot {slot} is listed twice")
+        seen.add(slot)
+        cls = _class_id(spec.cls, f"{f}.cls")
+        for axis in ("x", "y"):
+            v = getattr(spec, axis)
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, int | float | np.number)
+                or not math.isfinite(v)
+            ):
+                raise ConfigError(f"{f}.{axis}: expected a finite number, got {v!r}")
+        max_h = float(C.MAX_HEALTH[cls])
+        if not isinstance(spec.alive, bool | np.bool_):
+            raise ConfigError(f"{f}.alive: expected True or False, got {spec.alive!r}")
+        alive = bool(spec.alive)
+        h = spec.health
+        if h is not None and (isinstance(h, bool) or not isinstance(h, int | float | np.number)):
+            raise ConfigError(f"{f}.health: expected a number or None (full health), got {h!r}")
+        health = max_h if spec.health is None and alive else spec.health or 0.0
+        if alive and not 0.0 < health <= max_h:
+            raise ConfigError(
+                f"{f}.health: a living {C.CLASS_NAMES[cls]} has health in (0, {max_h:g}]"
+            )
+        if not alive and health != 0.0:
+            raise ConfigError(f"{f}.health: a dead unit has health 0, got {health!r}")
+        caps = dict(_DURATION_CAPS, shield=rules.shield_ticks, recovery=int(C.OOC_DELAY[cls]))
+        for name, cap in caps.items():
+            value = _int(getattr(spec, name), f"{f}.{name}", 0, cap)
+            if not alive and value and name not in ("cooldown",):
+                raise ConfigError(f"{f}.{name}: a dead unit has no statuses, got {value}")
+            out[name][slot] = value
+        out["last_move"][slot] = _int(spec.last_move, f"{f}.last_move", 0, NUM_MOVES - 1)
+        out["last_target"][slot] = _int(spec.last_target, f"{f}.last_target", 0, NUM_TARGETS - 1)
+        out["last_ult"][slot] = _int(spec.last_ult, f"{f}.last_ult", 0, 1)
+        out["cls"][slot], out["x"][slot], out["y"][slot] = cls, spec.x, spec.y
+        out["health"][slot], out["alive"][slot] = health, alive
+        # Dead units too: a dead unit lies where it died (its own view and critics' views show it).
+        if not bool(body_fits(jnp.asarray([spec.x, spec.y], jnp.float32), obstacles)):
+            raise ConfigError(
+                f"{f}: position ({spec.x}, {spec.y}) puts the body outside the map or into an"
+                f" obstacle (a body of radius {BODY_RADIUS} must fit)"
+            )
+    solid = [i for i in range(10) if out["alive"][i] and out["shield"][i] == 0]
+    for a in solid:
+        for b in solid:
+            d = math.hypot(out["x"][a] - out["x"][b], out["y"][a] - out["y"][b])
+            if a < b and d < 2 * BODY_RADIUS - 1e-4:
+                raise ConfigError(f"units: bodies of slots {a} and {b} overlap (distance {d:.3f})")
+    if not seen:
+        raise ConfigError("units: an authored state needs at least one unit")
+    for team in (0, 1):
+        if not any(out["cls"][5 * team : 5 * team + 5]):
+            raise ConfigError(f"units: team {'AB'[team]} has no unit")
+    return out
+
+
+def author_state(
+    *,
+    units: list[UnitSpec],
+    map_id: Any = 0,
+    score: tuple[int, int] = (0, 0),
+    tick: int = 0,
+    wave: tuple[int, int] | None = None,
+    swap: bool = False,
+    message_dim: int = 0,
+    **rule_values: Any,
+) -> GameState:
+    """A validated single-game state (add a batch axis with `batch_states`)."""
+    rules = RuleValues(**rule_values)
+    spec = maps.load(map_id)
+    obstacles = spec.to_obstacles()
+    if not isinstance(units, list | tuple):
+        raise ConfigError(f"units: expected a list of UnitSpec, got {type(units).__name__}")
+    u = _unit_arrays(list(units), rules, obstacles)
+    if not isinstance(swap, bool):
+        raise ConfigError(f"swap: expected True or False, got {swap!r}")
+    message_dim = _int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
+    pair = _pair(score, "score")
+    sa = _int(pair[0], "score[0]", 0, rules.winning_score + 10)
+    sb = _int(pair[1], "score[1]", 0, rules.winning_score + 10)
+    # A running game is below the threshold: at it, the game has been won or drawn already.
+    if max(sa, sb) >= rules.winning_score:
+        raise ConfigError(
+            f"score: {sa}-{sb} already decides the game; a running game has both scores below"
+            f" the winning score {rules.winning_score}"
+        )
+    t = _int(tick, "tick", 0, rules.tick_limit - 1)
+    waves = _pair(wave, "wave") if wave is not None else (rules.wave_period - 1,) * 2
+    w = [_int(waves[i], f"wave[{i}]", 0, rules.wave_period - 1) for i in (0, 1)]
+    free = free_grid(jax.tree.map(jnp.asarray, obstacles))
+    map_number = jnp.int32(spec.id if spec.split != "custom" else -1)
+    unset = jnp.zeros((10, 10), bool)  # sight lines: computed below from the authored positions
+    base = start_state(
+        obstacles, free, unset, jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(),
+        map_number, jnp.int32(0), message_dim,
+    )  # fmt: skip
+    units_state = base.units.replace(
+        alive=jnp.asarray(u["alive"]),
+        pos=jnp.asarray(np.stack([u["x"], u["y"]], -1)),
+        health=jnp.asarray(u["health"]),
+        **{k: jnp.asarray(u[k]) for k in (*_DURATION_CAPS, "shield", "recovery", "last_move",
+                                          "last_target", "last_ult")},
+    )  # fmt: skip
+    state = base.replace(
+        units=units_state,
+        score=jnp.asarray([sa, sb], jnp.int32),
+        tick=jnp.int32(t),
+        wave=jnp.asarray(w, jnp.int32),
+    )
+    return refresh_sight_lines(state)
