@@ -13,9 +13,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from marl_bgs.tdm.classes import class_id
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.systems import (
-    CLASS_LETTERS,
     CLASS_NAMES,
     System,
     TeamInputs,
@@ -49,11 +49,10 @@ def team(
     if classes is not None:
         by_class: dict[int, System] = {}
         for key, member in classes.items():
-            cid = CLASS_LETTERS.get(str(key).upper()) or {v: k for k, v in CLASS_NAMES.items()}.get(
-                str(key).lower()
-            )
-            if cid is None:
-                raise EvalError(f"classes: unknown class {key!r}; use M, W, H, R, P or their names")
+            try:
+                cid = class_id(key, f"classes[{key!r}]")
+            except ValueError as err:
+                raise EvalError(str(err)) from None
             by_class[cid] = _system(member, f"classes[{key!r}]")
         owners = {c: by_class.get(c, rest) for c in range(1, 6)}
         per_class = True

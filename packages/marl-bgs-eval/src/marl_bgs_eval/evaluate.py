@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 import marl_bgs
-from marl_bgs.maps import MapError
+from marl_bgs.tdm.maps import MapError
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import results
 from marl_bgs_eval.errors import EvalError

@@ -63,7 +63,7 @@ def tally(facts: Facts, level: str) -> jnp.ndarray:
         return jnp.stack(base, axis=-1)
     dealt = jnp.sum(facts.damage_basic + facts.damage_ultimate, axis=-1)  # per actor [n, 10]
     healed = jnp.sum(facts.heal_basic + facts.heal_ultimate, axis=-1)
-    home = died & (facts.death_points == 2)
+    home = facts.red_zone_death
     cols = []
     for t in (0, 1):
         cols += [

@@ -17,10 +17,12 @@ import jax
 import jax.numpy as jnp
 
 import marl_bgs
-from marl_bgs import GameState
+from marl_bgs import GameState, team_inputs
+from marl_bgs.core.pytree import where_games
+from marl_bgs.core.team import act_teams
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.seeds import action_keys, memory_keys
-from marl_bgs_eval.systems import System, TeamInputs
+from marl_bgs_eval.systems import System
 
 
 class Plan(NamedTuple):
@@ -55,13 +57,6 @@ class Carry(NamedTuple):
     out: Out
 
 
-def _where(mask: jax.Array, new: Any, old: Any) -> Any:
-    def pick(n: jax.Array, o: jax.Array) -> jax.Array:
-        return jnp.where(mask.reshape(-1, *[1] * (o.ndim - 1)), n, o)
-
-    return jax.tree.map(pick, new, old)
-
-
 def _take(tree: Any, idx: jax.Array) -> Any:
     return jax.tree.map(lambda a: a[idx], tree)
 
@@ -73,15 +68,6 @@ def programs(
     """The jitted (start, run-a-chunk) pair for these static settings."""
     env = marl_bgs.make("tdm", num_envs=batch, shared_sight=shared_sight)
     teams = (team_a, team_b)
-
-    def team_inputs(state: GameState) -> tuple[TeamInputs, TeamInputs]:
-        obs, views, masks = env.observe(state), env.views(state), env.action_masks(state)
-
-        def part(t: int) -> TeamInputs:
-            cut = lambda a: a[:, 5 * t : 5 * t + 5]  # noqa: E731
-            return TeamInputs(cut(obs), jax.tree.map(cut, views), jax.tree.map(cut, masks))
-
-        return part(0), part(1)
 
     def fresh_memory(plan: Plan, rows: jax.Array) -> tuple[Any, Any]:
         seeds, games = plan.seed_number[rows], plan.game_number[rows]
@@ -120,15 +106,12 @@ def programs(
         g_pad = plan.seed_number.shape[0]
         row = jnp.maximum(c.slot_game, 0)
         seeds = plan.seed_number[row]
-        inputs = team_inputs(st)
-        acts, mems, whos = [], [], []
-        for t, (s, mem) in enumerate(zip(teams, (c.mem_a, c.mem_b), strict=True)):
-            keys = action_keys(plan.root, seeds, st.tick, t, per_agent=s.per_agent)
-            whos.append(s.who(mem, inputs[t]))
-            a, mem = s.act(keys, mem, inputs[t])
-            acts.append(a)
-            mems.append(mem)
-        _, nxt, _, _, info = env.step(plan.root, st, jnp.concatenate(acts, axis=1))
+        inputs = team_inputs(env, st)
+        memories = (c.mem_a, c.mem_b)
+        keys = [action_keys(plan.root, seeds, st.tick, t, s.per_agent) for t, s in enumerate(teams)]
+        whos = [s.who(m, i) for s, m, i in zip(teams, memories, inputs, strict=True)]
+        actions, mems = act_teams(env.spec, teams, keys, memories, inputs)
+        _, nxt, _, _, info = env.step(plan.root, st, actions)
         counters = c.counters + mt.tally(info["facts"], level)
         finished = (nxt.outcome != 0) & (c.slot_game >= 0)
         idx = jnp.where(finished, c.slot_game, g_pad)
@@ -158,9 +141,9 @@ def programs(
             take = jnp.minimum(new_row, g_pad - 1)
             fresh_a, fresh_b = fresh_memory(plan, take)
             return k._replace(
-                state=_where(real, _take(plan.starts, take), k.state),
-                mem_a=_where(real, fresh_a, k.mem_a),
-                mem_b=_where(real, fresh_b, k.mem_b),
+                state=where_games(real, _take(plan.starts, take), k.state),
+                mem_a=where_games(real, fresh_a, k.mem_a),
+                mem_b=where_games(real, fresh_b, k.mem_b),
                 slot_game=jnp.where(finished, jnp.where(real, new_row, -1), k.slot_game),
                 counters=jnp.where(finished[:, None], 0.0, k.counters),
                 next_game=jnp.minimum(

@@ -4,10 +4,10 @@ A System acts for one team of 5 slots in `n` games at once::
 
     act(keys, memory, inputs) -> (actions int32 [n, 5, 3], memory)
 
-`keys` are typed JAX keys [n] (one per game; [n, 5] for `per_agent=True`), `memory` is the System's
-own pytree with a leading game axis, and `inputs` is `TeamInputs`: the team's agents' flat
-observations, structured views and action masks, never the other team's or the global state.
-Actions are the three heads (move, target, ultimate) in each agent's own frame. Memory starts fresh
+This is the engine's team contract (`marl_bgs.core.team`: `TeamInputs`, the policy signature,
+team slicing, the two-team step); a System is a team policy with what evaluation adds: a name,
+the basic Systems acting per slot (`who`), the classes it can play and how its keys are drawn.
+`keys` are typed JAX keys [n] (one per game; [n, 5] for `per_agent=True`). Memory starts fresh
 every game from `init(key)` (one game, no leading axis). A host System is a plain Python function
 on numpy arrays; it is called from the compiled loop once per tick (`jax.experimental.io_callback`)
 and is never traced, so it may call an LLM, a planner or a human.
@@ -17,26 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import io_callback
 
-from marl_bgs import ActionMasks, AgentView
+from marl_bgs import TeamDeathmatch, TeamInputs, idle_policy, random_policy
+from marl_bgs.core.team import no_memory
+from marl_bgs.tdm.classes import CLASS_LETTERS, CLASS_NAMES
 from marl_bgs_eval.errors import EvalError
-
-CLASS_LETTERS = {"M": 1, "W": 2, "H": 3, "R": 4, "P": 5}
-CLASS_NAMES = {1: "mage", 2: "warrior", 3: "hunter", 4: "rogue", 5: "priest"}
-
-
-class TeamInputs(NamedTuple):
-    """One team's permitted input [n_games, 5, ...] (roster slots 0-4 of that team)."""
-
-    obs: jax.Array  # float32 [n, 5, D]: flat observations
-    views: AgentView  # structured views [n, 5, ...] (the flat vector's source)
-    masks: ActionMasks  # exact legal actions [n, 5, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,11 +53,6 @@ class System:
         return self.check(tuple(int(c) for c in roster)) if self.check else None
 
 
-def _no_memory(key: jax.Array) -> tuple[()]:
-    del key
-    return ()
-
-
 def _leaf_who(memory: Any, inputs: TeamInputs) -> jax.Array:
     del memory
     return jnp.where(_slot_classes(inputs) > 0, 0, -1).astype(jnp.int32)
@@ -75,19 +61,6 @@ def _leaf_who(memory: Any, inputs: TeamInputs) -> jax.Array:
 def _slot_classes(inputs: TeamInputs) -> jax.Array:
     """Class id of each own roster slot [n, 5] (public knowledge, read from agent 0's view)."""
     return inputs.views.public.roster_class[:, 0, :5].astype(jnp.int32)
-
-
-def _checked(name: str, act: Callable) -> Callable:
-    def run(keys: jax.Array, memory: Any, inputs: TeamInputs) -> tuple[jax.Array, Any]:
-        actions, memory = act(keys, memory, inputs)
-        n = inputs.obs.shape[0]
-        if tuple(actions.shape) != (n, 5, 3):
-            raise EvalError(
-                f"System {name!r}: actions must have shape ({n}, 5, 3), got {tuple(actions.shape)}"
-            )
-        return actions.astype(jnp.int32), memory
-
-    return run
 
 
 def _host(name: str, fn: Callable, init: Callable) -> Callable:
@@ -137,8 +110,8 @@ def system(
         raise EvalError(f"name: expected a non-empty System name, got {name!r}")
     if not callable(fn):
         raise EvalError(f"fn: System {name!r} needs a callable, got {type(fn).__name__}")
-    init = init or _no_memory
-    act = _host(name, fn, init) if host else _checked(name, fn)
+    init = init or no_memory
+    act = _host(name, fn, init) if host else fn
     return System(
         name=name,
         act=act,
@@ -165,34 +138,15 @@ def parse_classes(classes: str | Sequence[int] | None, field: str) -> frozenset[
     return frozenset(int(c) for c in ids)
 
 
-def _uniform_legal(keys: jax.Array, memory: Any, inputs: TeamInputs) -> tuple[jax.Array, Any]:
-    masks = inputs.masks
-
-    def agent(key: jax.Array, move: jax.Array, pair: jax.Array) -> jax.Array:
-        k_move, k_pair = jax.random.split(key)
-        m = jax.random.categorical(k_move, jnp.where(move, 0.0, -jnp.inf))
-        p = jax.random.categorical(k_pair, jnp.where(pair.reshape(-1), 0.0, -jnp.inf))
-        return jnp.stack([m, p // 2, p % 2])
-
-    def one(key: jax.Array, move: jax.Array, pair: jax.Array) -> jax.Array:
-        agent_keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(jnp.arange(5))
-        return jax.vmap(agent)(agent_keys, move, pair)
-
-    return jax.vmap(one)(keys, masks.move, masks.pair).astype(jnp.int32), memory
-
-
-def _stay(keys: jax.Array, memory: Any, inputs: TeamInputs) -> tuple[jax.Array, Any]:
-    del keys
-    return jnp.zeros((inputs.obs.shape[0], 5, 3), jnp.int32), memory
-
-
-RANDOM = system(_uniform_legal, name="random")
-IDLE = system(_stay, name="idle")
+# Team Deathmatch's own sampler and idle choice, through the engine's team contract.
+RANDOM = system(random_policy(TeamDeathmatch()).act, name="random")
+IDLE = system(idle_policy(TeamDeathmatch()).act, name="idle")
 
 
 def random_system() -> System:
     """Uniform legal actions: a uniform legal move and, independently, a uniform legal
-    (target, ultimate) pair, from the masks (the same System object every call)."""
+    (target, ultimate) pair, from the masks (the engine's sampler; the same System object every
+    call)."""
     return RANDOM
 
 
