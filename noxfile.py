@@ -1,20 +1,25 @@
-"""Every workflow of the workspace: tests per package, lint, typecheck, packaging, bench, demo.
+"""Every workflow of the workspace: tests, lint, typecheck, packaging, release, bench, demo.
 
 Environments come from `uv.lock` (``uv sync --frozen``), so CI and new users get the same versions.
-``nox -R`` reuses the environments and skips the install step.
+``nox -R`` reuses the environments and skips the install step. A bare ``nox`` runs the README's
+test command: every session in ``CHECKS``.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import nox
 
+# The README's test command (and so `.ci/run`) runs exactly these, cheapest first.
+CHECKS = ["lint", "ci-checks", "typecheck", "packaging", "tests"]
+
 nox.options.default_venv_backend = "uv"
-nox.options.sessions = ["tests"]
+nox.options.sessions = CHECKS
 nox.options.reuse_existing_virtualenvs = False
 
 ROOT = Path(__file__).parent
@@ -112,6 +117,107 @@ def packaging(session: nox.Session) -> None:
             session.run(python, "-c", check)
             freeze = session.run("uv", "pip", "freeze", "--python", python, silent=True)
             session.log(f"engine venv holds: {' '.join(str(freeze).split())}")
+
+
+@nox.session(name="ci-checks")
+def ci_checks(session: nox.Session) -> None:
+    """Unit tests of the helpers under ci/ (the release checks)."""
+    session.install("pytest>=8", "packaging>=24")
+    session.run("pytest", "ci", *session.posargs)
+
+
+@nox.session
+def release(session: nox.Session) -> None:
+    """`nox -s release -- <package>`: check one package is ready, build it, print its tag.
+
+    Checks (ci/release_checks.py): the version is above the package's last `<package>-v*` tag, its
+    CHANGELOG.md has a section for it, and sibling ranges admit the workspace's versions; then
+    `uv lock --check`. Builds sdist and wheel into dist/<package>/, installs that wheel alone
+    (plus the sibling wheels it needs, built from this tree) into a fresh venv and imports it.
+    See docs/releasing.md.
+    """
+    sys.path.insert(0, str(ROOT / "ci"))
+    import release_checks as rc
+
+    if len(session.posargs) != 1:
+        session.error(f"usage: nox -s release -- <package>, one of: {', '.join(PACKAGES)}")
+    package = session.posargs[0]
+    try:
+        rc.check_package_name(package, PACKAGES)
+        version = rc.package_version(ROOT, package)
+        tags = _git(session, "tag", "--list", f"{package}-v*").split()
+        last = rc.check_version_bumped(package, version, tags)
+        heading = rc.check_changelog(ROOT / "packages" / package / "CHANGELOG.md", version)
+        siblings = rc.check_sibling_ranges(ROOT, package, PACKAGES)
+    except rc.ReleaseCheckError as exc:
+        session.error(f"release {package}: {exc}")
+    tag = rc.tag_name(package, version)
+    last_tag = rc.tag_name(package, last) if last is not None else "none"
+    session.log(f"{package} {version}: last tag {last_tag}")
+    pinned = ", ".join(f"{name} {v}" for name, v in siblings.items()) or "none"
+    session.log(f"changelog: {heading!r}; siblings required (ranges admit them): {pinned}")
+
+    # The lock records every package's version and ranges: a bump needs `uv lock` too.
+    session.run("uv", "lock", "--check")
+
+    out = ROOT / "dist" / package
+    shutil.rmtree(out, ignore_errors=True)
+    session.run("uv", "build", "--package", package, "--out-dir", str(out))
+    wheels, sdists = sorted(out.glob("*.whl")), sorted(out.glob("*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        session.error(f"expected one wheel and one sdist in {out}, found {wheels + sdists}")
+    for artifact in (*wheels, *sdists):
+        if f"-{version}" not in artifact.name:
+            session.error(f"{artifact.name} does not carry version {version}")
+
+    tmp = Path(session.create_tmp())
+    links = tmp / "release-siblings"
+    shutil.rmtree(links, ignore_errors=True)
+    links.mkdir(parents=True)
+    for sibling in rc.needed_siblings(ROOT, package, PACKAGES):
+        session.run("uv", "build", "--package", sibling, "--wheel", "--out-dir", str(links))
+    venv = tmp / f"release-venv-{package}"
+    shutil.rmtree(venv, ignore_errors=True)
+    session.run("uv", "venv", "--quiet", "--python", sys.executable, str(venv))
+    python = str(venv / "bin" / "python")
+    # Name every wheel: the workspace's siblings, never a same-named release from an index.
+    local = [str(wheels[0]), *map(str, sorted(links.glob("*.whl")))]
+    session.run(
+        "uv", "pip", "install", "--quiet", "--python", python, "--find-links", str(links), *local
+    )
+    session.run("uv", "pip", "check", "--python", python)
+    code = (
+        f"import {IMPORT_NAMES[package]} as m, importlib.metadata as md;"
+        f"assert m.__version__ == md.version('{package}') == '{version}', m.__version__;"
+        "print(m.__name__, m.__version__, 'installs and imports from its wheel')"
+    )
+    session.run(python, "-c", code, external=True)
+
+    if _git(session, "status", "--porcelain").strip():
+        session.warn("the work tree has uncommitted changes: commit them first; the tag marks HEAD")
+    session.log(f"{package} {version} is ready. Tag HEAD and push the tag:")
+    session.log(f"  git tag {tag} && git push origin {tag}")
+
+
+def _git(session: nox.Session, *args: str) -> str:
+    """Run git in the workspace root and return its output; fail the session if git fails."""
+    try:
+        done = subprocess.run(["git", *args], cwd=ROOT, check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        stderr = getattr(exc, "stderr", "") or ""
+        session.error(f"git {' '.join(args)} failed: {exc} {stderr.strip()}")
+    return done.stdout
+
+
+@nox.session(name="jaxmarl-baselines")
+def jaxmarl_baselines(session: nox.Session) -> None:
+    """`nox -s jaxmarl-baselines -- /path/to/JaxMARL`: JaxMARL's own IPPO and MAPPO SMAX scripts
+    on Team Deathmatch, only the line that builds the env changed (see ci/jaxmarl_baselines.py)."""
+    if len(session.posargs) != 1:
+        session.error("usage: nox -s jaxmarl-baselines -- <path to a JaxMARL checkout>")
+    _sync(session, "marl-bgs-engine", "--no-editable", "--extra", "jaxmarl")
+    session.install("distrax", "hydra-core", "omegaconf", "wandb")
+    session.run("python", "ci/jaxmarl_baselines.py", session.posargs[0])
 
 
 @nox.session
