@@ -1,4 +1,4 @@
-"""Where one TDM tick spends its time: each phase of `marl_bgs.transition` jitted and timed alone.
+"""Where one TDM tick spends its time: each phase of `marl_bgs.tdm.transition`, timed alone.
 
 The phases follow `transition.py`'s tick order and call the engine's own rule functions on inputs
 precomputed from one mid-game batch, so each time is that phase alone. XLA fuses across phase
@@ -38,18 +38,18 @@ def _time(
 
 
 def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..., Any], tuple]]:
-    from marl_bgs import env as env_mod
-    from marl_bgs.actions import action_masks, can_move, repair, to_world_move
-    from marl_bgs.classes import WARRIOR
-    from marl_bgs.combat import resolve_combat
-    from marl_bgs.lifecycle import death_points, kill, outcome, respawn_waves, terminal_reward
-    from marl_bgs.movement import charge, clear_bodies, move
-    from marl_bgs.perception import perceive, sight_lines
-    from marl_bgs.statuses import advance_statuses, applied_statuses, movement_speed
-    from marl_bgs.tables import absolute_target
+    from marl_bgs.core import env as env_mod
+    from marl_bgs.core.movement import charge, clear_bodies, move
+    from marl_bgs.tdm.actions import action_masks, can_move, repair, to_world_move
+    from marl_bgs.tdm.classes import WARRIOR
+    from marl_bgs.tdm.combat import resolve_combat
+    from marl_bgs.tdm.lifecycle import death_points, kill, outcome, respawn_waves
+    from marl_bgs.tdm.perception import perceive, sight_lines
+    from marl_bgs.tdm.statuses import advance_statuses, applied_statuses, movement_speed
+    from marl_bgs.tdm.tables import absolute_target
 
     v = jax.vmap
-    actions = env_mod._sample(key, state)
+    actions = env_mod._sample(env.mode, key, state)
     seen = v(perceive)(state)
     masks = v(action_masks)(state, seen)
     accepted = v(lambda a, m: repair(a, m)[0])(actions, masks)
@@ -82,10 +82,9 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
         return clear_bodies(m, ending, settled, s.free)
 
     def lifecycle(s: Any, u: Any, c: Any) -> Any:
-        pts, scored = death_points(c.died, s.units.pos, s.swap, s.rules)
+        pts, _, scored = death_points(c.died, s.units.pos, s.swap, s.rules)
         u, wave, back = respawn_waves(u, s.wave, s.swap, s.rules)
-        new = outcome(s.score + scored, s.tick + 1, s.rules)
-        return pts, u, wave, back, terminal_reward(s, new)
+        return pts, u, wave, back, outcome(s.score + scored, s.tick + 1, s.rules)
 
     def tick(k: jax.Array, s: Any) -> tuple[Any, jnp.ndarray]:
         k1, k2, k3 = jax.random.split(k, 3)
@@ -94,7 +93,8 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
         return s, sum(jnp.sum(o) for o in obs.values())
 
     return [
-        ("sample_actions (perception + masks + draw)", env_mod._sample, (key, state)),
+        ("sample_actions (perception + masks + draw)",
+         lambda k, s: env_mod._sample(env.mode, k, s), (key, state)),
         ("sight lines (45 pairs x 32 obstacles; once per tick, in transition)",
          v(lambda s: sight_lines(s.units.pos, s.obstacles)), (state,)),
         ("perception (distances, sight from cached lines)", v(perceive), (state,)),
@@ -105,10 +105,11 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
         ("movement: move (while_loop)", v(move_phase), (state, units, accepted, after_charge)),
         ("movement: clear_bodies", v(clear_phase), (state, units, moved)),
         ("lifecycle (points, waves, end)", v(lifecycle), (state, units, combat)),
-        ("transition (whole rule step)", env_mod._step, (state, actions)),
+        ("transition (whole rule step)",
+         lambda s, a: env_mod._step(env.mode, None, s, a, None), (state, actions)),
         ("observations (views, flattened)", lambda s: env.observe(s), (state,)),
         ("reset_done (rule part, no obs)", lambda k, s: env_mod._reset_done(
-            k, s, env.pool, env.spawn_swap, env.message_dim), (key, state)),
+            k, s, env.pool, env.side_rule), (key, state)),
         ("__tick__", tick, (key, state)),
     ]  # fmt: skip
 
