@@ -17,8 +17,11 @@ from marl_bgs.core import pool as pools
 from marl_bgs.core.mode import Mode
 from marl_bgs.core.registry import ALIASES, MODES, register
 from marl_bgs.core.team import act_teams, team_inputs
+from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.perception import perceive
 from marl_bgs.tdm.start import with_active_obstacles
+from marl_bgs.tdm.testing import slot_actions
+from marl_bgs.tdm.transition import transition
 
 U = UnitSpec
 
@@ -283,3 +286,20 @@ def test_red_zone_deaths_are_the_two_point_deaths(env47, played):
         np.testing.assert_array_equal(f.red_zone_death, f.died & (f.death_points == 2))
         seen += int(np.asarray(f.died).sum())
     assert seen > 0
+
+
+def test_charge_and_poison_stun_for_their_own_durations(monkeypatch):
+    """Each stun reads its own duration from the class table (both are 1 tick in the paper)."""
+    monkeypatch.setattr(C, "CHARGE_STUN_TICKS", 2)
+    monkeypatch.setattr(C, "POISON_STUN_TICKS", 3)
+    units = [
+        U(slot=1, cls="W", x=5.0, y=8.0), U(slot=3, cls="R", x=5.0, y=3.0),
+        U(slot=7, cls="H", x=6.2, y=3.0), U(slot=8, cls="H", x=9.0, y=8.0),
+    ]  # fmt: skip
+    state = author_state(map_id=0, units=units)
+    with jax.disable_jit():
+        nxt, facts = transition(state, slot_actions(ult={1: 8, 3: 7}))
+    assert bool(facts.ultimate_used[1])
+    assert bool(facts.ultimate_used[3])
+    assert int(nxt.units.stun[8]) == 2  # charged
+    assert int(nxt.units.stun[7]) == 3  # poisoned

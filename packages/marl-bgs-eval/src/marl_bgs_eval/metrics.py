@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from marl_bgs import Facts
+from marl_bgs import Facts, TeamDeathmatch
 from marl_bgs_eval.errors import EvalError
 
 LEVELS = ("none", "priority")
@@ -48,8 +48,11 @@ def width(level: str) -> int:
     return len(BASE) * 2 + (len(PRIORITY) * 2 if level == "priority" else 0)
 
 
+_SPEC = TeamDeathmatch().spec  # the slots of each team
+
+
 def _team_sum(x: jnp.ndarray, team: int) -> jnp.ndarray:
-    return jnp.sum(x[:, 5 * team : 5 * team + 5].astype(jnp.float32), axis=1)
+    return jnp.sum(_SPEC.team_slice(x, team).astype(jnp.float32), axis=1)
 
 
 def tally(facts: Facts, level: str) -> jnp.ndarray:

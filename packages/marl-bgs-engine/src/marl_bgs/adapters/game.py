@@ -19,7 +19,7 @@ from marl_bgs.core import pool as pools
 from marl_bgs.core.env import BatchedEnv, RewardFn, game_tick
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import Mode
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import pytree_dataclass, where_games
 from marl_bgs.core.registry import make
 
 # The adapters' game is slot 0 of a batch: the same start as `make(..., num_envs=1).reset(key)`.
@@ -77,10 +77,6 @@ def reset_game(
     return state, *_faces(mode, state)
 
 
-def _select(pred: jax.Array, on_true: Any, on_false: Any) -> Any:
-    return jax.tree.map(lambda x, y: jax.lax.select(pred, x, y), on_true, on_false)
-
-
 @partial(jax.jit, static_argnames=("mode", "reward_fn", "side_rule"))
 def step_game(
     mode: Mode,
@@ -105,9 +101,9 @@ def step_game(
     nxt, reward, facts, truncated = game_tick(mode, reward_fn, state, actions, None)
     _, key_reset = jax.random.split(key)
     fresh = _start(key_reset, pool, state.episode + 1, side_rule)
-    restart = _select(use_reset_state, reset_state, fresh)
+    restart = where_games(use_reset_state, reset_state, fresh)
     done = nxt.outcome != 0
-    out = _select(done & auto_reset, restart, nxt)
+    out = where_games(done & auto_reset, restart, nxt)
     obs, world, avail = _faces(mode, out)
     return Tick(
         state=out, obs=obs, world_state=world, avail=avail, reward=reward, done=done,

@@ -19,13 +19,10 @@ OBSTACLE_WALL = 2
 # Geometric tolerance: touching is allowed, overlapping by more than this is not.
 EPS = 1e-4
 
+# Moves 0-8: stay, north, south, east, west, northeast, northwest, southeast, southwest.
 NUM_MOVES = 9
-MOVE_NAMES = (
-    "stay", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest",
-)  # fmt: skip
 # Index of each move after mirroring x -> MAP_WIDTH - x (east <-> west and so on).
-MIRRORED_MOVE = (0, 1, 2, 4, 3, 6, 5, 8, 7)
-MIRROR_MOVE = np.asarray(MIRRORED_MOVE, np.int32)
+MIRROR_MOVE = np.asarray((0, 1, 2, 4, 3, 6, 5, 8, 7), np.int32)
 
 _s2 = float(np.sqrt(0.5))
 # Unit vector of each move, world frame.

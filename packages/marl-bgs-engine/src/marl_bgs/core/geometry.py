@@ -15,6 +15,7 @@ from marl_bgs.core.arena import (
     EPS,
     MAP_HEIGHT,
     MAP_WIDTH,
+    OBSTACLE_NONE,
     OBSTACLE_PILLAR,
     OBSTACLE_WALL,
 )
@@ -34,7 +35,7 @@ class Obstacles:
     @property
     def live_kind(self) -> jnp.ndarray:
         """int32 [K]: the kind of each active obstacle, 0 (none) where inactive or empty."""
-        return jnp.where(self.active, self.kind, 0)
+        return jnp.where(self.active, self.kind, OBSTACLE_NONE)
 
 
 def _frame(obs: Obstacles) -> tuple[jnp.ndarray, ...]:
@@ -49,7 +50,7 @@ def _frame(obs: Obstacles) -> tuple[jnp.ndarray, ...]:
     c, s = jnp.cos(obs.theta), jnp.sin(obs.theta)
     hx = jnp.where(pillar, 0.0, obs.size[..., 0] / 2.0)
     hy = jnp.where(pillar, 0.0, obs.size[..., 1] / 2.0)
-    rounding = jnp.where(pillar, obs.size[..., 0], jnp.where(kind == 0, -1e9, 0.0))
+    rounding = jnp.where(pillar, obs.size[..., 0], jnp.where(kind == OBSTACLE_NONE, -1e9, 0.0))
     return cx, cy, c, s, hx, hy, rounding
 
 

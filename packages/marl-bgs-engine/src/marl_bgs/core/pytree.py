@@ -33,9 +33,11 @@ def batch_states(trees: Sequence[Any]) -> Any:
 
 
 def where_games(mask: jax.Array, new: Any, old: Any) -> Any:
-    """Per game of a batch: `new` where `mask` [n] is True, else `old` (same pytree structure)."""
+    """Per game: `new` where `mask` is True, else `old` (same pytree structure). `mask` is bool
+    [n] for a batch of n games (leading axis of every leaf) or a scalar for one game."""
 
     def pick(n: jax.Array, o: jax.Array) -> jax.Array:
-        return jnp.where(mask.reshape(-1, *[1] * (o.ndim - 1)), n, o)
+        m = jnp.asarray(mask)
+        return jnp.where(m if m.ndim == 0 else m.reshape(-1, *[1] * (o.ndim - 1)), n, o)
 
     return jax.tree.map(pick, new, old)

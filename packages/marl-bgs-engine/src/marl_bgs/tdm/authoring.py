@@ -25,22 +25,10 @@ from marl_bgs.tdm import classes as C
 from marl_bgs.tdm import maps
 from marl_bgs.tdm.config import MESSAGE_DIM_MAX, RuleValues
 from marl_bgs.tdm.constants import NUM_TARGETS
+from marl_bgs.tdm.lifecycle import MAX_POINTS_PER_TICK
 from marl_bgs.tdm.perception import refresh_sight_lines
 from marl_bgs.tdm.start import start_state
 from marl_bgs.tdm.state import GameState
-
-# Largest value each duration can hold right after it is applied.
-_DURATION_CAPS = {
-    "stun": max(C.CHARGE_STUN_TICKS, C.POISON_STUN_TICKS),
-    "trap": C.TRAP_TICKS,
-    "slow_charge": C.CHARGE_SLOW_TICKS,
-    "slow_hunter": C.HUNTER_SLOW_TICKS,
-    "slow_poison": C.POISON_SLOW_TICKS,
-    "antiheal": C.POISON_ANTIHEAL_TICKS,
-    "freedom": C.FREEDOM_TICKS,
-    "burst": C.BURST_TICKS,
-    "cooldown": 30,
-}
 
 
 @dataclass(frozen=True)
@@ -124,7 +112,7 @@ def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> di
             )
         if not alive and health != 0.0:
             raise ConfigError(f"{f}.health: a dead unit has health 0, got {health!r}")
-        caps = dict(_DURATION_CAPS, shield=rules.shield_ticks, recovery=int(C.OOC_DELAY[cls]))
+        caps = dict(C.DURATION_CAPS, shield=rules.shield_ticks, recovery=int(C.OOC_DELAY[cls]))
         for name, cap in caps.items():
             value = _int(getattr(spec, name), f"{f}.{name}", 0, cap)
             if not alive and value and name not in ("cooldown",):
@@ -177,8 +165,8 @@ def author_state(
         raise ConfigError(f"swap: expected True or False, got {swap!r}")
     message_dim = _int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
     pair = _pair(score, "score")
-    sa = _int(pair[0], "score[0]", 0, rules.winning_score + 10)
-    sb = _int(pair[1], "score[1]", 0, rules.winning_score + 10)
+    sa = _int(pair[0], "score[0]", 0, rules.winning_score + MAX_POINTS_PER_TICK)
+    sb = _int(pair[1], "score[1]", 0, rules.winning_score + MAX_POINTS_PER_TICK)
     # A running game is below the threshold: at it, the game has been won or drawn already.
     if max(sa, sb) >= rules.winning_score:
         raise ConfigError(
@@ -189,7 +177,7 @@ def author_state(
     waves = _pair(wave, "wave") if wave is not None else (rules.wave_period - 1,) * 2
     w = [_int(waves[i], f"wave[{i}]", 0, rules.wave_period - 1) for i in (0, 1)]
     free = free_grid(jax.tree.map(jnp.asarray, obstacles))
-    map_number = jnp.int32(spec.id if spec.split != "custom" else -1)
+    map_number = jnp.int32(spec.record_id)
     unset = jnp.zeros((10, 10), bool)  # sight lines: computed below from the authored positions
     base = start_state(
         obstacles, free, unset, jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(),
@@ -199,7 +187,7 @@ def author_state(
         alive=jnp.asarray(u["alive"]),
         pos=jnp.asarray(np.stack([u["x"], u["y"]], -1)),
         health=jnp.asarray(u["health"]),
-        **{k: jnp.asarray(u[k]) for k in (*_DURATION_CAPS, "shield", "recovery", "last_move",
+        **{k: jnp.asarray(u[k]) for k in (*C.DURATION_CAPS, "shield", "recovery", "last_move",
                                           "last_target", "last_ult")},
     )  # fmt: skip
     state = base.replace(

@@ -7,7 +7,6 @@ import numpy as np
 UNUSED, MAGE, WARRIOR, HUNTER, ROGUE, PRIEST = range(6)
 CLASS_NAMES = ("unused", "mage", "warrior", "hunter", "rogue", "priest")
 CLASS_LETTERS = {"M": MAGE, "W": WARRIOR, "H": HUNTER, "R": ROGUE, "P": PRIEST}
-NUM_CLASSES = 5
 
 _C = np.float32
 #                        unused  mage  warrior hunter rogue priest
@@ -48,6 +47,20 @@ POISON_ANTIHEAL_TICKS = 4
 FREEDOM_FLOOR = 0.85
 FREEDOM_TICKS = 1
 MIN_SPEED_FRACTION = 0.2
+
+# Largest value each status duration can hold right after it is applied (the shield's cap is the
+# rule value `shield_ticks`, recovery's the class's `OOC_DELAY`).
+DURATION_CAPS = {
+    "stun": max(CHARGE_STUN_TICKS, POISON_STUN_TICKS),
+    "trap": TRAP_TICKS,
+    "slow_charge": CHARGE_SLOW_TICKS,
+    "slow_hunter": HUNTER_SLOW_TICKS,
+    "slow_poison": POISON_SLOW_TICKS,
+    "antiheal": POISON_ANTIHEAL_TICKS,
+    "freedom": FREEDOM_TICKS,
+    "burst": BURST_TICKS,
+    "cooldown": int(ULT_COOLDOWN.max()),
+}
 
 
 def class_id(value: object, field: str = "class") -> int:

@@ -6,9 +6,13 @@ import jax.numpy as jnp
 
 from marl_bgs.core.arena import MAP_WIDTH
 from marl_bgs.tdm import classes as C
-from marl_bgs.tdm.constants import A_WINS, B_WINS, DRAW, ONGOING
+from marl_bgs.tdm.constants import A_WINS, B_WINS, DRAW, ONGOING, TEAM_SIZE
 from marl_bgs.tdm.state import GameState, Rules, Units
 from marl_bgs.tdm.tables import SLOT_TEAM, lookup, spawn_left, spawn_pads
+
+DEATH_POINTS = 1  # points a death gives the other team
+RED_ZONE_DEATH_POINTS = 2  # ... when the unit died in its own Red Zone
+MAX_POINTS_PER_TICK = RED_ZONE_DEATH_POINTS * TEAM_SIZE  # every enemy dying in its Red Zone
 
 
 def in_own_red_zone(pos: jnp.ndarray, swap: jnp.ndarray, depth: jnp.ndarray) -> jnp.ndarray:
@@ -24,7 +28,8 @@ def death_points(
     """Points per death (2 in one's own Red Zone at the start of the tick), which deaths were
     Red Zone deaths [10], and the points each team scored [2]."""
     home = died & in_own_red_zone(start_pos, swap, rules.red_zone_depth)
-    pts = jnp.where(died, jnp.where(home, 2, 1), 0).astype(jnp.int32)
+    pts = jnp.where(died, jnp.where(home, RED_ZONE_DEATH_POINTS, DEATH_POINTS), 0)
+    pts = pts.astype(jnp.int32)
     team = jnp.asarray(SLOT_TEAM)
     # A death scores for the other team.
     scored = jnp.stack(

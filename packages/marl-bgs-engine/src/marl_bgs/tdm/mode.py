@@ -165,7 +165,7 @@ def tdm_pool(
     """A validated pool over maps (an id, name, path or list) x roster pairs, with rule values."""
     specs = load_maps(map_id)
     obstacles = batch_states([s.to_obstacles() for s in specs])
-    ids = [s.id if s.split != "custom" else -1 for s in specs]
+    ids = [s.record_id for s in specs]
     rules = rules or RuleValues()
     return pool_from_maps(
         obstacles, ids, parse_rosters(rosters), rules.to_rules(), message_dim=message_dim,
@@ -207,12 +207,12 @@ def make_tdm(
     map_id: Any = 0,
     num_envs: int = 1,
     rosters: Any = None,
-    winning_score: int = 20,
-    tick_limit: int = 300,
-    red_zone_depth: float = 5.0,
-    wave_period: int = 5,
-    shield_ticks: int = 3,
-    shield_speed: float = 2.0,
+    winning_score: int = RuleValues.winning_score,
+    tick_limit: int = RuleValues.tick_limit,
+    red_zone_depth: float = RuleValues.red_zone_depth,
+    wave_period: int = RuleValues.wave_period,
+    shield_ticks: int = RuleValues.shield_ticks,
+    shield_speed: float = RuleValues.shield_speed,
     spawn_swap: str = "half",
     shared_sight: bool = True,
     message_dim: int = 0,

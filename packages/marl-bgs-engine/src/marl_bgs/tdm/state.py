@@ -66,7 +66,9 @@ class GameState:
     tick: jnp.ndarray  # int32 []: ticks resolved so far
     outcome: jnp.ndarray  # int32 []: 0 ongoing, 1 A wins, 2 B wins, 3 draw
     swap: jnp.ndarray  # bool []: True when team A spawns on the right edge
-    map_id: jnp.ndarray  # int32 []: the map's id (-1 for a custom map), for records only
+    map_id: (
+        jnp.ndarray
+    )  # int32 []: the map's id (maps.CUSTOM_MAP_ID for a custom map), for records only
     episode: jnp.ndarray  # int32 []: how many games this slot has finished
     messages: jnp.ndarray  # float32 [10, M]: teammates' messages, delivered one tick late
 

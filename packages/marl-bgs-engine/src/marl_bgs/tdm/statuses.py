@@ -40,7 +40,7 @@ def applied_statuses(units: Units, combat: CombatResult) -> Applied:
     )
 
 
-def _age(current: jnp.ndarray, new: jnp.ndarray, duration: int) -> jnp.ndarray:
+def _age(current: jnp.ndarray, new: jnp.ndarray, duration: int | jnp.ndarray) -> jnp.ndarray:
     """Existing effects age once; a new application sets (refreshes) the full duration."""
     return jnp.where(new, duration, jnp.maximum(current - 1, 0)).astype(jnp.int32)
 
@@ -56,11 +56,16 @@ def advance_statuses(units: Units, combat: CombatResult, applied: Applied) -> Un
     cooldown = jnp.where(
         ult_self, lookup(C.ULT_COOLDOWN, units.class_id), jnp.maximum(units.cooldown - 1, 0)
     )
+    # Charge and Poison each stun for their own duration; the longer one wins when both land.
+    charged, poisoned = got(applied.slowed_charge), got(applied.poisoned)
+    stun_ticks = jnp.maximum(
+        jnp.where(charged, C.CHARGE_STUN_TICKS, 0), jnp.where(poisoned, C.POISON_STUN_TICKS, 0)
+    )
     delay = lookup(C.OOC_DELAY, units.class_id)
     recovery = jnp.where(combat.in_combat, delay, jnp.maximum(units.recovery - 1, 0))
     return units.replace(
         health=combat.health,
-        stun=_age(units.stun, got(applied.stunned), C.CHARGE_STUN_TICKS),
+        stun=_age(units.stun, got(applied.stunned), stun_ticks),
         trap=trap.astype(jnp.int32),
         slow_charge=_age(units.slow_charge, got(applied.slowed_charge), C.CHARGE_SLOW_TICKS),
         slow_hunter=_age(units.slow_hunter, got(applied.slowed_hunter), C.HUNTER_SLOW_TICKS),

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from marl_bgs.core.movement import charge, clear_bodies, move
+from marl_bgs.core.pytree import where_games
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.actions import action_masks, can_move, repair, to_world_move
 from marl_bgs.tdm.combat import resolve_combat
@@ -119,6 +120,6 @@ def transition(
         points=scored,
     )
     finished = state.done
-    nxt = jax.tree.map(lambda old, new: jnp.where(finished, old, new), state, nxt)
+    nxt = where_games(finished, state, nxt)
     facts = jax.tree.map(lambda f: jnp.where(finished, jnp.zeros_like(f), f), facts)
     return nxt, facts

@@ -19,7 +19,7 @@ import numpy as np
 from marl_bgs.core.arena import MAP_WIDTH, MAX_OBSTACLES, MIRROR_MOVE, NUM_MOVES
 from marl_bgs.core.pytree import pytree_dataclass
 from marl_bgs.tdm import classes as C
-from marl_bgs.tdm.constants import NUM_TARGETS, TEAM_SIZE
+from marl_bgs.tdm.constants import NUM_TARGETS, SPAWN_PAD_X, SPAWN_PAD_Y, TEAM_SIZE
 from marl_bgs.tdm.perception import perceive
 from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.statuses import movement_speed
@@ -127,7 +127,7 @@ def _frame_x(x: jnp.ndarray, left: jnp.ndarray) -> jnp.ndarray:
 ROWS = REL_TO_ABS[:, 1:]  # [10 agents, 10 rows]: the slot shown in each row
 IS_SELF = (np.arange(10)[:, None] == ROWS).reshape(2, TEAM_SIZE, 10)  # [team, agent, row]
 SELF_SLOT = np.eye(TEAM_SIZE, dtype=np.float32)[SLOT_INDEX].reshape(2, TEAM_SIZE, TEAM_SIZE)
-PAD_Y = np.tile(np.arange(1.0, 10.0, 2.0), 2).astype(np.float32)
+PAD_Y = np.asarray(SPAWN_PAD_Y, np.float32)[SLOT_INDEX]  # own pads first, in the agent's frame
 
 
 def _by_team(for_a: jnp.ndarray, for_b: jnp.ndarray) -> jnp.ndarray:
@@ -196,7 +196,7 @@ def _public_columns(state: GameState, team: int) -> dict[str, jnp.ndarray]:
     own_first = (lambda a: a) if team == 0 else (lambda a: a[::-1])
     rows = (lambda a: a) if team == 0 else (lambda a: jnp.roll(a, TEAM_SIZE, axis=0))
     sizes = jnp.stack([jnp.sum(u.class_id[:TEAM_SIZE] > 0), jnp.sum(u.class_id[TEAM_SIZE:] > 0)])
-    pads_x = jnp.where(jnp.arange(10) < TEAM_SIZE, 0.5, MAP_WIDTH - 0.5)
+    pads_x = jnp.where(jnp.arange(10) < TEAM_SIZE, SPAWN_PAD_X, MAP_WIDTH - SPAWN_PAD_X)
     live = o.live_kind > 0  # an inactive obstacle is shown as an empty slot
     ox = jnp.where(live, _frame_x(o.center[:, 0], left), 0.0)
     zero = lambda a: jnp.where(live.reshape(-1, *[1] * (a.ndim - 1)), a, 0.0)  # noqa: E731

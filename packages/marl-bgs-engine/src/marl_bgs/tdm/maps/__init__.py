@@ -6,6 +6,7 @@ from marl_bgs.tdm.maps.checks import (
     map_stats,
 )
 from marl_bgs.tdm.maps.registry import (
+    CUSTOM_MAP_ID,
     SPLITS,
     MapError,
     MapSpec,
@@ -18,6 +19,7 @@ from marl_bgs.tdm.maps.registry import (
 from marl_bgs.tdm.maps.symmetry import mirror_mismatches
 
 __all__ = [
+    "CUSTOM_MAP_ID",
     "SPLITS",
     "MapError",
     "MapSpec",

@@ -68,6 +68,9 @@ _KEYS = {
 MAX_FILE_BYTES = 1_000_000
 
 
+CUSTOM_MAP_ID = -1  # what `GameState.map_id` records for a map loaded from a file or document
+
+
 class MapError(ValueError):
     """A map file or map request is invalid; the message names the field and what is allowed."""
 
@@ -81,6 +84,11 @@ class MapSpec:
     split: str
     description: str
     obstacles: tuple[dict[str, float | str], ...]
+
+    @property
+    def record_id(self) -> int:
+        """The id a game state records: the map's id, or `CUSTOM_MAP_ID` for a custom map."""
+        return CUSTOM_MAP_ID if self.split == "custom" else self.id
 
     def to_obstacles(self) -> Obstacles:
         """Padded numpy arrays in the engine's obstacle layout."""
