@@ -303,3 +303,35 @@ def test_charge_and_poison_stun_for_their_own_durations(monkeypatch):
     assert bool(facts.ultimate_used[3])
     assert int(nxt.units.stun[8]) == 2  # charged
     assert int(nxt.units.stun[7]) == 3  # poisoned
+
+
+# --- bad input ------------------------------------------------------------------------------------
+def test_pools_of_another_shape_are_refused(env47):
+    wide = marl_bgs.make("tdm", map_id=47, message_dim=2)  # its states carry messages [10, 2]
+    with pytest.raises(ConfigError, match=r"^pool: its start states do not match this env's"):
+        env47.reset(jax.random.key(0), pool=wide.pool)
+    with pytest.raises(ConfigError, match=r"^pool: expected a StartPool, got dict"):
+        env47.reset(jax.random.key(0), pool={})
+    with pytest.raises(ConfigError, match=r"^pools\[1\]: its start states do not match"):
+        marl_bgs.concat_pools([env47.pool, wide.pool])
+    snaps = batch_states([_snapshot(5.0, (0, 0)), _snapshot(9.0, (0, 0))])
+    with pytest.raises(ConfigError, match=r"^swapped: expected the same structure"):
+        marl_bgs.make_pool(snaps, swapped=jax.tree.map(lambda a: a[:1], snaps))
+    with pytest.raises(ConfigError, match=r"^states: expected start states stacked"):
+        marl_bgs.make_pool(_snapshot(5.0, (0, 0)).tick)  # one game, no entry axis
+
+
+def test_a_reward_function_of_the_wrong_shape_is_named():
+    env = marl_bgs.make("tdm", map_id=47, num_envs=2, reward_fn=lambda s, n, f: jnp.zeros(3))
+    _, state = env.reset(jax.random.key(0))
+    with pytest.raises(
+        ConfigError, match=r"^reward_fn: expected one reward per agent, shape \(10,\)"
+    ):
+        env.step(None, state, jnp.zeros((2, 10, 3), jnp.int32))
+    with pytest.raises(ConfigError, match=r"^reward_fn: expected a callable, got int"):
+        marl_bgs.make("tdm", reward_fn=3)
+
+
+def test_an_opponent_that_is_not_a_policy_is_named(env47):
+    with pytest.raises(ConfigError, match=r"^opponent: expected a team policy with act"):
+        marl_bgs.OpponentEnv(env47, lambda keys, memory, inputs: None)  # type: ignore[arg-type]

@@ -76,9 +76,14 @@ def game_tick(
     `reward_fn=None` is the mode's official reward (None rather than the bound method, so that
     equal modes share compiled programs)."""
     nxt, facts = mode.transition(state, actions, messages)
-    reward_fn = mode.reward if reward_fn is None else reward_fn
+    shaped = (mode.reward if reward_fn is None else reward_fn)(state, nxt, facts)
+    if jnp.shape(shaped) != (mode.spec.num_agents,):
+        raise ConfigError(
+            f"reward_fn: expected one reward per agent, shape ({mode.spec.num_agents},) for one"
+            f" game, got shape {jnp.shape(shaped)}"
+        )
     # A game that had already ended pays nothing, whatever the reward function says.
-    reward = jnp.where(state.outcome != 0, 0.0, reward_fn(state, nxt, facts)).astype(jnp.float32)
+    reward = jnp.where(state.outcome != 0, 0.0, shaped).astype(jnp.float32)
     return nxt, reward, facts, mode.truncated(nxt)
 
 
@@ -190,7 +195,7 @@ class BatchedEnv:
     # --- the API ------------------------------------------------------------------------------
     def reset(self, key: jax.Array, pool: pools.StartPool | None = None) -> tuple[dict, Any]:
         """Start `num_envs` games drawn from the pool (default: this env's): (obs, state)."""
-        state = _reset(key, self.pool if pool is None else pool, self.num_envs, self.side_rule)
+        state = _reset(key, self._pool(pool), self.num_envs, self.side_rule)
         return self.get_obs(state), state
 
     def step(
@@ -230,8 +235,16 @@ class BatchedEnv:
         self, key: jax.Array, state: Any, pool: pools.StartPool | None = None
     ) -> tuple[dict, Any]:
         """Restart only finished games with their next episode from the pool: (obs, state)."""
-        nxt = _reset_done(key, state, self.pool if pool is None else pool, self.side_rule)
+        nxt = _reset_done(key, state, self._pool(pool), self.side_rule)
         return self.get_obs(nxt), nxt
+
+    def _pool(self, pool: pools.StartPool | None) -> pools.StartPool:
+        if pool is None:
+            return self.pool
+        if not isinstance(pool, pools.StartPool):
+            raise ConfigError(f"pool: expected a StartPool, got {type(pool).__name__}")
+        pools.check_like(pool, self.pool)
+        return pool
 
     def start_entries(self, entry: Any, side: Any, episode: Any = None) -> Any:
         """Start states chosen per game [num_envs]: a pool entry and a side (True: the teams'

@@ -47,6 +47,13 @@ class OpponentEnv:
             raise ConfigError("env: an opponent env needs a two-team mode")
         if team not in (0, 1):
             raise ConfigError(f"team: expected 0 or 1, got {team!r}")
+        if not (
+            callable(getattr(opponent, "act", None)) and callable(getattr(opponent, "init", None))
+        ):
+            raise ConfigError(
+                f"opponent: expected a team policy with act(keys, memory, inputs) and init(key),"
+                f" got {type(opponent).__name__}"
+            )
         self.env, self.opponent, self.team = env, opponent, team
         self.spec = env.spec
         self.agents = tuple(env.agents[i] for i in env.spec.teams[team])

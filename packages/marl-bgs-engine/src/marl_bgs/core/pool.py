@@ -54,10 +54,33 @@ def check_weights(weights: Any, count: int, field: str = "weights") -> np.ndarra
     return w.astype(np.float32)
 
 
+def _entry_shapes(tree: Any, lead: int) -> Any:
+    """Tree structure and each leaf's (shape after the first `lead` axes, dtype)."""
+    leaves, treedef = jax.tree.flatten(tree)
+    return treedef, [(tuple(np.shape(x)[lead:]), jnp.result_type(x)) for x in leaves]
+
+
+def check_like(pool: StartPool, like: StartPool, field: str = "pool") -> None:
+    """Raise ConfigError unless `pool`'s entries have the structure, shapes and dtypes of
+    `like`'s (any number of entries): a pool for another mode or settings is refused."""
+    if _entry_shapes(pool.states, 2) != _entry_shapes(like.states, 2):
+        raise ConfigError(
+            f"{field}: its start states do not match this env's (another mode, message width or"
+            " state layout); build the pool from states of this env's mode and settings"
+        )
+
+
 def make_pool(states: Any, swapped: Any = None, weights: Any = None) -> StartPool:
     """A pool from stacked start states [P, ...] and their spawn-swapped twins (default: the same
     states, when the two sides are not distinct)."""
     swapped = states if swapped is None else swapped
+    leaves = jax.tree.leaves(states)
+    if not leaves or any(np.ndim(x) == 0 for x in leaves):
+        raise ConfigError("states: expected start states stacked on a leading entry axis")
+    if len({np.shape(x)[0] for x in leaves}) != 1:
+        raise ConfigError("states: every leaf needs the same number of entries (leading axis)")
+    if _entry_shapes(swapped, 0) != _entry_shapes(states, 0):
+        raise ConfigError("swapped: expected the same structure, shapes and dtypes as states")
     both = jax.tree.map(lambda a, b: jnp.stack([a, b], axis=1), states, swapped)
     count = int(jax.tree.leaves(states)[0].shape[0])
     return StartPool(states=both, weights=jnp.asarray(check_weights(weights, count)))
@@ -69,6 +92,8 @@ def concat_pools(pools: Sequence[StartPool], weights: Any = None) -> StartPool:
     if not pools:
         raise ConfigError("pools: expected at least one StartPool")
     share = check_weights(weights, len(pools), "weights")
+    for i, p in enumerate(pools[1:], start=1):
+        check_like(p, pools[0], f"pools[{i}]")
     parts = [p.weights / jnp.sum(p.weights) * s for p, s in zip(pools, share, strict=True)]
     states = jax.tree.map(lambda *xs: jnp.concatenate(xs), *[p.states for p in pools])
     return StartPool(states=states, weights=jnp.concatenate(parts))
