@@ -121,7 +121,7 @@ class BatchedEnv:
             raise ConfigError(f"num_envs: expected a positive integer, got {num_envs!r}")
         if side_rule not in pools.SIDE_RULES:
             raise ConfigError(
-                f"spawn_swap: expected one of {list(pools.SIDE_RULES)}, got {side_rule!r}"
+                f"side_rule: expected one of {list(pools.SIDE_RULES)}, got {side_rule!r}"
             )
         if reward_fn is not None and not callable(reward_fn):
             raise ConfigError(f"reward_fn: expected a callable, got {type(reward_fn).__name__}")

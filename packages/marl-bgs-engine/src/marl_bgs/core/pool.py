@@ -13,7 +13,7 @@ never depend on the batch size.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -22,7 +22,7 @@ import numpy as np
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.pytree import pytree_dataclass
 
-SideRule = Literal["half", "none", "all", "random"]
+# Which side (spawn ends) each game plays: see `side_of`.
 SIDE_RULES: tuple[str, ...] = ("half", "none", "all", "random")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import jax.numpy as jnp
 import numpy as np
@@ -13,8 +12,6 @@ from marl_bgs.tdm.classes import parse_roster
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.state import Rules
 
-SpawnSwap = Literal["half", "none", "all", "random"]
-SPAWN_SWAPS = ("half", "none", "all", "random")
 LIMITS = {
     "winning_score": (1, 1000),
     "tick_limit": (1, 10_000),

@@ -19,7 +19,7 @@ from marl_bgs.core import arena
 from marl_bgs.core.env import BatchedEnv, RewardFn
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import ModeSpec
-from marl_bgs.core.pool import StartPool
+from marl_bgs.core.pool import SIDE_RULES, StartPool
 from marl_bgs.core.pytree import batch_states
 from marl_bgs.tdm import maps as maps_registry
 from marl_bgs.tdm.actions import (
@@ -30,7 +30,7 @@ from marl_bgs.tdm.actions import (
     sample_legal,
     unflatten,
 )
-from marl_bgs.tdm.config import MESSAGE_DIM_MAX, SPAWN_SWAPS, RuleValues, parse_rosters
+from marl_bgs.tdm.config import MESSAGE_DIM_MAX, RuleValues, parse_rosters
 from marl_bgs.tdm.constants import NUM_SLOTS, NUM_TARGETS, NUM_ULTIMATE, TEAM_SIZE
 from marl_bgs.tdm.facts import Facts, agent_fact_summary
 from marl_bgs.tdm.lifecycle import ended_by_time, terminal_reward
@@ -225,8 +225,8 @@ def make_tdm(
     ("MWHRP", "MWHRP") or a list of pairs; `weights`: one per (map, roster pair), map-major;
     `reward_fn(state, next_state, facts) -> [10]` shapes rewards (default: the official one).
     """
-    if spawn_swap not in SPAWN_SWAPS:
-        raise ConfigError(f"spawn_swap: expected one of {list(SPAWN_SWAPS)}, got {spawn_swap!r}")
+    if spawn_swap not in SIDE_RULES:
+        raise ConfigError(f"spawn_swap: expected one of {list(SIDE_RULES)}, got {spawn_swap!r}")
     _check_bool(shared_sight, "shared_sight")
     if (
         isinstance(message_dim, bool)
