@@ -89,9 +89,10 @@ class JaxMARLEnv(MultiAgentEnv):
         return {a: obs[i] for i, a in enumerate(self.agents)} | {"world_state": world}
 
     def _flat(self, actions: dict[str, Any]) -> jax.Array:
+        unknown = sorted(str(a) for a in actions if a not in self.agents)
         missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ConfigError(f"actions: missing agent(s) {missing}")
+        if unknown or missing:
+            raise ConfigError(f"actions: unknown agent(s) {unknown}, missing agent(s) {missing}")
         return jnp.stack([jnp.asarray(actions[a], jnp.int32).reshape(()) for a in self.agents])
 
     def reset(self, key: jax.Array) -> tuple[dict[str, jax.Array], Any]:

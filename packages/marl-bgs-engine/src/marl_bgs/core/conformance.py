@@ -8,8 +8,9 @@ and dtypes; observations are finite and inside the declared space; the global st
 team inputs have their declared shapes; flat action 0 (every head's first choice) is always
 legal; rewards (under the official reward) are zero before a game's last tick and, on it, one
 value per team with the two teams opposite; `truncated` implies `done`; out-of-range actions are
-repaired without error. Then every named check of the mode's `tick_invariants` (legal actions
-accepted, dead and padded slots inert, ...) on every tick, including the one with bad actions.
+refused on the host and (with `jit=True`) repaired under `jit`. Then every named check of the
+mode's `tick_invariants` (legal actions accepted, dead and padded slots inert, ...) on every
+tick, including the one with bad actions.
 
 `check_jaxmarl_adapter` and `check_pettingzoo_adapter` hold the adapters to the same rules: each
 tick's next state, reward and end must equal the mode's own, with the invariants on top.
@@ -27,6 +28,7 @@ import numpy as np
 
 from marl_bgs.core import pool as pools
 from marl_bgs.core.env import game_tick
+from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.pytree import where_games
 from marl_bgs.core.team import team_inputs
 
@@ -126,11 +128,18 @@ def check_env(env: Any, ticks: int = 16, seed: int = 0, jit: bool = True) -> Non
         obs, state2 = reset_done(k_reset, nxt)
         same_structure(nxt, state2, "state after reset_done")
         state = state2
-    # Out-of-range actions in every head are repaired, not an error.
+    # Out-of-range actions: refused on the host; under jit (`jit=True`), repaired, never misread.
     heads = jnp.asarray(spec.action_heads, jnp.int32)
     illegal = jnp.broadcast_to(heads + 7, (n, spec.num_agents, len(spec.action_heads)))
-    _, nxt, _, _, info = step(key, state, illegal)
-    _check_invariants(env, state, nxt, info["facts"], ticks)
+    try:
+        env.step(key, state, np.asarray(illegal))
+    except ConfigError:
+        pass
+    else:
+        raise ConformanceError("out-of-range actions were accepted on the host")
+    if jit:
+        _, nxt, _, _, info = step(key, state, illegal)
+        _check_invariants(env, state, nxt, info["facts"], ticks)
 
 
 def _agents_stacked(per_agent: dict, agents: Sequence[str]) -> np.ndarray:

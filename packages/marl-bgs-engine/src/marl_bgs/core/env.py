@@ -14,9 +14,11 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from marl_bgs.core import pool as pools
 from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.inputs import check_actions, check_indices, check_messages
 from marl_bgs.core.mode import Mode
 from marl_bgs.core.pytree import where_games
 from marl_bgs.core.spaces import Box, Discrete, MultiDiscrete
@@ -180,17 +182,9 @@ class BatchedEnv:
         return jnp.stack([jnp.asarray(per_agent[a]) for a in self.agents], axis=1)
 
     def action_array(self, actions: Any) -> jax.Array:
-        """Actions as int32 heads [num_envs, agents, heads] from a dict, heads or flat indices."""
-        arr = self.stack(actions) if isinstance(actions, dict) else jnp.asarray(actions)
-        if arr.ndim == 2:
-            arr = self.mode.unflatten_actions(arr)
-        n, k, h = self.num_envs, self.num_agents, len(self.spec.action_heads)
-        if arr.shape != (n, k, h):
-            raise ConfigError(
-                f"actions: expected shape ({n}, {k}, {h}) heads or ({n}, {k}) flat indices (or a"
-                f" dict of agents), got {tuple(arr.shape)}"
-            )
-        return arr.astype(jnp.int32)
+        """Actions as int32 heads [num_envs, agents, heads] from a dict, heads or flat indices,
+        checked on the host (see `marl_bgs.core.inputs`)."""
+        return check_actions(self.spec, self.num_envs, actions, self.mode.unflatten_actions)
 
     # --- the API ------------------------------------------------------------------------------
     def reset(self, key: jax.Array, pool: pools.StartPool | None = None) -> tuple[dict, Any]:
@@ -204,9 +198,11 @@ class BatchedEnv:
         """Advance every game one tick: (obs, state, reward, done, info), JaxMARL's order.
 
         `actions`: {agent: [num_envs, heads] or [num_envs]} or an array [num_envs, agents, heads]
-        (or flat [num_envs, agents]). `messages` [num_envs, agents, message_dim] reach teammates
-        next tick. A finished game does not change until `reset_done`. The key is unused (the
-        rules are deterministic) and kept for the JaxMARL signature. `info` holds `facts`,
+        (or flat [num_envs, agents]) of integers; out-of-range values are an error on the host,
+        in-range illegal ones get the mode's repair. `messages` [num_envs, agents, message_dim]
+        (finite floats) reach teammates next tick. A finished game does not change until
+        `reset_done`. The key is unused (the rules are deterministic) and kept for the JaxMARL
+        signature. `info` holds `facts`,
         `outcome`, `truncated` (ended by the clock, not by the win condition), `episode`, `tick`.
         """
         del key
@@ -215,10 +211,8 @@ class BatchedEnv:
         if messages is None and width > 0:
             # No messages sent this tick: teammates receive none next tick (not stale ones).
             messages = jnp.zeros((self.num_envs, self.num_agents, width), jnp.float32)
-        if messages is not None:
-            shape = (self.num_envs, self.num_agents, width)
-            if tuple(messages.shape) != shape:
-                raise ConfigError(f"messages: expected shape {shape}, got {tuple(messages.shape)}")
+        elif messages is not None:
+            messages = check_messages(self.spec, self.num_envs, messages)
         nxt, reward, facts, truncated = _step(self.mode, self.reward_fn, state, arr, messages)
         done = nxt.outcome != 0
         dones = dict.fromkeys(self.agents, done) | {"__all__": done}
@@ -250,15 +244,13 @@ class BatchedEnv:
         """Start states chosen per game [num_envs]: a pool entry and a side (True: the teams'
         spawn ends swapped). For evaluation schedules that fix every game's setting."""
         n = self.num_envs
-        ep = jnp.zeros(n, jnp.int32) if episode is None else jnp.asarray(episode, jnp.int32)
-        args = [jnp.asarray(a) for a in (entry, side)]
-        for name, a in zip(("entry", "side"), args, strict=True):
-            if a.shape != (n,):
-                raise ConfigError(f"{name}: expected shape ({n},), got {tuple(a.shape)}")
-        entries = args[0].astype(jnp.int32)
-        if bool(jnp.any((entries < 0) | (entries >= self.pool.size))):
-            raise ConfigError(f"entry: expected pool entries in [0, {self.pool.size})")
-        return _start(self.pool, entries, args[1].astype(bool), ep)
+        entries = check_indices(entry, n, self.pool.size, "entry")
+        sides = check_indices(side, n, 2, "side").astype(bool)
+        big = np.iinfo(np.int32).max
+        episodes = (
+            np.zeros(n, np.int32) if episode is None else check_indices(episode, n, big, "episode")
+        )
+        return _start(self.pool, jnp.asarray(entries), jnp.asarray(sides), jnp.asarray(episodes))
 
     def get_obs(self, state: Any) -> dict[str, jax.Array]:
         """Each agent's flat permitted observation {agent: [num_envs, obs_size]}."""

@@ -11,6 +11,7 @@ fields the env reads: `tick` (ticks resolved), `outcome` (int32, 0 while the gam
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -32,6 +33,7 @@ class ModeSpec:
     obs_size: int  # length of an agent's flat observation
     state_size: int  # length of an agent's critic-only global state vector
     message_dim: int = 0  # width of a teammate message (0: no messages)
+    head_names: tuple[str, ...] = ()  # a name per action head, for error messages
 
     @property
     def num_agents(self) -> int:
@@ -51,6 +53,12 @@ class ModeSpec:
             cut = slice(slots[0], slots[0] + len(slots))
             return jax.tree.map(lambda a: a[(slice(None),) * axis + (cut,)], tree)
         return jax.tree.map(lambda a: jnp.take(a, np.asarray(slots), axis=axis), tree)
+
+    def team_spec(self, team: int) -> ModeSpec:
+        """The spec as one team sees itself: its agents only (e.g. for an opponent-folded env)."""
+        slots = self.teams[team]
+        agents = tuple(self.agents[i] for i in slots)
+        return dataclasses.replace(self, agents=agents, teams=(tuple(range(len(slots))),))
 
     @property
     def num_actions(self) -> int:

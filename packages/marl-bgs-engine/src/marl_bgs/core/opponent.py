@@ -18,6 +18,7 @@ import jax.numpy as jnp
 
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.inputs import check_actions
 from marl_bgs.core.pytree import pytree_dataclass, where_games
 from marl_bgs.core.spaces import Box, Discrete, MultiDiscrete
 from marl_bgs.core.team import TeamPolicy, act_team, team_inputs
@@ -118,18 +119,8 @@ class OpponentEnv:
         return self.get_obs(nxt), nxt, rewards, dones, info
 
     def _own_actions(self, actions: Any) -> jax.Array:
-        if isinstance(actions, dict):
-            missing = [a for a in self.agents if a not in actions]
-            if missing:
-                raise ConfigError(f"actions: missing agent(s) {missing}")
-            actions = jnp.stack([jnp.asarray(actions[a]) for a in self.agents], axis=1)
-        arr = jnp.asarray(actions)
-        if arr.ndim == 2:
-            arr = self.env.mode.unflatten_actions(arr)
-        shape = (self.num_envs, self.num_agents, len(self.spec.action_heads))
-        if arr.shape != shape:
-            raise ConfigError(f"actions: expected shape {shape} or flat, got {tuple(arr.shape)}")
-        return arr.astype(jnp.int32)
+        spec = self.spec.team_spec(self.team)
+        return check_actions(spec, self.num_envs, actions, self.env.mode.unflatten_actions)
 
     def reset_done(self, key: jax.Array, state: OpponentState) -> tuple[dict, OpponentState]:
         """Restart finished games and, in them, the opponent's memory: (obs, state)."""

@@ -110,11 +110,14 @@ def flatten(actions: jnp.ndarray) -> jnp.ndarray:
 
 
 def unflatten(flat: jnp.ndarray) -> jnp.ndarray:
-    """Flat index [...] -> heads [..., 3]."""
+    """Flat index [...] -> heads [..., 3]; an index outside [0, 198) gives -1 in every head, so
+    it is illegal everywhere (repaired to stay, none, no) rather than leaking into a head."""
     ult = flat % NUM_ULTIMATE
     target = (flat // NUM_ULTIMATE) % NUM_TARGETS
     move = flat // (NUM_ULTIMATE * NUM_TARGETS)
-    return jnp.stack([move, target, ult], axis=-1).astype(jnp.int32)
+    heads = jnp.stack([move, target, ult], axis=-1).astype(jnp.int32)
+    outside = (flat < 0) | (flat >= NUM_MOVES * NUM_TARGETS * NUM_ULTIMATE)
+    return jnp.where(outside[..., None], -1, heads)
 
 
 def _uniform_choice(key: jax.Array, legal: jnp.ndarray) -> jnp.ndarray:

@@ -18,6 +18,7 @@ import numpy as np
 from marl_bgs.core import arena
 from marl_bgs.core.env import BatchedEnv, RewardFn
 from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.inputs import check_indices
 from marl_bgs.core.mode import ModeSpec
 from marl_bgs.core.pool import SIDE_RULES, StartPool
 from marl_bgs.core.pytree import batch_states
@@ -64,6 +65,7 @@ class TeamDeathmatch:
             obs_size=size,
             state_size=size,
             message_dim=self.message_dim,
+            head_names=("move", "target", "ultimate"),
         )
 
     def transition(
@@ -196,10 +198,9 @@ class TDMEnv(BatchedEnv):
         """Start states chosen per game [num_envs]: an index into this env's maps and rosters,
         and whether team A spawns on the right edge. For schedules that fix every game."""
         n = self.num_envs
-        for name, a in (("map_index", map_index), ("roster_index", roster_index)):
-            if np.shape(a) != (n,):
-                raise ConfigError(f"{name}: expected shape ({n},), got {np.shape(a)}")
-        return self.start_entries(self.entry(map_index, roster_index), swap, episode)
+        maps = check_indices(map_index, n, len(self.maps), "map_index")
+        rosters = check_indices(roster_index, n, len(self.rosters), "roster_index")
+        return self.start_entries(self.entry(maps, rosters), swap, episode)
 
 
 def make_tdm(
