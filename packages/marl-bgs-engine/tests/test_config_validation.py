@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 import marl_bgs
@@ -29,7 +30,9 @@ def authored(*units: UnitSpec, **kw: Any) -> marl_bgs.GameState:
 
 def test_config_error_is_a_value_error() -> None:
     assert issubclass(ConfigError, ValueError)
-    assert issubclass(MapError, ValueError)
+    assert issubclass(MapError, ConfigError)  # one except clause catches every bad setting
+    with pytest.raises(ConfigError, match=r"^map_id: "):
+        marl_bgs.make("tdm", map_id=999)
 
 
 # ----------------------------------------------------------------------------------- make(...)
@@ -47,7 +50,9 @@ def test_num_envs_must_be_a_positive_integer(num_envs: Any) -> None:
         marl_bgs.make("tdm", num_envs=num_envs)
 
 
-@pytest.mark.parametrize("spawn_swap", ["sometimes", "Half", None, True])
+@pytest.mark.parametrize(
+    "spawn_swap", ["sometimes", "Half", None, True, np.array(["half"]), ["half"], b"half"]
+)
 def test_unknown_spawn_swap(spawn_swap: Any) -> None:
     allowed = r"\['half', 'none', 'all', 'random'\]"
     with pytest.raises(ConfigError, match=rf"^spawn_swap: expected one of {allowed}"):

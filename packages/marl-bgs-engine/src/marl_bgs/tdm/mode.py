@@ -226,7 +226,7 @@ def make_tdm(
     ("MWHRP", "MWHRP") or a list of pairs; `weights`: one per (map, roster pair), map-major;
     `reward_fn(state, next_state, facts) -> [10]` shapes rewards (default: the official one).
     """
-    if spawn_swap not in SIDE_RULES:
+    if not isinstance(spawn_swap, str) or spawn_swap not in SIDE_RULES:
         raise ConfigError(f"spawn_swap: expected one of {list(SIDE_RULES)}, got {spawn_swap!r}")
     _check_bool(shared_sight, "shared_sight")
     if (

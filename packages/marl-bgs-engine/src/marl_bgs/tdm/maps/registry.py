@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, MAX_OBSTACLES, OBSTACLE_PILLAR, OBSTACLE_WALL
+from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.geometry import Obstacles
 from marl_bgs.tdm.maps.symmetry import mirror_mismatches
 
@@ -71,8 +72,9 @@ MAX_FILE_BYTES = 1_000_000
 CUSTOM_MAP_ID = -1  # what `GameState.map_id` records for a map loaded from a file or document
 
 
-class MapError(ValueError):
-    """A map file or map request is invalid; the message names the field and what is allowed."""
+class MapError(ConfigError):
+    """A map file or map request is invalid; the message names the field and what is allowed.
+    A `ConfigError`, so `except marl_bgs.ConfigError` catches every bad setting, maps included."""
 
 
 @dataclass(frozen=True)
