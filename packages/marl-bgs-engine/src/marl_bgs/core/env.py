@@ -89,16 +89,9 @@ def game_tick(
     return nxt, reward, facts, mode.truncated(nxt)
 
 
-@partial(jax.jit, static_argnames=("mode", "reward_fn"))
-def _step(
-    mode: Mode,
-    reward_fn: RewardFn | None,
-    state: Any,
-    actions: jax.Array,
-    messages: jax.Array | None,
-) -> tuple[Any, jax.Array, Any, jax.Array]:
-    if messages is None:
-        return jax.vmap(lambda s, a: game_tick(mode, reward_fn, s, a, None))(state, actions)
+@partial(jax.jit, static_argnums=(0, 1))
+def _step(mode, reward_fn, state, actions, messages):
+    """`game_tick` over a batch; one program per (mode, reward_fn); `messages` may be None."""
     return jax.vmap(partial(game_tick, mode, reward_fn))(state, actions, messages)
 
 

@@ -116,11 +116,6 @@ def act_teams(
     return joined, tuple(m for _, m in acted)
 
 
-def init_memories(policies: Sequence[TeamPolicy], keys: Sequence[jax.Array]) -> tuple[Any, ...]:
-    """Each policy's memory for a batch of games from keys [n] per team."""
-    return tuple(jax.vmap(p.init)(k) for p, k in zip(policies, keys, strict=True))
-
-
 class TeamStep(NamedTuple):
     """What one two-team tick returns (batched)."""
 
