@@ -8,6 +8,7 @@ snapshots, curriculum stages) reuses them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -17,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core import pool as pools
+from marl_bgs.core.checks import check_int
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.inputs import check_actions, check_indices, check_messages
 from marl_bgs.core.mode import Mode
@@ -95,6 +97,38 @@ def _step(mode, reward_fn, state, actions, messages):
     return jax.vmap(partial(game_tick, mode, reward_fn))(state, actions, messages)
 
 
+MAX_NUM_ENVS = 2**31 - 1  # game indices are int32
+STEP_MEMORY_FACTOR = 32  # a step's peak memory per game, in multiples of one game state's bytes
+
+
+def available_memory() -> int:
+    """Bytes the default device can hold: its allocator's limit, or the host's physical memory."""
+    stats = jax.devices()[0].memory_stats() or {}
+    if "bytes_limit" in stats:
+        return int(stats["bytes_limit"])
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def batch_memory_estimate(pool: pools.StartPool, num_envs: int) -> int:
+    """An upper bound on the bytes one batched step of `num_envs` games needs (the state, the
+    observations and the step's intermediates): STEP_MEMORY_FACTOR times the batch's state."""
+    leaves = jax.tree.leaves(pool.states)
+    per_game = sum(leaf.nbytes for leaf in leaves) // max(1, leaves[0].shape[0] * 2)
+    return STEP_MEMORY_FACTOR * per_game * num_envs
+
+
+def check_batch_fits(pool: pools.StartPool, num_envs: int) -> None:
+    """Refuse a batch whose estimated memory exceeds what the device holds, before allocating."""
+    need, have = batch_memory_estimate(pool, num_envs), available_memory()
+    if need > have:
+        fits = max(1, num_envs * have // need)
+        raise ConfigError(
+            f"num_envs: {num_envs} games need about {need / 2**30:.1f} GiB, more than the "
+            f"{have / 2**30:.1f} GiB that {jax.devices()[0].platform} memory holds; "
+            f"use at most about {fits} (or several batches)"
+        )
+
+
 class BatchedEnv:
     """`num_envs` games of one mode, stepped together (build it with `marl_bgs.make`).
 
@@ -112,9 +146,9 @@ class BatchedEnv:
         side_rule: str = "half",
         reward_fn: RewardFn | None = None,
     ) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ConfigError(f"num_envs: expected a positive integer, got {num_envs!r}")
-        if side_rule not in pools.SIDE_RULES:
+        num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
+        check_batch_fits(pool, num_envs)
+        if not isinstance(side_rule, str) or side_rule not in pools.SIDE_RULES:
             raise ConfigError(
                 f"side_rule: expected one of {list(pools.SIDE_RULES)}, got {side_rule!r}"
             )

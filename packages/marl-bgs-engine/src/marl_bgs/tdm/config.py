@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
+from marl_bgs.core.checks import check_float, check_int, shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.tdm.classes import parse_roster
 from marl_bgs.tdm.constants import TEAM_SIZE
@@ -37,15 +38,8 @@ class RuleValues:
 
     def __post_init__(self) -> None:
         for name, (lo, hi) in LIMITS.items():
-            value = getattr(self, name)
-            integral = isinstance(lo, int)
-            ints = int | np.integer
-            ok_type = isinstance(value, ints if integral else ints | float | np.floating)
-            if isinstance(value, bool) or not ok_type:
-                kind = "an integer" if integral else "a number"
-                raise ConfigError(f"{name}: expected {kind} in [{lo}, {hi}], got {value!r}")
-            if not lo <= value <= hi or value != value:
-                raise ConfigError(f"{name}: must be in [{lo}, {hi}], got {value!r}")
+            check = check_int if isinstance(lo, int) else check_float
+            object.__setattr__(self, name, check(getattr(self, name), name, lo, hi))
 
     def to_rules(self) -> Rules:
         """The traced pytree (scalars)."""
@@ -71,10 +65,12 @@ def roster_slots(team_a: RosterLike, team_b: RosterLike, field: str = "rosters")
     return out
 
 
+def _is_class_id(c: object) -> bool:
+    return isinstance(c, int | np.integer) and not isinstance(c, bool | np.bool_)
+
+
 def _is_roster(x: object) -> bool:
-    return isinstance(x, str) or (
-        isinstance(x, tuple | list) and all(isinstance(c, int | np.integer) for c in x)
-    )
+    return isinstance(x, str) or (isinstance(x, tuple | list) and all(map(_is_class_id, x)))
 
 
 def parse_rosters(rosters: object) -> np.ndarray:
@@ -90,6 +86,12 @@ def parse_rosters(rosters: object) -> np.ndarray:
     for k, pair in enumerate(pairs):
         if not isinstance(pair, tuple | list) or len(pair) != 2:
             raise ConfigError(f"rosters[{k}]: expected a pair (team A roster, team B roster)")
+        for t, roster in enumerate(pair):
+            if not _is_roster(roster):
+                raise ConfigError(
+                    f"rosters[{k}][{t}]: expected class letters like 'MWHRP' or a list of class "
+                    f"ids 1-5, got {shown(roster)}"
+                )
         try:
             out.append(roster_slots(pair[0], pair[1], field=f"rosters[{k}]"))
         except ValueError as err:

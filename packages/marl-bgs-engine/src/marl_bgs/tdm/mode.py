@@ -7,6 +7,7 @@ are data in the start-state pool.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -16,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core import arena
+from marl_bgs.core.checks import check_bool, check_int, shown
 from marl_bgs.core.env import BatchedEnv, RewardFn
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.inputs import check_indices
@@ -146,12 +148,6 @@ class TeamDeathmatch:
         }
 
 
-def _check_bool(value: Any, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{field}: expected True or False, got {value!r}")
-    return value
-
-
 def load_maps(map_id: Any) -> list[maps_registry.MapSpec]:
     """Validated maps from an id, name, path or `MapSpec`, or a non-empty list of them."""
     refs = list(map_id) if isinstance(map_id, list | tuple) else [map_id]
@@ -219,6 +215,7 @@ def make_tdm(
     message_dim: int = 0,
     weights: Any = None,
     reward_fn: RewardFn | None = None,
+    **unknown: Any,
 ) -> TDMEnv:
     """Team Deathmatch with `num_envs` games; every keyword is validated, errors name the field.
 
@@ -226,17 +223,16 @@ def make_tdm(
     ("MWHRP", "MWHRP") or a list of pairs; `weights`: one per (map, roster pair), map-major;
     `reward_fn(state, next_state, facts) -> [10]` shapes rewards (default: the official one).
     """
+    if unknown:
+        known = [k for k in inspect.signature(make_tdm).parameters if k != "unknown"]
+        raise ConfigError(f"{next(iter(unknown))[:60]}: not a setting of tdm; allowed {known}")
     if not isinstance(spawn_swap, str) or spawn_swap not in SIDE_RULES:
-        raise ConfigError(f"spawn_swap: expected one of {list(SIDE_RULES)}, got {spawn_swap!r}")
-    _check_bool(shared_sight, "shared_sight")
-    if (
-        isinstance(message_dim, bool)
-        or not isinstance(message_dim, int)
-        or not 0 <= message_dim <= MESSAGE_DIM_MAX
-    ):
         raise ConfigError(
-            f"message_dim: expected an integer in [0, {MESSAGE_DIM_MAX}], got {message_dim!r}"
+            f"spawn_swap: expected one of {list(SIDE_RULES)}, got {shown(spawn_swap)}"
         )
+    spawn_swap = str(spawn_swap)  # a numpy str_ becomes a plain str
+    shared_sight = check_bool(shared_sight, "shared_sight")
+    message_dim = check_int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
     rule_values = RuleValues(
         winning_score=winning_score, tick_limit=tick_limit, red_zone_depth=red_zone_depth,
         wave_period=wave_period, shield_ticks=shield_ticks, shield_speed=shield_speed,

@@ -1,0 +1,52 @@
+"""Host-side checks of scalar settings, one policy for every field of every mode.
+
+Python and numpy scalars are treated alike: an integer field takes `int` or any `np.integer`, a
+number field also takes `float` or `np.floating`, a flag takes `bool` or `np.bool_`. A `bool` is
+never an integer, and NaN, infinities and values outside the field's range are refused. Every
+refusal is a `ConfigError` whose message starts with the field's name.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from marl_bgs.core.errors import ConfigError
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """`repr(value)` cut to `limit` characters, so a hostile value cannot flood a message."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def check_int(value: Any, field: str, lo: int, hi: int | None = None) -> int:
+    """`value` as a Python int in [lo, hi] (hi=None: no upper bound)."""
+    span = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
+    integer = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+    if not integer or value < lo or (hi is not None and value > hi):
+        raise ConfigError(f"{field}: expected an integer {span}, got {shown(value)}")
+    return int(value)
+
+
+def check_float(value: Any, field: str, lo: float, hi: float) -> float:
+    """`value` as a finite Python float in [lo, hi]; integers are accepted as numbers."""
+    numeric = int | float | np.integer | np.floating
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numeric):
+        raise ConfigError(f"{field}: expected a finite number in [{lo}, {hi}], got {shown(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number) or not lo <= number <= hi:
+        raise ConfigError(f"{field}: expected a finite number in [{lo}, {hi}], got {shown(value)}")
+    return number
+
+
+def check_bool(value: Any, field: str) -> bool:
+    """`value` as a Python bool (True/False or a numpy bool scalar; 0 and 1 are not flags)."""
+    if not isinstance(value, bool | np.bool_):
+        raise ConfigError(f"{field}: expected True or False, got {shown(value)}")
+    return bool(value)
