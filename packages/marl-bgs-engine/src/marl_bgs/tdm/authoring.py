@@ -5,6 +5,11 @@
 
 Slots 0-4 are team A's roster slots, 5-9 team B's; positions are world coordinates. Slots not
 listed are unused. Every invalid value raises ConfigError naming the field and what is allowed.
+
+Scalars follow the project's one policy (`marl_bgs.core.checks`): an integer field takes `int` or
+any numpy integer, a number field also takes `float` or a numpy float, a flag takes `bool` or
+`np.bool_`; a bool is never a number, and NaN, infinities and integers too large for a float are
+refused. Keywords other than the ones below and the rule values of `make` are refused too.
 """
 
 from __future__ import annotations
@@ -17,13 +22,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from marl_bgs.core.arena import BODY_RADIUS, NUM_MOVES
+from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH, NUM_MOVES
+from marl_bgs.core.checks import check_bool, check_float, check_int, shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.geometry import body_fits
 from marl_bgs.core.movement import free_grid
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm import maps
-from marl_bgs.tdm.config import MESSAGE_DIM_MAX, RuleValues
+from marl_bgs.tdm.config import LIMITS, MESSAGE_DIM_MAX, RuleValues
 from marl_bgs.tdm.constants import NUM_TARGETS
 from marl_bgs.tdm.lifecycle import MAX_POINTS_PER_TICK
 from marl_bgs.tdm.perception import refresh_sight_lines
@@ -57,10 +63,27 @@ class UnitSpec:
     last_ult: int = 0
 
 
-def _int(value: Any, field: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not lo <= value <= hi:
-        raise ConfigError(f"{field}: expected an integer in [{lo}, {hi}], got {value!r}")
-    return int(value)
+_KEYWORDS = ("units", "map_id", "score", "tick", "wave", "swap", "message_dim", *LIMITS)
+_NUMBER = int | float | np.integer | np.floating  # the number types of `check_float`
+
+
+def _real(value: Any, field: str, expected: str) -> float:
+    """A number of `check_float`'s types as a Python float (NaN kept; too large for a float:
+    inf), for fields whose range check has its own message; anything else is refused."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, _NUMBER):
+        raise ConfigError(f"{field}: expected {expected}, got {shown(value)}")
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _coordinate(value: Any, field: str) -> float:
+    """`check_float` without a range: the body-fits check below names the position instead."""
+    try:
+        return check_float(value, field, -math.inf, math.inf)
+    except ConfigError:
+        raise ConfigError(f"{field}: expected a finite number, got {shown(value)}") from None
 
 
 def _class_id(value: Any, field: str) -> int:
@@ -85,50 +108,46 @@ def _unit_arrays(units: list[UnitSpec], rules: RuleValues, obstacles: Any) -> di
         if not isinstance(spec, UnitSpec):
             raise ConfigError(f"units[{k}]: expected a UnitSpec, got {type(spec).__name__}")
         f = f"units[{k}]"
-        slot = _int(spec.slot, f"{f}.slot", 0, 9)
+        slot = check_int(spec.slot, f"{f}.slot", 0, 9)
         if slot in seen:
             raise ConfigError(f"{f}.slot: slot {slot} is listed twice")
         seen.add(slot)
         cls = _class_id(spec.cls, f"{f}.cls")
-        for axis in ("x", "y"):
-            v = getattr(spec, axis)
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, int | float | np.number)
-                or not math.isfinite(v)
-            ):
-                raise ConfigError(f"{f}.{axis}: expected a finite number, got {v!r}")
+        x, y = _coordinate(spec.x, f"{f}.x"), _coordinate(spec.y, f"{f}.y")
         max_h = float(C.MAX_HEALTH[cls])
-        if not isinstance(spec.alive, bool | np.bool_):
-            raise ConfigError(f"{f}.alive: expected True or False, got {spec.alive!r}")
-        alive = bool(spec.alive)
-        h = spec.health
-        if h is not None and (isinstance(h, bool) or not isinstance(h, int | float | np.number)):
-            raise ConfigError(f"{f}.health: expected a number or None (full health), got {h!r}")
-        health = max_h if spec.health is None and alive else spec.health or 0.0
-        if alive and not 0.0 < health <= max_h:
+        alive = check_bool(spec.alive, f"{f}.alive")
+        if spec.health is None:
+            health = max_h if alive else 0.0
+        else:
+            health = _real(spec.health, f"{f}.health", "a number or None (full health)")
+        if alive and not 0.0 < health <= max_h:  # NaN fails too
             raise ConfigError(
-                f"{f}.health: a living {C.CLASS_NAMES[cls]} has health in (0, {max_h:g}]"
+                f"{f}.health: a living {C.CLASS_NAMES[cls]} has health in (0, {max_h:g}],"
+                f" got {shown(spec.health)}"
             )
         if not alive and health != 0.0:
-            raise ConfigError(f"{f}.health: a dead unit has health 0, got {health!r}")
+            raise ConfigError(f"{f}.health: a dead unit has health 0, got {shown(spec.health)}")
         caps = dict(C.DURATION_CAPS, shield=rules.shield_ticks, recovery=int(C.OOC_DELAY[cls]))
         for name, cap in caps.items():
-            value = _int(getattr(spec, name), f"{f}.{name}", 0, cap)
+            value = check_int(getattr(spec, name), f"{f}.{name}", 0, cap)
             if not alive and value and name not in ("cooldown",):
                 raise ConfigError(f"{f}.{name}: a dead unit has no statuses, got {value}")
             out[name][slot] = value
-        out["last_move"][slot] = _int(spec.last_move, f"{f}.last_move", 0, NUM_MOVES - 1)
-        out["last_target"][slot] = _int(spec.last_target, f"{f}.last_target", 0, NUM_TARGETS - 1)
-        out["last_ult"][slot] = _int(spec.last_ult, f"{f}.last_ult", 0, 1)
-        out["cls"][slot], out["x"][slot], out["y"][slot] = cls, spec.x, spec.y
-        out["health"][slot], out["alive"][slot] = health, alive
+        out["last_move"][slot] = check_int(spec.last_move, f"{f}.last_move", 0, NUM_MOVES - 1)
+        out["last_target"][slot] = check_int(
+            spec.last_target, f"{f}.last_target", 0, NUM_TARGETS - 1
+        )
+        out["last_ult"][slot] = check_int(spec.last_ult, f"{f}.last_ult", 0, 1)
         # Dead units too: a dead unit lies where it died (its own view and critics' views show it).
-        if not bool(body_fits(jnp.asarray([spec.x, spec.y], jnp.float32), obstacles)):
+        # Far-off positions are refused here, before float32 could turn them into infinities.
+        on_map = 0.0 <= x <= MAP_WIDTH and 0.0 <= y <= MAP_HEIGHT
+        if not on_map or not bool(body_fits(jnp.asarray([x, y], jnp.float32), obstacles)):
             raise ConfigError(
-                f"{f}: position ({spec.x}, {spec.y}) puts the body outside the map or into an"
+                f"{f}: position ({x}, {y}) puts the body outside the map or into an"
                 f" obstacle (a body of radius {BODY_RADIUS} must fit)"
             )
+        out["cls"][slot], out["x"][slot], out["y"][slot] = cls, x, y
+        out["health"][slot], out["alive"][slot] = health, alive
     solid = [i for i in range(10) if out["alive"][i] and out["shield"][i] == 0]
     for a in solid:
         for b in solid:
@@ -155,27 +174,29 @@ def author_state(
     **rule_values: Any,
 ) -> GameState:
     """A validated single-game state (add a batch axis with `batch_states`)."""
+    for name in rule_values:
+        if name not in LIMITS:
+            raise ConfigError(f"{name}: not a keyword of author_state; allowed {list(_KEYWORDS)}")
     rules = RuleValues(**rule_values)
     spec = maps.load(map_id)
     obstacles = spec.to_obstacles()
     if not isinstance(units, list | tuple):
         raise ConfigError(f"units: expected a list of UnitSpec, got {type(units).__name__}")
     u = _unit_arrays(list(units), rules, obstacles)
-    if not isinstance(swap, bool):
-        raise ConfigError(f"swap: expected True or False, got {swap!r}")
-    message_dim = _int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
+    swap = check_bool(swap, "swap")
+    message_dim = check_int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
     pair = _pair(score, "score")
-    sa = _int(pair[0], "score[0]", 0, rules.winning_score + MAX_POINTS_PER_TICK)
-    sb = _int(pair[1], "score[1]", 0, rules.winning_score + MAX_POINTS_PER_TICK)
+    sa = check_int(pair[0], "score[0]", 0, rules.winning_score + MAX_POINTS_PER_TICK)
+    sb = check_int(pair[1], "score[1]", 0, rules.winning_score + MAX_POINTS_PER_TICK)
     # A running game is below the threshold: at it, the game has been won or drawn already.
     if max(sa, sb) >= rules.winning_score:
         raise ConfigError(
             f"score: {sa}-{sb} already decides the game; a running game has both scores below"
             f" the winning score {rules.winning_score}"
         )
-    t = _int(tick, "tick", 0, rules.tick_limit - 1)
+    t = check_int(tick, "tick", 0, rules.tick_limit - 1)
     waves = _pair(wave, "wave") if wave is not None else (rules.wave_period - 1,) * 2
-    w = [_int(waves[i], f"wave[{i}]", 0, rules.wave_period - 1) for i in (0, 1)]
+    w = [check_int(waves[i], f"wave[{i}]", 0, rules.wave_period - 1) for i in (0, 1)]
     free = free_grid(jax.tree.map(jnp.asarray, obstacles))
     map_number = jnp.int32(spec.record_id)
     unset = jnp.zeros((10, 10), bool)  # sight lines: computed below from the authored positions

@@ -1,38 +1,19 @@
 """Map files: format `marl-bgs-map-v1`, validation on load, and the registry of shipped maps.
 
-A map file is JSON::
-
-    {"format": "marl-bgs-map-v1", "id": 47, "name": "...", "split": "test",
-     "description": "...",
-     "obstacles": [{"kind": "pillar", "x": 4.0, "y": 7.5, "radius": 0.5},
-                   {"kind": "wall", "x": 8.0, "y": 5.0, "width": 0.5, "height": 1.5,
-                    "theta": 0.0}]}
-
-Coordinates are map units (x east, y north, 20 x 10); a wall's width is its full extent along its
-own x axis before the counter-clockwise rotation `theta` (radians, default 0). Obstacles must lie
-inside the map; at most 32 per map.
-
-Splits and ids: a file's `split` is "curriculum" (ids 0-11), "train" (12-41), "validation"
-(42-46), "test" (47-51) or "custom" (any id, for user maps); the id must lie in its split's range.
-The registry's `split("train")` returns 0-41, since the curriculum maps are training maps too.
-
-Mirror symmetry: every map whose split is not "custom" must mirror exactly across x = 10: each
-obstacle at (x, y, theta) has a partner of the same shape at (20 - x, y, -theta), compared as
-shapes (a wall's theta is equivalent modulo pi, a square's modulo pi/2; an obstacle on the centre
-line may be its own partner). This is what makes a spawn swap a fair rematch. A "custom" map may be
-asymmetric on purpose (attack/defence studies); the engine's per-team frames still work, and
-evaluation with spawn swaps keeps such games fair on average. `mirror_mismatches` (in
-`marl_bgs.tdm.maps.symmetry`) tells users which obstacles break symmetry.
-
-Playability: `parse` (and so `load_file`) also rejects maps whose spawn pads are blocked or cannot
-all reach each other for a body (see `marl_bgs.tdm.maps.checks`); the shipped maps are held to the
-same checks by the test suite, so loading them skips the flood fill.
+docs/maps.md ("Map files", written by `marl_bgs.tdm.maps.report`) is the one description of the
+format: keys, units, limits, splits and id ranges, the mirror rule for every split but "custom",
+the playability checks, and how a custom map is identified (`MapSpec.content_hash`, and
+`CUSTOM_MAP_ID` in game states). `parse` checks a decoded document against it; `load_file` first
+reads a file (size limit, duplicate keys); both raise `MapError` naming the field. The shipped maps
+in `data/` are parsed without the playability flood fill, since the test suite checks them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
@@ -43,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, MAX_OBSTACLES, OBSTACLE_PILLAR, OBSTACLE_WALL
+from marl_bgs.core.checks import check_float, check_int, shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.geometry import Obstacles
 from marl_bgs.tdm.maps.symmetry import mirror_mismatches
@@ -67,6 +49,17 @@ _KEYS = {
     "wall": {"kind", "x", "y", "width", "height", "theta"},
 }
 MAX_FILE_BYTES = 1_000_000
+MAX_ID = 2**31 - 1  # ids are recorded as int32
+MAX_SIZE = 20.0  # largest radius, width or height
+# Allowed range of each obstacle number; sizes are further required to be > 0.
+_RANGES = {
+    "x": (0.0, MAP_WIDTH),
+    "y": (0.0, MAP_HEIGHT),
+    "radius": (0.0, MAX_SIZE),
+    "width": (0.0, MAX_SIZE),
+    "height": (0.0, MAX_SIZE),
+    "theta": (-math.tau, math.tau),
+}
 
 
 CUSTOM_MAP_ID = -1  # what `GameState.map_id` records for a map loaded from a file or document
@@ -92,6 +85,16 @@ class MapSpec:
         """The id a game state records: the map's id, or `CUSTOM_MAP_ID` for a custom map."""
         return CUSTOM_MAP_ID if self.split == "custom" else self.id
 
+    @property
+    def content_hash(self) -> str:
+        """16 hex digits of SHA-256 over the obstacle arrays the engine plays (float32): equal
+        for two maps exactly when they play alike, whatever their ids, names or files."""
+        obs = self.to_obstacles()
+        digest = hashlib.sha256()
+        for array in (obs.kind, obs.center, obs.size, obs.theta):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()[:16]
+
     def to_obstacles(self) -> Obstacles:
         """Padded numpy arrays in the engine's obstacle layout."""
         kind = np.zeros(MAX_OBSTACLES, np.int32)
@@ -111,31 +114,42 @@ class MapSpec:
         return Obstacles(kind=kind, center=center, size=size, theta=theta, active=active)  # type: ignore[arg-type]
 
 
-def _number(value: Any, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise MapError(f"{field}: expected a finite number, got {value!r}")
-    return float(value)
+def _number(value: Any, field: str, key: str) -> float:
+    """The project's number policy (`check_float`: no bools, NaN, infinities or ints too large
+    for a float) with the range of obstacle field `key`, as a MapError."""
+    lo, hi = _RANGES[key]
+    try:
+        return check_float(value, field, lo, hi)
+    except ConfigError as err:
+        raise MapError(str(err)) from None
+
+
+def _keys(keys: set[Any]) -> list[str]:
+    return sorted(map(str, keys))
 
 
 def _obstacle(raw: Any, field: str) -> dict[str, float | str]:
     if not isinstance(raw, dict):
         raise MapError(f"{field}: expected an object, got {type(raw).__name__}")
     kind = raw.get("kind")
-    if kind not in _KEYS:
-        raise MapError(f"{field}.kind: expected 'pillar' or 'wall', got {kind!r}")
+    if not isinstance(kind, str) or kind not in _KEYS:
+        raise MapError(f"{field}.kind: expected 'pillar' or 'wall', got {shown(kind)}")
     unknown = set(raw) - _KEYS[kind]
     if unknown:
-        raise MapError(f"{field}: unknown key(s) {sorted(unknown)}; allowed {sorted(_KEYS[kind])}")
+        raise MapError(
+            f"{field}: unknown key(s) {shown(_keys(unknown))}; allowed {sorted(_KEYS[kind])}"
+        )
     out: dict[str, float | str] = {"kind": kind}
     required = _KEYS[kind] - {"kind", "theta"}
     for key in sorted(required):
         if key not in raw:
             raise MapError(f"{field}.{key}: missing")
-        out[key] = _number(raw[key], f"{field}.{key}")
-    out["theta"] = _number(raw.get("theta", 0.0), f"{field}.theta") if kind == "wall" else 0.0
+        out[key] = _number(raw[key], f"{field}.{key}", key)
+    theta = raw.get("theta", 0.0)
+    out["theta"] = _number(theta, f"{field}.theta", "theta") if kind == "wall" else 0.0
     for key in ("radius", "width", "height"):
-        if key in out and not 0.0 < float(out[key]) <= 20.0:
-            raise MapError(f"{field}.{key}: must be in (0, 20], got {out[key]}")
+        if key in out and not 0.0 < float(out[key]) <= MAX_SIZE:
+            raise MapError(f"{field}.{key}: must be in (0, {MAX_SIZE:g}], got {out[key]}")
     x, y = float(out["x"]), float(out["y"])
     if kind == "pillar":
         r = float(out["radius"])
@@ -160,24 +174,33 @@ def parse(raw: Any, source: str = "map", *, check_play: bool = True) -> MapSpec:
         raise MapError(f"{source}: expected a JSON object at the top level")
     unknown = set(raw) - _TOP_KEYS
     if unknown:
-        raise MapError(f"{source}: unknown key(s) {sorted(unknown)}; allowed {sorted(_TOP_KEYS)}")
-    if raw.get("format") != FORMAT:
-        raise MapError(f"{source}.format: expected {FORMAT!r}, got {raw.get('format')!r}")
-    map_id = raw.get("id")
-    if isinstance(map_id, bool) or not isinstance(map_id, int) or map_id < 0:
-        raise MapError(f"{source}.id: expected a non-negative integer, got {map_id!r}")
+        raise MapError(
+            f"{source}: unknown key(s) {shown(_keys(unknown))}; allowed {sorted(_TOP_KEYS)}"
+        )
+    if not isinstance(raw.get("format"), str) or raw.get("format") != FORMAT:
+        raise MapError(f"{source}.format: expected {FORMAT!r}, got {shown(raw.get('format'))}")
+    try:
+        map_id = check_int(raw.get("id"), f"{source}.id", 0, MAX_ID)
+    except ConfigError as err:
+        raise MapError(str(err)) from None
     name, desc = raw.get("name"), raw.get("description", "")
     if not isinstance(name, str) or not 0 < len(name) <= 64:
-        raise MapError(f"{source}.name: expected a string of 1-64 characters, got {name!r}")
+        raise MapError(f"{source}.name: expected a string of 1-64 characters, got {shown(name)}")
     if not isinstance(desc, str) or len(desc) > 2000:
-        raise MapError(f"{source}.description: expected a string of at most 2000 characters")
+        got = f"{len(desc)} characters" if isinstance(desc, str) else shown(desc)
+        raise MapError(
+            f"{source}.description: expected a string of at most 2000 characters, got {got}"
+        )
     split_name = raw.get("split")
-    if split_name not in _SPLIT_OF_FILE:
+    if not isinstance(split_name, str) or split_name not in _SPLIT_OF_FILE:
         allowed = list(_SPLIT_OF_FILE)
-        raise MapError(f"{source}.split: expected one of {allowed}, got {split_name!r}")
+        raise MapError(f"{source}.split: expected one of {allowed}, got {shown(split_name)}")
     obstacles = raw.get("obstacles")
     if not isinstance(obstacles, list) or len(obstacles) > MAX_OBSTACLES:
-        raise MapError(f"{source}.obstacles: expected a list of 0 to {MAX_OBSTACLES} obstacles")
+        got = f"{len(obstacles)} obstacles" if isinstance(obstacles, list) else shown(obstacles)
+        raise MapError(
+            f"{source}.obstacles: expected a list of 0 to {MAX_OBSTACLES} obstacles, got {got}"
+        )
     if split_name in _ID_RANGE and map_id not in _ID_RANGE[split_name]:
         span = _ID_RANGE[split_name]
         raise MapError(
@@ -204,23 +227,43 @@ def parse(raw: Any, source: str = "map", *, check_play: bool = True) -> MapSpec:
 
 def load_file(path: str | Path) -> MapSpec:
     """Read and validate a map file from disk (size-limited; malformed JSON is a MapError)."""
+    if not isinstance(path, str | os.PathLike):
+        raise MapError(f"map file: expected a str or pathlib.Path, got {shown(path)}")
     path = Path(path)
-    if not path.is_file():
-        raise MapError(f"map file {str(path)!r} does not exist")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise MapError(f"map file {str(path)!r} is larger than {MAX_FILE_BYTES} bytes")
+    where = f"map file {shown(str(path), 300)}"  # a hostile path cannot flood the message
     try:
-        raw = json.loads(path.read_bytes().decode("utf-8"), object_pairs_hook=_no_duplicates)
+        exists, regular, data = path.exists(), path.is_file(), b""
+        if regular:
+            with path.open("rb") as stream:
+                data = stream.read(MAX_FILE_BYTES + 1)  # never more than the limit and a byte
+    except (OSError, ValueError) as err:  # unreadable, a name too long, a NUL in the name
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise MapError(f"{where} cannot be read: {reason}") from None
+    if not exists:
+        raise MapError(f"{where} does not exist")
+    if not regular:
+        raise MapError(f"{where} is not a regular file")
+    if len(data) > MAX_FILE_BYTES:
+        raise MapError(f"{where} is larger than {MAX_FILE_BYTES} bytes")
+    try:
+        raw = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (ValueError, RecursionError) as err:  # bad UTF-8 or JSON, huge ints, deep nesting
-        raise MapError(f"map file {str(path)!r} is not valid JSON: {err}") from None
-    return parse(raw, source=path.name)
+        raise MapError(f"{where} is not valid JSON: {err}") from None
+    spec = parse(raw, source=path.name)
+    shipped = _shipped().get(spec.id)
+    if spec.split != "custom" and shipped and spec.content_hash != shipped.content_hash:
+        raise MapError(
+            f"{path.name}.id: {spec.id} is shipped map {shipped.name!r}, but this file's "
+            "obstacles differ from it; a user map takes split 'custom' (any id)"
+        )
+    return spec
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
         dup = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
-        raise json.JSONDecodeError(f"duplicate key(s) {dup[:5]}", "", 0)
+        raise json.JSONDecodeError(f"duplicate key(s) {shown(dup[:5], 200)}", "", 0)
     return out
 
 
@@ -249,13 +292,27 @@ def split(name: str) -> list[int]:
     return [i for i in SPLITS[name] if i in _shipped()]
 
 
+def _looks_like_path(ref: str) -> bool:
+    seps = {"/", os.sep} | ({os.altsep} if os.altsep else set())
+    if any(s in ref for s in seps) or ref.endswith(".json"):
+        return True
+    try:
+        return Path(ref).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL character
+        return False
+
+
 def load(map_ref: int | str | Path | MapSpec) -> MapSpec:
-    """A map by id, by name (case-insensitive), by file path, or a MapSpec passed through."""
+    """A map by id, by name (case-insensitive), by file path, or a MapSpec passed through.
+
+    A string is a shipped map's name unless it looks like a path (see the module docstring); a
+    string path must end in ".json", a `pathlib.Path` may have any suffix.
+    """
     if isinstance(map_ref, MapSpec):
         return map_ref
     shipped = _shipped()
     if isinstance(map_ref, bool) or not isinstance(map_ref, int | np.integer | str | Path):
-        raise MapError(f"map_id: expected an int id, a map name or a path, got {map_ref!r}")
+        raise MapError(f"map_id: expected an int id, a map name or a path, got {shown(map_ref)}")
     if isinstance(map_ref, int | np.integer):
         map_ref = int(map_ref)
         if map_ref not in shipped:
@@ -265,6 +322,14 @@ def load(map_ref: int | str | Path | MapSpec) -> MapSpec:
         by_name = {s.name.lower(): s for s in shipped.values()}
         if map_ref.lower() in by_name:
             return by_name[map_ref.lower()]
+        if not _looks_like_path(map_ref):
+            raise MapError(
+                f"map_id: no shipped map is named {shown(map_ref)}; give a shipped map's id or "
+                "name, or a path to a map file ending in .json"
+            )
         if not map_ref.endswith(".json"):
-            raise MapError(f"map_id: no shipped map is named {map_ref!r}")
+            raise MapError(
+                f"map_id: {shown(map_ref, 300)} looks like a path, but a map file given as a "
+                "string must end in .json (pass a pathlib.Path to read a file with another suffix)"
+            )
     return load_file(map_ref)
