@@ -24,7 +24,7 @@ Team Deathmatch ships {n} hand-designed maps, ids 0-{last}, each 20 x 10 map uni
 obstacles: round pillars and straight or diagonal walls of several thicknesses. Every map mirrors
 exactly across x = 10, every spawn pad is clear, and a body can walk from every pad to every other.
 Load one with `marl_bgs.maps.load(34)` or `load("Infinity")`; list a split with
-`marl_bgs.maps.split("test")`.
+`marl_bgs.maps.split("test")`. To write your own map, see [Map files](#map-files) below.
 
 | split | ids | use |
 |---|---|---|
@@ -48,6 +48,107 @@ and red dots are the spawn pads of the left and right team.
 
 | id | name | split | obstacles | pillars | straight | diagonal | free | blocked | description |
 |---:|---|---|---:|---:|---:|---:|---:|---:|---|
+"""
+
+
+_FILES = """
+## Map files
+
+A map is a UTF-8 JSON file in format `marl-bgs-map-v1`; the shipped maps
+(`packages/marl-bgs-engine/src/marl_bgs/tdm/maps/data/`) use it too. This file loads as it stands:
+
+```json
+{
+  "format": "marl-bgs-map-v1",
+  "id": 0,
+  "name": "Two Pillars and a Wall",
+  "split": "custom",
+  "description": "A small asymmetric example: the wall stands on the left half only.",
+  "obstacles": [
+    {"kind": "pillar", "x": 10.0, "y": 3.0, "radius": 0.75},
+    {"kind": "pillar", "x": 10.0, "y": 7.0, "radius": 0.75},
+    {"kind": "wall", "x": 6.0, "y": 5.0, "width": 3.0, "height": 0.5, "theta": 0.7854}
+  ]
+}
+```
+
+Top-level keys (any other key is an error):
+
+| key | type | allowed values |
+|---|---|---|
+| `format` | string | exactly `"marl-bgs-map-v1"` |
+| `id` | integer | >= 0 and inside the range of its split (below) |
+| `name` | string | 1 to 64 characters |
+| `split` | string | `"curriculum"`, `"train"`, `"validation"`, `"test"` or `"custom"` |
+| `description` | string | optional (default `""`), at most 2000 characters |
+| `obstacles` | list | 0 to 32 obstacle objects |
+
+Ids by the file's split: curriculum 0-11, train 12-41, validation 42-46, test 47-51; `"custom"`,
+the split for your own maps, takes any id from 0 to 2**31 - 1. (`marl_bgs.maps.split("train")`
+returns 0-41 because the curriculum maps are training maps too.)
+
+Obstacles (`kind` decides the keys; any other key is an error, `theta` on a pillar included):
+
+| kind | keys | shape |
+|---|---|---|
+| `"pillar"` | `x`, `y`, `radius` | a disc: centre (x, y), radius |
+| `"wall"` | `x`, `y`, `width`, `height`, `theta` | a rectangle: centre (x, y), full sizes, angle |
+
+A wall's `width` is its full extent along its own x axis and `height` along its own y axis; it is
+then turned counter-clockwise about its centre by `theta` radians (optional, default 0; within
+[-2 pi, 2 pi]).
+
+Units and limits:
+
+- Lengths are map units. The origin is the south-west corner: x runs east from 0 to 20, y north
+  from 0 to 10. Spawn pads stand at x = 0.5 (left team) and x = 19.5 (right team), each at
+  y = 1, 3, 5, 7, 9; a body has radius 0.5.
+- Every number is a finite JSON number (integer or decimal; not a string or boolean).
+- `radius`, `width` and `height` lie in (0, 20].
+- Every obstacle lies inside the map: its bounding box after rotation stays within 0 <= x <= 20 and
+  0 <= y <= 10. Obstacles may overlap each other.
+- The file is at most 1,000,000 bytes of valid UTF-8 JSON; a key repeated in any object is an
+  error.
+
+Checks on load. `marl_bgs.maps.load_file`, `marl_bgs.maps.load`, `marl_bgs.maps.parse` (for a
+decoded document) and `marl_bgs.make` all validate a map and raise `marl_bgs.maps.MapError` (a
+`marl_bgs.ConfigError`) naming the field, e.g. `my_map.json.obstacles[0]: overlaps the body on the
+left pad 0`. Besides the keys and limits above:
+
+- Mirror symmetry, for every split except `"custom"`: each obstacle at (x, y, theta) needs a
+  partner of the same shape at (20 - x, y, -theta), so that a spawn swap is a fair rematch. Shapes
+  are compared as regions of the plane (tolerance 1e-5 map units): a wall's theta counts modulo
+  pi (a square's modulo pi/2), and an obstacle centred on x = 10 may be its own partner. A
+  `"custom"` map may be asymmetric on purpose (attack/defence studies); evaluation with spawn
+  swaps keeps its games fair on average. `marl_bgs.maps.mirror_mismatches(spec.obstacles)` lists
+  the obstacles that have no partner (the example above gives `[2]`).
+- Playability: every spawn pad holds a body clear of obstacles, and a body can walk from left pad
+  0 to every other pad (a flood fill on a 0.05 grid with the engine's collision geometry).
+
+Using a custom map:
+
+```python
+import marl_bgs
+
+spec = marl_bgs.maps.load_file("my_map.json")  # a MapSpec
+env = marl_bgs.make("tdm", map_id="my_map.json")  # or pathlib.Path("my_map.json")
+mixed = marl_bgs.make("tdm", map_id=[47, "my_map.json"])  # a list to draw from
+```
+
+A string `map_id` is first matched against the shipped map names, else read as a path, which must
+end in `.json`; a `pathlib.Path` is always read as a file. In evaluation:
+`marl_bgs_eval.evaluate(..., maps=["my_map.json"])`, or `marl-bgs-eval play A B --maps my_map.json`
+on the command line.
+
+Identifying a custom map: game states (`state.map_id`) and game records store
+`marl_bgs.maps.CUSTOM_MAP_ID` (-1) for every map of split `"custom"`, whatever its `id`. A file with
+another split must hold exactly the shipped map of its id (else it is refused: a user map takes
+split `"custom"`), so a file can never pass itself off as a shipped map. To tell custom maps
+apart use `spec.content_hash`: 16 hex digits of SHA-256 over the
+float32 obstacle arrays the engine plays. Two maps have the same hash exactly when they play alike:
+the same obstacles in the same order. `id`, `name`, `split`, `description` and the file name do not
+enter it; reordering obstacles or writing a wall's theta as theta + pi changes it, since agents
+observe the obstacle list as stored. Evaluation results record the hash in their `map_hash` column.
 """
 
 
@@ -81,7 +182,8 @@ def markdown() -> str:
         check_playable(spec, source=f"map {spec.id}")
     stats = [map_stats(spec) for spec in specs]
     head = _HEADER.format(n=len(specs), last=specs[-1].id, ranges=_ranges(stats))
-    return head + "\n".join(_row(p, s) for p, s in zip(specs, stats, strict=True)) + "\n"
+    rows = "\n".join(_row(p, s) for p, s in zip(specs, stats, strict=True))
+    return head + rows + "\n" + _FILES
 
 
 def main(argv: list[str] | None = None) -> None:
