@@ -229,6 +229,24 @@ def test_cooldown_blocks_the_ultimate_but_not_the_basic(env47, cooldown):
     assert m.pair[5, 6, 0]
 
 
+@pytest.mark.parametrize("cls", "MWHRP")
+def test_ranges_include_their_boundary(env47, cls):
+    """Basic and Ultimate are legal at exactly their range and 1e-3 inside, not 1e-3 beyond.
+
+    Units on one horizontal line at float32-exact x: the engine's distance is the range itself."""
+    k = "_MWHRP".index(cls)
+    slot, t = (1, 2) if k == PRIEST else (5, 6)  # the Priest acts on an ally
+    for head, reach in ((0, BASIC_RANGE[k]), (1, ULT_RANGE[k])):
+        if reach == 0.0:
+            continue  # the Mage's Burst has no target
+        for offset, legal in ((-1e-3, True), (0.0, True), (1e-3, False)):
+            units = [UnitSpec(slot=0, cls=cls, x=5.0, y=5.0),
+                     UnitSpec(slot=slot, cls="W", x=5.0 + reach + offset, y=5.0),
+                     UnitSpec(slot=9, cls="W", x=18.0, y=9.0)]  # fmt: skip
+            m = look(env47, author_state(map_id=0, units=units))
+            assert bool(m.pair[0, t, head]) is legal, (head, reach, offset)
+
+
 # --- the flat index, repair, sampling ------------------------------------------------------------
 def test_flatten_and_unflatten_round_trip():
     heads = np.array(list(itertools.product(range(9), range(11), range(2))), np.int32)
