@@ -92,3 +92,30 @@ def test_rate_errors_name_the_problem() -> None:
         rate(games, bootstrap=0)
     with pytest.raises(EvalError, match="two different"):
         rate(games.assign(system_b=games["system_a"]), bootstrap=10)
+
+
+def _one_pairing(results: list[str]) -> pd.DataFrame:
+    """A plays B on one map; consecutive games form a spawn-swapped pair."""
+    n = len(results)
+    return pd.DataFrame(
+        {"system_a": ["A"] * n, "system_b": ["B"] * n, "map": [0] * n,
+         "pair_id": np.arange(n) // 2, "result": results}
+    )  # fmt: skip
+
+
+def test_elo_gap_is_400_log10_of_the_win_ratio() -> None:
+    """With no draws the fit is Bradley-Terry: gap = 400 log10(760 / 240) ~ 200.24 Elo.
+
+    The weak prior on the draw parameter keeps nu ~ 7e-4 (not 0), which moves the gap ~0.06 Elo."""
+    r = rate(_one_pairing(["win"] * 760 + ["loss"] * 240), bootstrap=20).set_index("system")
+    gap = r.loc["A", "elo"] - r.loc["B", "elo"]
+    assert gap == pytest.approx(400 * np.log10(760 / 240), abs=0.1)
+    assert r.loc["A", "elo"] + r.loc["B", "elo"] == pytest.approx(2 * 1200)
+
+
+def test_bootstrap_resamples_whole_pairs() -> None:
+    """Every pair is one win and one loss, so every resample of pairs gives the same fit."""
+    r = rate(_one_pairing(["win", "loss"] * 50), bootstrap=200)
+    for col in ("elo_low", "elo_high"):
+        np.testing.assert_allclose(r[col], r["elo"], atol=1e-6)
+    np.testing.assert_allclose(r["elo"], 1200.0, atol=1e-6)

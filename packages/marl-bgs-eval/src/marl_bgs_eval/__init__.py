@@ -10,11 +10,11 @@ from importlib.metadata import version as _version
 from marl_bgs_eval.compose import pool, team
 from marl_bgs_eval.crossplay import cross_play
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.evaluate import evaluate
-from marl_bgs_eval.metrics import priority_columns
+from marl_bgs_eval.evaluate import evaluate, resolve_maps
+from marl_bgs_eval.metrics import base_columns, priority_columns
 from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
 from marl_bgs_eval.registry import get_system, register
-from marl_bgs_eval.results import load, save, validate
+from marl_bgs_eval.results import combine, distinct_games, load, mirror_pairs, save, validate
 from marl_bgs_eval.systems import System, TeamInputs, idle_system, random_system, system
 from marl_bgs_eval.tiers import TIERS, division, tier, win_chance
 
@@ -26,18 +26,23 @@ __all__ = [
     "System",
     "TeamInputs",
     "__version__",
+    "base_columns",
+    "combine",
     "cross_play",
+    "distinct_games",
     "division",
     "evaluate",
     "fit_btd",
     "get_system",
     "idle_system",
     "load",
+    "mirror_pairs",
     "pool",
     "priority_columns",
     "random_system",
     "rate",
     "register",
+    "resolve_maps",
     "save",
     "system",
     "team",

@@ -15,8 +15,9 @@ from marl_bgs import ConfigError
 from marl_bgs_eval import registry
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import evaluate
+from marl_bgs_eval.journal import Journal, journal_path
 from marl_bgs_eval.ratings import rate as rate_games
-from marl_bgs_eval.results import load, save
+from marl_bgs_eval.results import check_path, combine, distinct_games, load, save
 
 app = typer.Typer(help="Evaluate MARL-BattleGrounds Systems and rate them.", no_args_is_help=True)
 console = Console(width=120)
@@ -38,14 +39,16 @@ def _plugins(modules: list[str] | None) -> None:
             _fail(EvalError(f"--plugin: cannot import {name!r}: {err}"))
 
 
-def _maps(text: str) -> str | list[int]:
-    if text in ("curriculum", "train", "validation", "test"):
-        return text
-    try:
-        return [int(m) for m in text.split(",") if m.strip()]
-    except ValueError:
-        _fail(EvalError(f"--maps: expected a split name or ids like 47,48; got {text!r}"))
-        raise
+def _maps(text: str) -> list[int | str]:
+    """`--maps`: comma-separated split names, map ids, map names or map files (.json)."""
+    refs: list[int | str] = [int(t) if t.strip().isdigit() else t.strip() for t in text.split(",")]
+    if not text.strip() or any(r == "" for r in refs):
+        _fail(
+            EvalError(
+                f"--maps: expected names like test,validation or 47,48 or a.json; got {text!r}"
+            )
+        )
+    return refs
 
 
 def _table(df: Any, title: str) -> Table:
@@ -57,11 +60,33 @@ def _table(df: Any, title: str) -> Table:
     return table
 
 
+def summarize(games: pd.DataFrame) -> pd.DataFrame:
+    """Per map: games, distinct games (a mirror-image pair counts once), results, mean points."""
+    rows = []
+    for name, g in games.groupby("map_name", sort=False):
+        rows.append(
+            {
+                "map": name,
+                "games": len(g),
+                "distinct": distinct_games(g),
+                "wins": int((g["result"] == "win").sum()),
+                "draws": int((g["result"] == "draw").sum()),
+                "losses": int((g["result"] == "loss").sum()),
+                "points_a": float(g["points_a"].mean()),
+                "points_b": float(g["points_b"].mean()),
+                "ticks": float(g["ticks"].mean()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 @app.command()
 def play(
     system_a: Annotated[str, typer.Argument(help="Team A's System name")],
     system_b: Annotated[str, typer.Argument(help="Team B's System name")],
-    maps: Annotated[str, typer.Option(help="Split name or comma-separated map ids")] = "test",
+    maps: Annotated[
+        str, typer.Option(help="Split names, map ids, names or .json files, comma-separated")
+    ] = "test",
     split: Annotated[str | None, typer.Option(help="Require maps from this split")] = None,
     games_per_map: Annotated[int, typer.Option(help="Games per map (even)")] = 40,
     seed: Annotated[int, typer.Option(help="Root seed")] = 0,
@@ -70,12 +95,36 @@ def play(
     tick_limit: Annotated[int, typer.Option(help="Draw after this many ticks")] = 300,
     winning_score: Annotated[int, typer.Option(help="Points that win")] = 20,
     out: Annotated[Path | None, typer.Option(help="Save results (.parquet or .csv)")] = None,
+    resume: Annotated[
+        bool, typer.Option(help="Finish an interrupted run from its journal next to --out")
+    ] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing --out file")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
     plugin: Plugins = None,
 ) -> None:
-    """Play SYSTEM_A (team A) against SYSTEM_B and print the results per map."""
+    """Play SYSTEM_A (team A) against SYSTEM_B and print the results per map.
+
+    With --out, every finished game is written at once to a journal beside the results file;
+    if the run stops, the same command with --resume plays only the games still missing.
+    """
     _plugins(plugin)
+    journal, earlier = None, None
     try:
+        if out is not None:
+            out = check_path(out, overwrite=overwrite or resume)
+            journal = Journal(journal_path(out))
+            if journal.path.exists() and not resume:
+                raise EvalError(
+                    f"out: {journal.path} holds games of an unfinished run; add --resume to "
+                    "finish it, or delete it to start again"
+                )
+            earlier, dropped = journal.read() if resume else (None, 0)
+            if dropped:
+                console.print(f"dropped {dropped} cut line from {journal.path} (replayed)")
+            if earlier is not None:
+                console.print(f"resuming: {len(earlier)} games already played")
+        elif resume:
+            raise EvalError("resume: needs --out (the journal lives beside the results file)")
         games = evaluate(
             system_a,
             system_b,
@@ -88,38 +137,35 @@ def play(
             tick_limit=tick_limit,
             winning_score=winning_score,
             progress=progress,
+            on_games=None if journal is None else journal.append,
+            resume=earlier,
         )
-        if out is not None:
+        if out is not None and journal is not None:
             save(games, out)
+            journal.remove()
     except (EvalError, ConfigError) as err:
         _fail(err)
         return
-    summary = (
-        games.assign(
-            wins=games["result"] == "win",
-            draws=games["result"] == "draw",
-            losses=games["result"] == "loss",
-        )
-        .groupby("map")
-        .agg(
-            games=("game", "size"),
-            wins=("wins", "sum"),
-            draws=("draws", "sum"),
-            losses=("losses", "sum"),
-            points_a=("points_a", "mean"),
-            points_b=("points_b", "mean"),
-            ticks=("ticks", "mean"),
-        )
-        .reset_index()
+    except BaseException:
+        if journal is not None and journal.path.exists():
+            console.print(
+                f"stopped: the finished games are kept in {journal.path}; run the same command "
+                "with --resume to play the rest"
+            )
+        raise
+    title = f"{system_a} (A) vs {system_b} (B), seed {seed}: {len(games)} games"
+    console.print(_table(summarize(games), title))
+    console.print(
+        "distinct: games that differ; the two games of a spawn-swapped pair are mirror images "
+        "when both Systems read only their own frame, and then count once"
     )
-    console.print(_table(summary, f"{system_a} (A) vs {system_b} (B), seed {seed}"))
     if out is not None:
         console.print(f"saved {len(games)} games to {out}")
 
 
-def _rated(files: list[Path], bootstrap: int, seed: int) -> pd.DataFrame:
+def _rated(files: list[Path], bootstrap: int, seed: int, integrity: bool) -> pd.DataFrame:
     try:
-        games = pd.concat([load(f) for f in files], ignore_index=True)
+        games = combine([(str(f), load(f, check_integrity=integrity)) for f in files])
         return rate_games(games, bootstrap=bootstrap, seed=seed)
     except EvalError as err:
         _fail(err)
@@ -128,23 +174,29 @@ def _rated(files: list[Path], bootstrap: int, seed: int) -> pd.DataFrame:
 
 Files = Annotated[list[Path], typer.Argument(help="Results files (.parquet or .csv)")]
 Boot = Annotated[int, typer.Option(help="Resampled refits for the 95% intervals")]
+Integrity = Annotated[
+    bool, typer.Option(help="Require each file's game count and checksum (written by save)")
+]
 
 
 @app.command()
-def rate(files: Files, bootstrap: Boot = 5000, seed: int = 0) -> None:
+def rate(files: Files, bootstrap: Boot = 5000, seed: int = 0, integrity: Integrity = True) -> None:
     """Fit Elo ratings (Bradley-Terry-Davidson) with 95% intervals to results files."""
-    r = _rated(files, bootstrap, seed)
-    cols = ["rank", "system", "elo", "elo_low", "elo_high", "games", "wins", "draws", "losses"]
+    r = _rated(files, bootstrap, seed, integrity)
+    cols = ["rank", "system", "elo", "elo_low", "elo_high", "games", "distinct_games"]
+    cols += ["wins", "draws", "losses"]
     console.print(_table(r[cols], f"Elo (mean 1,200), draw nu = {r.attrs['nu']:.3f}"))
 
 
 @app.command()
-def leaderboard(files: Files, bootstrap: Boot = 5000, seed: int = 0) -> None:
+def leaderboard(
+    files: Files, bootstrap: Boot = 5000, seed: int = 0, integrity: Integrity = True
+) -> None:
     """The leaderboard: rank, tier and division, Elo with interval, win chance vs average."""
-    r = _rated(files, bootstrap, seed)
+    r = _rated(files, bootstrap, seed, integrity)
     r = r.assign(win_chance=(100 * r["win_chance"]).round(1))
     cols = ["rank", "system", "tier", "elo", "elo_low", "elo_high", "win_chance", "games"]
-    console.print(_table(r[cols], "Leaderboard"))
+    console.print(_table(r[[*cols, "distinct_games"]], "Leaderboard"))
 
 
 @app.command()

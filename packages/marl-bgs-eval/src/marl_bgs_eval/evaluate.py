@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -11,36 +12,56 @@ import numpy as np
 import pandas as pd
 
 import marl_bgs
-from marl_bgs.tdm.maps import MapError
+from marl_bgs import ConfigError
+from marl_bgs.tdm.maps import SPLITS, MapSpec
+from marl_bgs.tdm.maps import load as load_map
+from marl_bgs.tdm.maps import split as split_ids
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import results
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.play import Plan, programs
+from marl_bgs_eval.progress import progress_bar
 from marl_bgs_eval.registry import get_system
 from marl_bgs_eval.seeds import root_key
 from marl_bgs_eval.systems import System
 
-MapsLike = str | int | Sequence[int | str]
+MapsLike = str | int | Path | MapSpec | Sequence[int | str | Path | MapSpec]
 
 
-def resolve_maps(maps: MapsLike, split: str | None) -> list[int]:
-    """Map ids from a split name, an id or a list; each checked against `split` if given."""
+def resolve_maps(maps: MapsLike, split: str | None = None) -> list[MapSpec]:
+    """The maps to play, in order: split names ("test"), shipped ids or names, map files
+    (`.json` paths) or MapSpecs, alone or in a list; each checked against `split` if given.
+    Maps are told apart by content, so a file whose id equals a shipped id plays its own map."""
+    refs = [maps] if isinstance(maps, str | int | Path | MapSpec) else maps
+    if isinstance(refs, np.ndarray):
+        refs = refs.tolist()
+    if not isinstance(refs, Sequence) or isinstance(refs, str):
+        raise EvalError(f"maps: expected a split name, a map or a list of them, got {maps!r}")
+    specs: list[MapSpec] = []
     try:
-        if isinstance(maps, str) and maps in marl_bgs.maps.SPLITS:
-            ids = marl_bgs.maps.split(maps)
-        else:
-            refs = [maps] if isinstance(maps, int | str) else list(maps)
-            ids = [marl_bgs.maps.load(m).id for m in refs]
-        allowed = None if split is None else set(marl_bgs.maps.split(split))
-    except MapError as err:
+        for ref in refs:
+            if isinstance(ref, str) and ref in SPLITS:
+                specs += [load_map(i) for i in split_ids(ref)]
+            else:
+                specs.append(load_map(ref))
+        allowed = None if split is None else set(split_ids(split))
+    except ConfigError as err:
         raise EvalError(f"maps: {err}") from None
-    if not ids:
+    if not specs:
         raise EvalError("maps: expected at least one map")
+    hashes = [s.content_hash for s in specs]
+    twice = sorted({s.name for s, h in zip(specs, hashes, strict=True) if hashes.count(h) > 1})
+    if twice:
+        raise EvalError(f"maps: {twice} listed more than once (maps are compared by content)")
     if allowed is not None:
-        outside = [m for m in ids if m not in allowed]
+        outside = [
+            s.name if s.split == "custom" else s.id
+            for s in specs
+            if s.split == "custom" or s.id not in allowed
+        ]
         if outside:
             raise EvalError(f"maps: {outside} are not in split {split!r} ({sorted(allowed)})")
-    return ids
+    return specs
 
 
 def _positive(value: Any, field: str, even: bool = False) -> int:
@@ -89,6 +110,25 @@ def schedule(
     )
 
 
+def _previous(resume: pd.DataFrame | None, expected: pd.DataFrame) -> pd.DataFrame | None:
+    """Games of an earlier, interrupted run of the same evaluation (checked against the
+    schedule: same seed, Systems, maps, rosters, spawn ends and limits), or None."""
+    if resume is None or len(resume) == 0:
+        return None
+    resume = results.validate(resume, "resume", complete=False)
+    key = ["game", "seed", "system_a", "system_b", "map_hash", "roster_a", "roster_b",
+           "a_spawn", "seed_number", "tick_limit", "winning_score"]  # fmt: skip
+    merged = resume[key].merge(expected[key], how="left", indicator=True)
+    stray = merged["_merge"] != "both"
+    if stray.any():
+        g = int(merged["game"][stray].iat[0])
+        raise EvalError(
+            f"resume: game {g} is not a game of this evaluation (different seed, Systems, maps, "
+            "rosters or limits?); resume only the run that wrote it"
+        )
+    return resume
+
+
 def evaluate(
     team_a: System | str,
     team_b: System | str,
@@ -105,17 +145,22 @@ def evaluate(
     chunk_ticks: int = 64,
     progress: bool = False,
     order: Sequence[int] | None = None,
+    on_games: Callable[[pd.DataFrame], None] | None = None,
+    resume: pd.DataFrame | None = None,
     **env_kwargs: Any,
 ) -> pd.DataFrame:
     """Play `games_per_map` games per map (and roster pair) between two Systems, team A vs B.
 
-    Games come in pairs that share a map and a seed number and swap spawn ends. `env_kwargs` are
-    the engine's rule keywords (`winning_score`, `tick_limit`, `shared_sight`, ...). Returns one
-    row per game (see `marl_bgs_eval.results.COLUMNS`). `order` (a permutation of the schedule)
-    only changes which games share the device at a time, never a result.
+    Games come in pairs that share a map and a seed number and swap spawn ends. `maps`: split
+    names, shipped ids or names, map files or MapSpecs (see `resolve_maps`). `env_kwargs` are the
+    engine's rule keywords (`winning_score`, `tick_limit`, `shared_sight`, ...). Returns one row
+    per game (see `marl_bgs_eval.results.COLUMNS`), sorted by game number. `order` (a
+    permutation of the schedule) only changes which games share the device at a time, never a
+    result. `on_games(frame)` receives finished games as they end (to save them at once);
+    `resume` takes the games an interrupted run already finished and plays only the rest.
     """
     a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
-    map_ids = resolve_maps(maps, split)
+    specs = resolve_maps(maps, split)
     per_map = _positive(games_per_map, "games_per_map", even=True)
     batch = _positive(batch_size, "batch_size")
     chunk = _positive(chunk_ticks, "chunk_ticks")
@@ -124,50 +169,104 @@ def evaluate(
         raise EvalError(f"seed: expected a non-negative integer, got {seed!r}")
     if env_kwargs.get("message_dim", 0):
         raise EvalError("message_dim: evaluation does not carry messages yet; use 0")
-    env = marl_bgs.make("tdm", map_id=map_ids, num_envs=batch, rosters=rosters, **env_kwargs)
+    if on_games is not None and not callable(on_games):
+        raise EvalError(f"on_games: expected a callable, got {type(on_games).__name__}")
+    env = marl_bgs.make("tdm", map_id=specs, num_envs=batch, rosters=rosters, **env_kwargs)
     roster_ids = np.asarray(env.rosters)
     for k, pair in enumerate(roster_ids):
         for side, s in (("team_a", a), ("team_b", b)):
             reason = s.problem(pair[:5] if side == "team_a" else pair[5:])
             if reason:
                 raise EvalError(f"rosters[{k}] ({side}): {reason}")
-    sched = schedule(len(map_ids), len(roster_ids), per_map, first_seed_number, first_game)
-    n = len(sched)
-    perm = np.arange(n) if order is None else np.asarray(order)
-    if perm.shape != (n,) or not np.array_equal(np.sort(perm), np.arange(n)):
-        raise EvalError(f"order: expected a permutation of the {n} scheduled games")
-    g_pad = batch * int(2 ** np.ceil(np.log2(max(1, -(-n // batch)))))
-    rows = perm[np.minimum(np.arange(g_pad), n - 1)]
-    blocks = [
-        env.start_games(
-            *(
-                jnp.asarray(sched[c].to_numpy()[rows[i : i + batch]])
-                for c in ("map_index", "roster_index", "swap")
-            )
-        )
-        for i in range(0, g_pad, batch)
-    ]
-    plan = Plan(
-        starts=jax.tree.map(lambda *xs: jnp.concatenate(xs), *blocks),
-        seed_number=jnp.asarray(sched["seed_number"].to_numpy()[rows], jnp.int32),
-        game_number=jnp.asarray(sched["game"].to_numpy()[rows], jnp.int32),
-        n_games=jnp.int32(n),
-        root=root_key(int(seed)),
-    )
-    start, run = programs(batch, env.shared_sight, a, b, level, chunk)
-    carry = start(plan)
-    with results.progress_bar(progress, n, f"{a.name} vs {b.name}") as advance:
-        done = 0
-        while done < n:
-            carry = run(carry, plan)
-            now = int(carry.n_done)
-            advance(now - done)
-            done = now
-    inverse = np.argsort(perm)
-    out = jax.tree.map(lambda x: np.asarray(x)[:n][inverse], jax.device_get(carry.out))
+    sched = schedule(len(specs), len(roster_ids), per_map, first_seed_number, first_game)
+    n_all = len(sched)
+    perm = np.arange(n_all) if order is None else np.asarray(order)
+    if perm.shape != (n_all,) or not np.array_equal(np.sort(perm), np.arange(n_all)):
+        raise EvalError(f"order: expected a permutation of the {n_all} scheduled games")
     meta = {
         "seed": int(seed),
         "tick_limit": int(env.rule_values.tick_limit),
         "winning_score": int(env.rule_values.winning_score),
     }
-    return results.frame(sched, out, a, b, map_ids, roster_ids, level, meta)
+    earlier = _previous(resume, _identities(sched, a, b, specs, roster_ids, meta))
+    if earlier is not None:
+        perm = perm[~np.isin(sched["game"].to_numpy()[perm], earlier["game"].to_numpy())]
+    played = _play(env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games)
+    frames = [f for f in (earlier, played) if f is not None and len(f)]
+    games = pd.concat(frames, ignore_index=True).sort_values("game", kind="stable")
+    return results.normalize(games)
+
+
+def _identities(
+    sched: pd.DataFrame, a: System, b: System, specs: list[MapSpec], rosters: np.ndarray,
+    meta: dict[str, int],
+) -> pd.DataFrame:  # fmt: skip
+    """What identifies each scheduled game in a results row (for checking resumed games)."""
+    m, r = sched["map_index"].to_numpy(), sched["roster_index"].to_numpy()
+    return results.normalize(
+        pd.DataFrame(
+            {
+                "game": sched["game"],
+                "seed": meta["seed"],
+                "system_a": a.name,
+                "system_b": b.name,
+                "map_hash": [specs[k].content_hash for k in m],
+                "roster_a": [results.roster_text(rosters[k][:5]) for k in r],
+                "roster_b": [results.roster_text(rosters[k][5:]) for k in r],
+                "a_spawn": np.where(sched["swap"], "right", "left"),
+                "seed_number": sched["seed_number"],
+                "tick_limit": meta["tick_limit"],
+                "winning_score": meta["winning_score"],
+            }
+        )
+    )
+
+
+def _play(
+    env: Any, sched: pd.DataFrame, rows: np.ndarray, teams: tuple[System, System], level: str,
+    meta: dict[str, int], batch: int, chunk: int, progress: bool,
+    on_games: Callable[[pd.DataFrame], None] | None,
+) -> pd.DataFrame | None:  # fmt: skip
+    """Play the scheduled games `rows` (schedule indices, in device order); report each batch
+    of finished games to `on_games` as it ends; return them all (None if there were none)."""
+    n = len(rows)
+    if n == 0:
+        return None
+    a, b = teams
+    g_pad = batch * int(2 ** np.ceil(np.log2(max(1, -(-n // batch)))))
+    padded = rows[np.minimum(np.arange(g_pad), n - 1)]
+    pick = {c: sched[c].to_numpy()[padded] for c in ("map_index", "roster_index", "swap")}
+    blocks = [
+        env.start_games(*(jnp.asarray(pick[c][i : i + batch]) for c in pick))
+        for i in range(0, g_pad, batch)
+    ]
+    plan = Plan(
+        starts=jax.tree.map(lambda *xs: jnp.concatenate(xs), *blocks),
+        seed_number=jnp.asarray(sched["seed_number"].to_numpy()[padded], jnp.int32),
+        game_number=jnp.asarray(sched["game"].to_numpy()[padded], jnp.int32),
+        n_games=jnp.int32(n),
+        root=root_key(meta["seed"]),
+    )
+    start, run = programs(batch, env.shared_sight, a, b, level, chunk)
+    carry = start(plan)
+    reported = np.zeros(g_pad, bool)
+    frames = []
+    with progress_bar(progress, n, f"{a.name} vs {b.name}") as show:
+        while int(carry.n_done) < n:
+            carry = run(carry, plan)
+            ended = (np.asarray(carry.out.outcome) != 0) & ~reported
+            ended[n:] = False
+            if ended.any():
+                idx = np.flatnonzero(ended)
+                reported[idx] = True
+                out = type(carry.out)(*(np.asarray(x)[idx] for x in jax.device_get(carry.out)))
+                games = results.frame(
+                    sched.iloc[rows[idx]], out, a, b, env.maps, env.rosters, level, meta
+                )
+                frames.append(games)
+                if on_games is not None:
+                    on_games(games)
+            ticks = np.asarray(carry.state.tick)[np.asarray(carry.slot_game) >= 0]
+            finished = int(reported.sum())
+            show(finished + float(np.sum(np.minimum(ticks / meta["tick_limit"], 0.99))), finished)
+    return pd.concat(frames, ignore_index=True)

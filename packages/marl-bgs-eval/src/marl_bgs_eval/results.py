@@ -1,23 +1,37 @@
 """Results tables: one row per game, with a fixed schema; saved and loaded as Parquet or CSV.
 
-Loading validates every column (present, right type, allowed values) and raises `EvalError`
-naming the column, so a malformed or hostile file never reaches the ratings.
+Loading validates every column (present, right type, allowed values), the content of every row
+(a win has the winning score, points match the deaths, ticks lie within the limit, the map is
+known, each pair holds its two games) and the file's integrity record (game count and SHA-256,
+written by `save`), and raises `EvalError` naming the file, the column and the row. So a cut,
+edited, duplicated or hostile file never reaches the ratings.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+import hashlib
+import io
+import json
+import os
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+import marl_bgs
+from marl_bgs.tdm.lifecycle import MAX_POINTS_PER_TICK
+from marl_bgs.tdm.maps import CUSTOM_MAP_ID, MapSpec
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.systems import System
 
+FORMAT = "marl-bgs-results-v1"
+META_KEY = b"marl-bgs-results"  # Parquet schema metadata; CSV files carry it on the first line
 LETTERS = "-MWHRP"
 SLOTS = [f"system_{t}_slot{i}" for t in "ab" for i in range(5)]
 INT, STR, FLOAT = "int64", "string", "float64"
@@ -27,6 +41,8 @@ COLUMNS: dict[str, str] = {
     "seed_number": INT,
     "seed": INT,
     "map": INT,
+    "map_name": STR,
+    "map_hash": STR,
     "a_spawn": STR,
     "system_a": STR,
     "system_b": STR,
@@ -41,12 +57,21 @@ COLUMNS: dict[str, str] = {
     "tick_limit": INT,
     "winning_score": INT,
 }
-METRIC_COLUMNS = dict.fromkeys(mt.priority_columns(), FLOAT)
+METRIC_COLUMNS = {c: FLOAT if mt.is_amount(c) else INT for c in mt.priority_columns()}
+SCHEMA = {**COLUMNS, **METRIC_COLUMNS}
 VALUES = {"result": {"win", "draw", "loss"}, "a_spawn": {"left", "right"}}
 RESULT_OF_OUTCOME = {1: "win", 2: "loss", 3: "draw"}
+IDENTITY = ["seed", "system_a", "system_b", "game"]  # one game; never twice in a table
+PAIR = ["seed", "system_a", "system_b", "pair_id"]  # the two spawn-swapped games of a pair
+SAME_IN_PAIR = ["seed_number", "map", "map_hash", "roster_a", "roster_b", "tick_limit"]
+ROSTER = re.compile(r"[MWHRP]{1,5}")
+HASH = re.compile(r"[0-9a-f]{16}")
+# What both games of a pair show from team A's side when they are mirror images of each other.
+OUTCOME = ["result", "points_a", "points_b", "ticks"]
 
 
-def _roster(ids: Any) -> str:
+def roster_text(ids: Any) -> str:
+    """A roster's class ids as letters ("MWHRP"); empty slots are left out."""
     return "".join(LETTERS[int(c)] for c in ids if c)
 
 
@@ -60,57 +85,59 @@ def frame(
     out: Any,
     a: System,
     b: System,
-    map_ids: list[int],
+    maps: Sequence[MapSpec],
     rosters: np.ndarray,
     level: str,
     meta: dict[str, int],
 ) -> pd.DataFrame:
-    """Assemble the results table from the schedule and the device's per-game buffers."""
-    n = len(sched)
+    """The results rows of the scheduled games `sched` from their per-game buffers `out` (row k
+    of every buffer belongs to row k of `sched`)."""
     r, m = sched["roster_index"].to_numpy(), sched["map_index"].to_numpy()
-    outcome = np.asarray(out.outcome[:n])
+    outcome = np.asarray(out.outcome)
     if np.any(outcome == 0):
         raise RuntimeError("internal: a scheduled game has no result")
-    counters = np.asarray(out.counters[:n], np.float64)
+    counters = np.asarray(out.counters, np.float64)
     cols: dict[str, Any] = {
-        "game": sched["game"],
-        "pair_id": sched["seed_number"],
-        "seed_number": sched["seed_number"],
+        "game": sched["game"].to_numpy(),
+        "pair_id": sched["seed_number"].to_numpy(),
+        "seed_number": sched["seed_number"].to_numpy(),
         "seed": meta["seed"],
-        "map": np.asarray(map_ids)[m],
-        "a_spawn": np.where(sched["swap"], "right", "left"),
+        "map": [maps[k].record_id for k in m],
+        "map_name": [maps[k].name for k in m],
+        "map_hash": [maps[k].content_hash for k in m],
+        "a_spawn": np.where(sched["swap"].to_numpy(), "right", "left"),
         "system_a": a.name,
         "system_b": b.name,
     }
-    who_a, who_b = np.asarray(out.who_a[:n]), np.asarray(out.who_b[:n])
+    who_a, who_b = np.asarray(out.who_a), np.asarray(out.who_b)
     for i in range(5):
         cols[f"system_a_slot{i}"] = _names(a.leaves, who_a[:, i])
     for i in range(5):
         cols[f"system_b_slot{i}"] = _names(b.leaves, who_b[:, i])
-    cols["roster_a"] = [_roster(rosters[k][:5]) for k in r]
-    cols["roster_b"] = [_roster(rosters[k][5:]) for k in r]
+    cols["roster_a"] = [roster_text(rosters[k][:5]) for k in r]
+    cols["roster_b"] = [roster_text(rosters[k][5:]) for k in r]
     cols["result"] = [RESULT_OF_OUTCOME[int(o)] for o in outcome]
-    score = np.asarray(out.score[:n])
+    score = np.asarray(out.score)
     cols["points_a"], cols["points_b"] = score[:, 0], score[:, 1]
-    for j, name in enumerate(mt.base_columns()):
-        cols[name] = np.rint(counters[:, j])
-    cols["ticks"] = np.asarray(out.ticks[:n])
+    names = mt.base_columns() + (mt.priority_columns() if level == "priority" else [])
+    for j, name in enumerate(names):
+        cols[name] = counters[:, j] if mt.is_amount(name) else np.rint(counters[:, j])
+    cols["ticks"] = np.asarray(out.ticks)
     cols["tick_limit"], cols["winning_score"] = meta["tick_limit"], meta["winning_score"]
-    if level == "priority":
-        for j, name in enumerate(mt.priority_columns()):
-            cols[name] = counters[:, len(mt.base_columns()) + j]
-    return normalize(pd.DataFrame(cols))
+    order = list(COLUMNS) + [c for c in METRIC_COLUMNS if c in cols]
+    return normalize(pd.DataFrame(cols)[order])
 
 
 def normalize(df: pd.DataFrame) -> pd.DataFrame:
     """Cast every known column to its schema dtype (a fresh frame with a plain index)."""
-    schema = {**COLUMNS, **METRIC_COLUMNS}
     df = df.reset_index(drop=True)
-    return df.astype({c: schema[c] for c in df.columns if c in schema})
+    return df.astype({c: SCHEMA[c] for c in df.columns if c in SCHEMA})
 
 
-def validate(df: pd.DataFrame, source: str = "results") -> pd.DataFrame:
-    """Check a results table (types, values, metric columns all or none); return it normalized."""
+def validate(df: pd.DataFrame, source: str = "results", *, complete: bool = True) -> pd.DataFrame:
+    """Check a results table: columns and types, every row's content, unique games and whole
+    pairs (`complete=False` allows a pair whose second game is still to come, as in a journal
+    of a run in progress). Returns it normalized."""
     if not isinstance(df, pd.DataFrame):
         raise EvalError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
     missing = [c for c in COLUMNS if c not in df.columns]
@@ -119,17 +146,22 @@ def validate(df: pd.DataFrame, source: str = "results") -> pd.DataFrame:
     present = [c for c in METRIC_COLUMNS if c in df.columns]
     if present and len(present) != len(METRIC_COLUMNS):
         gone = [c for c in METRIC_COLUMNS if c not in df.columns]
-        raise EvalError(f"{source}: metric column(s) {gone} missing (give all 16 or none)")
-    extra = [c for c in df.columns if c not in COLUMNS and c not in METRIC_COLUMNS]
+        raise EvalError(
+            f"{source}: metric column(s) {gone} missing (give all {len(METRIC_COLUMNS)} or none)"
+        )
+    extra = [c for c in df.columns if c not in SCHEMA]
     if extra:
         raise EvalError(f"{source}: unknown column(s) {extra}")
-    out = {}
-    for col in df.columns:
-        out[col] = _column(pd.Series(df[col]), col, {**COLUMNS, **METRIC_COLUMNS}[col], source)
-    frame_ = pd.DataFrame(out)
-    if len(frame_) == 0:
+    repeated = sorted(set(df.columns[df.columns.duplicated()]))
+    if repeated:
+        raise EvalError(f"{source}: repeated column(s) {repeated}")
+    out = {col: _column(pd.Series(df[col]), col, SCHEMA[col], source) for col in df.columns}
+    table = normalize(pd.DataFrame(out))
+    if len(table) == 0:
         raise EvalError(f"{source}: no games")
-    return normalize(frame_)
+    _check_rows(table, source)
+    _check_games(table, source, complete)
+    return table
 
 
 def _column(s: pd.Series, col: str, kind: str, source: str) -> pd.Series:
@@ -144,7 +176,7 @@ def _column(s: pd.Series, col: str, kind: str, source: str) -> pd.Series:
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         try:  # text (CSV): Python's own parsers, exact for the repr that `save` writes
             s = s.astype(INT if kind == INT else FLOAT)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             raise EvalError(
                 f"{where}: expected {'integers' if kind == INT else 'numbers'}"
             ) from None
@@ -157,46 +189,227 @@ def _column(s: pd.Series, col: str, kind: str, source: str) -> pd.Series:
     return s
 
 
-def save(df: pd.DataFrame, path: str | Path) -> Path:
-    """Write a results table to `.parquet` or `.csv` (chosen by the suffix)."""
+def _fail_rows(df: pd.DataFrame, bad: Any, source: str, what: str) -> None:
+    bad = np.asarray(bad, bool)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise EvalError(
+            f"{source}: row {k} (game {df['game'].iat[k]}): {what} "
+            f"({int(bad.sum())} row(s) like it)"
+        )
+
+
+def _check_rows(df: pd.DataFrame, source: str) -> None:
+    """Each row on its own: ranges, names, maps, and a result that follows from the points."""
+    counts = [c for c, kind in SCHEMA.items() if kind != STR and c in df.columns and c != "map"]
+    for col in counts:
+        low = 1 if col in ("ticks", "tick_limit", "winning_score") else 0
+        _fail_rows(df, df[col] < low, source, f"{col} must be >= {low}, got {df[col].min()}")
+    for col in ("system_a", "system_b", "map_name", *SLOTS):
+        _fail_rows(df, df[col].str.strip() == "", source, f"{col} is empty")
+    for col in ("roster_a", "roster_b"):
+        bad = ~df[col].map(lambda v: ROSTER.fullmatch(v) is not None)
+        _fail_rows(df, bad, source, f"{col} must be 1-5 class letters of MWHRP")
+    a, b, limit, ticks = df["points_a"], df["points_b"], df["winning_score"], df["ticks"]
+    _fail_rows(df, ticks > df["tick_limit"], source, "ticks exceed tick_limit")
+    top = limit - 1 + MAX_POINTS_PER_TICK
+    _fail_rows(df, (a > top) | (b > top), source, "points beyond one tick past the winning score")
+    reached = (a >= limit) | (b >= limit)
+    expected = np.where(reached, np.where(a > b, "win", np.where(b > a, "loss", "draw")), "draw")
+    _fail_rows(
+        df, df["result"].to_numpy() != expected, source,
+        "result does not follow from points_a, points_b and winning_score",
+    )  # fmt: skip
+    early = ~reached & (ticks != df["tick_limit"])
+    _fail_rows(df, early, source, "ended before tick_limit with no team at winning_score")
+    _fail_rows(df, df["a_kills"] != df["b_deaths"], source, "a_kills differs from b_deaths")
+    _fail_rows(df, df["b_kills"] != df["a_deaths"], source, "b_kills differs from a_deaths")
+    for t, pts, kills in (("a", a, df["a_kills"]), ("b", b, df["b_kills"])):
+        _fail_rows(
+            df, (pts < kills) | (pts > 2 * kills), source,
+            f"points_{t} must be 1 or 2 per kill ({t}_kills)",
+        )  # fmt: skip
+        cap = 5 * ticks
+        for m in ("rejected_actions", "basics_used", "ultimates_used"):
+            col = f"{t}_{m}"
+            if col in df.columns:
+                _fail_rows(df, df[col] > cap, source, f"{col} exceeds 5 agents x ticks")
+        if f"{t}_red_zone_deaths" in df.columns:
+            other = "b" if t == "a" else "a"
+            exact = pts != kills + df[f"{other}_red_zone_deaths"]
+            _fail_rows(df, exact, source, f"points_{t} != {t}_kills + {other}_red_zone_deaths")
+            _fail_rows(
+                df, df[f"{t}_red_zone_deaths"] > df[f"{t}_deaths"], source,
+                f"{t}_red_zone_deaths exceed {t}_deaths",
+            )  # fmt: skip
+    _check_maps(df, source)
+
+
+def _check_maps(df: pd.DataFrame, source: str) -> None:
+    shipped = {i: marl_bgs.maps.load(i) for i in marl_bgs.maps.all_ids()}
+    bad_hash = ~df["map_hash"].map(lambda v: HASH.fullmatch(v) is not None)
+    _fail_rows(df, bad_hash, source, "map_hash must be 16 hex digits")
+    known = df["map"].isin([*shipped, CUSTOM_MAP_ID])
+    _fail_rows(
+        df, ~known, source,
+        f"unknown map {df['map'][~known].iat[0] if (~known).any() else ''}; shipped maps are "
+        f"0-{max(shipped)}, custom maps are recorded as {CUSTOM_MAP_ID}",
+    )  # fmt: skip
+    ids = df["map"].to_numpy()
+    want = np.asarray([shipped[i].content_hash if i in shipped else "" for i in ids], object)
+    wrong = (ids != CUSTOM_MAP_ID) & (df["map_hash"].to_numpy() != want)
+    _fail_rows(df, wrong, source, "map_hash does not match the shipped map of that id")
+
+
+def _check_games(df: pd.DataFrame, source: str, complete: bool) -> None:
+    """Across rows: every game once, and each pair two games that swap spawn ends."""
+    dup = df.duplicated(IDENTITY, keep="first")
+    _fail_rows(df, dup, source, f"the same game twice (same {', '.join(IDENTITY)})")
+    groups = df.groupby(PAIR, sort=False)
+    size = groups["game"].transform("size")
+    _fail_rows(df, size > 2, source, "pair_id holds more than two games")
+    if complete:
+        _fail_rows(df, size < 2, source, "pair_id holds one game; its spawn-swapped twin is gone")
+    ends = groups["a_spawn"].transform("nunique")
+    _fail_rows(df, (size == 2) & (ends != 2), source, "both games of a pair have the same a_spawn")
+    for col in SAME_IN_PAIR:
+        differ = groups[col].transform("nunique") > 1
+        _fail_rows(df, differ, source, f"a pair's games differ in {col}")
+
+
+def mirror_pairs(df: pd.DataFrame) -> pd.Series:
+    """Per pair (index: seed, system_a, system_b, pair_id): whether its two games show exactly
+    the same outcome and counters from team A's side: mirror images of one game, as happens
+    whenever both Systems read only their own frame (the pair shares every random number)."""
+    cols = OUTCOME + [c for c in mt.base_columns() + mt.priority_columns() if c in df.columns]
+    groups = df.groupby([c for c in PAIR if c in df.columns], sort=False)
+    same = groups[cols].nunique().eq(1).all(axis=1)
+    return same & groups.size().eq(2)
+
+
+def distinct_games(df: pd.DataFrame) -> int:
+    """How many different games a table holds: a mirror-image pair counts once."""
+    return len(df) - int(mirror_pairs(df).sum())
+
+
+def combine(tables: Sequence[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
+    """Concatenate named, validated tables; a game found in two of them is an error."""
+    if not tables:
+        raise EvalError("results: no files given")
+    seen: dict[tuple[Any, ...], str] = {}
+    for name, table in tables:
+        for key in table[IDENTITY].itertuples(index=False, name=None):
+            if key in seen:
+                what = ", ".join(f"{c}={v}" for c, v in zip(IDENTITY, key, strict=True))
+                raise EvalError(f"results: the game ({what}) is in both {seen[key]} and {name}")
+            seen[key] = name
+    return normalize(pd.concat([t for _, t in tables], ignore_index=True))
+
+
+# --- files -------------------------------------------------------------------------------------
+
+
+def checksum(df: pd.DataFrame) -> str:
+    """SHA-256 of a normalized table's canonical CSV text (exact float reprs, "\\n" lines)."""
+    text = normalize(df).to_csv(index=False, lineterminator="\n")
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _record(df: pd.DataFrame) -> dict[str, Any]:
+    return {"format": FORMAT, "games": len(df), "sha256": checksum(df)}
+
+
+def _csv_header(record: dict[str, Any]) -> str:
+    return f"# {json.dumps(record, sort_keys=True)}\n"
+
+
+def check_path(path: str | Path, *, overwrite: bool = True) -> Path:
+    """A results path that can be written: .parquet or .csv, in an existing, writable folder
+    (and, with `overwrite=False`, not an existing file). Checked before any game is played."""
     path = Path(path)
-    df = validate(df)
-    if path.suffix == ".parquet":
-        df.to_parquet(path, index=False)
-    elif path.suffix == ".csv":
-        df.to_csv(path, index=False, float_format=None)
-    else:
-        raise EvalError(f"path: expected a .parquet or .csv file, got {str(path)!r}")
+    if path.suffix not in (".parquet", ".csv"):
+        raise EvalError(f"out: expected a .parquet or .csv file, got {str(path)!r}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise EvalError(f"out: folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise EvalError(f"out: folder {str(folder)!r} is not writable")
+    if path.is_dir():
+        raise EvalError(f"out: {str(path)!r} is a folder")
+    if path.exists() and not overwrite:
+        raise EvalError(f"out: {str(path)!r} exists; remove it or choose another name")
     return path
 
 
-def load(path: str | Path) -> pd.DataFrame:
-    """Read and validate a results table written by `save` (or by anyone, to the same schema)."""
+def save(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write a results table to `.parquet` or `.csv` (by suffix) with its integrity record (game
+    count and SHA-256); the file appears whole or not at all."""
+    path = check_path(path)
+    df = validate(df)
+    record = _record(df)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        if path.suffix == ".parquet":
+            table = pa.Table.from_pandas(df, preserve_index=False)
+            meta = {**(table.schema.metadata or {}), META_KEY: json.dumps(record).encode()}
+            pq.write_table(table.replace_schema_metadata(meta), tmp)
+        else:
+            body = df.to_csv(index=False, lineterminator="\n")
+            tmp.write_text(_csv_header(record) + body, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def _read(path: Path) -> tuple[pd.DataFrame, dict[str, Any] | None]:
+    if path.suffix == ".parquet":
+        table = pq.read_table(path)
+        raw = (table.schema.metadata or {}).get(META_KEY)
+        return table.to_pandas(), None if raw is None else json.loads(raw)
+    text = path.read_bytes().decode("utf-8")
+    record = None
+    if text.startswith("# "):
+        first, _, text = text.partition("\n")
+        record = json.loads(first[2:])
+    if text and not text.endswith("\n"):
+        raise EvalError(f"{path.name}: the last line is cut (no line end): a partial write?")
+    return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False), record
+
+
+def load(path: str | Path, *, check_integrity: bool = True) -> pd.DataFrame:
+    """Read and validate a results table written by `save`. `check_integrity=False` loads a file
+    that lacks the integrity record (one written by another tool to the same schema); its
+    columns and content are still checked."""
     path = Path(path)
+    if path.suffix not in (".parquet", ".csv"):
+        raise EvalError(f"path: expected a .parquet or .csv file, got {str(path)!r}")
     if not path.is_file():
         raise EvalError(f"path: results file {str(path)!r} does not exist")
     try:
-        if path.suffix == ".parquet":
-            df = pd.read_parquet(path)
-        elif path.suffix == ".csv":
-            df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        else:
-            raise EvalError(f"path: expected a .parquet or .csv file, got {str(path)!r}")
+        df, record = _read(path)
     except EvalError:
         raise
     except Exception as err:  # malformed bytes: name the file, not the parser's internals
         raise EvalError(f"path: cannot read {str(path)!r}: {type(err).__name__}: {err}") from None
-    return validate(df, source=path.name)
+    table = validate(df, source=path.name)
+    if check_integrity:
+        _check_record(table, record, path.name)
+    return table
 
 
-@contextlib.contextmanager
-def progress_bar(enabled: bool, total: int, label: str) -> Iterator[Callable[[int], None]]:
-    """A rich progress bar over games (a no-op when disabled)."""
-    if not enabled:
-        yield lambda k: None
-        return
-    from rich.progress import Progress
-
-    with Progress(transient=True) as bar:
-        task = bar.add_task(label, total=total)
-        yield lambda k: bar.advance(task, k)
+def _check_record(table: pd.DataFrame, record: Any, source: str) -> None:
+    if record is None:
+        raise EvalError(
+            f"{source}: no integrity record (written by another tool?); load it with "
+            "check_integrity=False (CLI: --no-integrity) to use it anyway"
+        )
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise EvalError(f"{source}: integrity record is not {FORMAT!r}: {str(record)[:80]}")
+    if record.get("games") != len(table):
+        raise EvalError(
+            f"{source}: the file says {record.get('games')} games but holds {len(table)} "
+            "(cut or edited after it was written)"
+        )
+    if record.get("sha256") != checksum(table):
+        raise EvalError(f"{source}: checksum mismatch: the games were changed after writing")
