@@ -29,7 +29,8 @@ def run(map_id: int, games: int, ticks: int, seed: int) -> dict[str, float]:
         facts = info["facts"]
         finished = jnp.where(done["__all__"], info["outcome"], 0)
         summary = jnp.stack(
-            [jnp.sum(facts.damage), jnp.sum(facts.healing), jnp.sum(facts.died)]
+            [jnp.sum(facts.damage), jnp.sum(facts.useful_healing)]
+            + [jnp.sum(facts.excess_healing), jnp.sum(facts.died)]
             + [jnp.sum(facts.points[:, t]) for t in (0, 1)]
         )
         _, state = env.reset_done(k_reset, state)
@@ -40,14 +41,15 @@ def run(map_id: int, games: int, ticks: int, seed: int) -> dict[str, float]:
     (_, _), (finished, summary) = jax.block_until_ready(run_all(state, jax.random.key(seed + 1)))
     seconds = time.perf_counter() - start
     f = np.asarray(finished)
-    damage, healing, deaths, points_a, points_b = np.asarray(summary).sum(axis=0)
+    damage, useful, excess, deaths, points_a, points_b = np.asarray(summary).sum(axis=0)
     return {
         "games_finished": float(np.sum(f > 0)),
         "a_wins": float(np.sum(f == A_WINS)),
         "b_wins": float(np.sum(f == B_WINS)),
         "draws": float(np.sum(f == DRAW)),
         "damage_dealt": float(damage),
-        "healing_done": float(healing),
+        "healing_useful": float(useful),
+        "healing_excess": float(excess),
         "deaths": float(deaths),
         "points_a": float(points_a),
         "points_b": float(points_b),
@@ -76,7 +78,8 @@ def main() -> None:
     )
     print(
         f"deaths {out['deaths']:.0f}, points A {out['points_a']:.0f} / B {out['points_b']:.0f}, "
-        f"damage dealt {out['damage_dealt']:.0f}, healing done {out['healing_done']:.0f}"
+        f"damage dealt {out['damage_dealt']:.0f}, healing {out['healing_useful']:.0f} useful"
+        f" + {out['healing_excess']:.0f} lost to full health"
     )
     print(f"{steps} game steps in {out['seconds_with_compile']:.1f} s (compile included)")
 

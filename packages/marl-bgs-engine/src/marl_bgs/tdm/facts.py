@@ -62,6 +62,21 @@ class Facts:
         """All ability healing [..., 10, 10]."""
         return self.heal_basic + self.heal_ultimate
 
+    @property
+    def excess_healing(self) -> jnp.ndarray:
+        """Ability healing lost to the health cap [..., 10, 10], each healer's share in proportion
+        to what it gave. The cap's loss is charged to ability healing before regeneration, so
+        useful healing is never overstated."""
+        received = jnp.sum(self.healing, axis=-2)  # [..., 10] per recipient
+        lost = jnp.minimum(self.overheal, received)
+        share = jnp.where(received > 0, lost / jnp.where(received > 0, received, 1.0), 0.0)
+        return self.healing * share[..., None, :]
+
+    @property
+    def useful_healing(self) -> jnp.ndarray:
+        """Ability healing that raised health [..., 10, 10]: `healing - excess_healing`."""
+        return self.healing - self.excess_healing
+
 
 def agent_fact_summary(facts: Facts) -> dict[str, jnp.ndarray]:
     """Per-agent sums of one tick's facts, float32 [..., 10] each (one value per agent)."""
@@ -69,8 +84,9 @@ def agent_fact_summary(facts: Facts) -> dict[str, jnp.ndarray]:
     return {
         "damage_dealt": jnp.sum(facts.damage, axis=-1),
         "damage_taken": jnp.sum(facts.damage, axis=-2),
-        "healing_done": jnp.sum(facts.healing, axis=-1),
-        "healing_received": jnp.sum(facts.healing, axis=-2),
+        "healing_done": jnp.sum(facts.useful_healing, axis=-1),
+        "excess_healing": jnp.sum(facts.excess_healing, axis=-1),
+        "healing_received": jnp.sum(facts.useful_healing, axis=-2),
         "basic_used": f32(facts.basic_used),
         "ultimate_used": f32(facts.ultimate_used),
         "died": f32(facts.died),
