@@ -137,10 +137,10 @@ def test_message_dim_range(message_dim: Any) -> None:
 @pytest.mark.parametrize("map_id", [52, -1, 1000])
 def test_unknown_map_id_lists_the_shipped_ids(map_id: int) -> None:
     with pytest.raises(
-        MapError, match=rf"^map_id: {map_id} is not a shipped map; allowed ids \[0, "
+        MapError, match=rf"^map_id: {map_id} is not a shipped map; shipped ids: 0-51"
     ):
         marl_bgs.make("tdm", map_id=map_id)
-    with pytest.raises(MapError, match=r"^map_id: .*allowed ids \[0, 1, .*, 51\]"):
+    with pytest.raises(MapError, match=r"^map_id: .*shipped ids: 0-51"):
         authored(map_id=map_id)
 
 

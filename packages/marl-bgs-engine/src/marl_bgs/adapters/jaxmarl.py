@@ -41,6 +41,7 @@ from jaxmarl.environments.multi_agent_env import MultiAgentEnv
 from jaxmarl.environments.spaces import Box, Discrete
 
 from marl_bgs.adapters import game
+from marl_bgs.core.checks import shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.pool import StartPool
 
@@ -53,8 +54,8 @@ class JaxMARLEnv(MultiAgentEnv):
     def __init__(self, mode: str, *, facts: str | None = None, **settings: Any) -> None:
         """`settings`: the keywords of `marl_bgs.make(mode, ...)` except `num_envs` and
         `message_dim` (map_id, rosters, winning_score, tick_limit, spawn_swap, reward_fn...)."""
-        if facts not in FACTS:
-            raise ConfigError(f"facts: expected one of {list(FACTS)}, got {facts!r}")
+        if facts is not None and (not isinstance(facts, str) or facts not in FACTS):
+            raise ConfigError(f"facts: expected one of {list(FACTS)}, got {shown(facts)}")
         self.native = game.native_env(mode, settings, "JaxMARL")
         spec = self.native.spec
         super().__init__(num_agents=spec.num_agents)

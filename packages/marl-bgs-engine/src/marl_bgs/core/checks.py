@@ -18,6 +18,8 @@ from marl_bgs.core.errors import ConfigError
 
 def shown(value: Any, limit: int = 60) -> str:
     """`repr(value)` cut to `limit` characters, so a hostile value cannot flood a message."""
+    if isinstance(value, int) and value.bit_length() > 4 * limit:
+        return f"an integer of {value.bit_length()} bits"  # too long to print (4300 digits max)
     text = repr(value)
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
 

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from marl_bgs.core.checks import shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.pytree import pytree_dataclass
 
@@ -42,14 +43,18 @@ def check_weights(weights: Any, count: int, field: str = "weights") -> np.ndarra
     """Validated non-negative weights [count] with a positive sum (None: uniform)."""
     if weights is None:
         return np.ones(count, np.float32)
+    numbers = isinstance(weights, list | tuple | np.ndarray) and all(
+        isinstance(x, int | float | np.integer | np.floating) and not isinstance(x, bool | np.bool_)
+        for x in np.asarray(weights, dtype=object).ravel()
+    )
     try:
-        w = np.asarray(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        w = np.full(count, np.nan)  # not numbers: reported below
+        w = np.asarray(weights, dtype=np.float64) if numbers else np.full(count, np.nan)
+    except (TypeError, ValueError, OverflowError):
+        w = np.full(count, np.nan)  # not numbers, or too large for a float: reported below
     if w.shape != (count,) or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
         raise ConfigError(
             f"{field}: expected {count} finite non-negative weights with a positive sum, got "
-            f"{weights!r}"
+            f"{shown(weights)}"
         )
     return w.astype(np.float32)
 

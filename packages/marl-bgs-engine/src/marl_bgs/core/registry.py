@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from marl_bgs.core.checks import shown
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 
@@ -26,10 +27,11 @@ def register(mode_id: str, builder: Callable[..., BatchedEnv], alias: str | None
 
 def resolve(mode: str) -> str:
     """The versioned id of a mode id or alias."""
-    resolved = ALIASES.get(mode, mode)
+    allowed = sorted(MODES) + sorted(ALIASES)
+    resolved = ALIASES.get(mode, mode) if isinstance(mode, str) else None
     if resolved not in MODES:
-        raise ConfigError(f"mode: unknown mode {mode!r}; allowed {sorted(MODES) + sorted(ALIASES)}")
-    return resolved
+        raise ConfigError(f"mode: unknown mode {shown(mode)}; allowed {allowed}")
+    return str(resolved)
 
 
 def make(mode: str, **settings: Any) -> BatchedEnv:

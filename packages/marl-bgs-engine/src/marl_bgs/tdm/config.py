@@ -92,6 +92,12 @@ def parse_rosters(rosters: object) -> np.ndarray:
                     f"rosters[{k}][{t}]: expected class letters like 'MWHRP' or a list of class "
                     f"ids 1-5, got {shown(roster)}"
                 )
+            bad = [shown(c, 20) for c in roster if not isinstance(c, str) and not 1 <= c <= 5]
+            if bad:  # checked here so that a huge id is shown cut, not printed whole
+                raise ConfigError(
+                    f"rosters[{k}][{t}]: unknown class id(s) [{', '.join(bad[:5])}]; allowed ids "
+                    "are 1-5"
+                )
         try:
             out.append(roster_slots(pair[0], pair[1], field=f"rosters[{k}]"))
         except ValueError as err:

@@ -316,7 +316,8 @@ def load(map_ref: int | str | Path | MapSpec) -> MapSpec:
     if isinstance(map_ref, int | np.integer):
         map_ref = int(map_ref)
         if map_ref not in shipped:
-            raise MapError(f"map_id: {map_ref} is not a shipped map; allowed ids {all_ids()}")
+            span = f"{all_ids()[0]}-{all_ids()[-1]}"
+            raise MapError(f"map_id: {shown(map_ref)} is not a shipped map; shipped ids: {span}")
         return shipped[map_ref]
     if isinstance(map_ref, str):
         by_name = {s.name.lower(): s for s in shipped.values()}
