@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from marl_bgs import GameState, UnitSpec, author_state, maps
+from marl_bgs.tdm.facts import agent_fact_summary
 from marl_bgs.tdm.testing import relative_target, slot_actions
 from marl_bgs.tdm.transition import transition
 
@@ -476,6 +477,21 @@ def test_damage_on_a_later_tick_breaks_the_trap() -> None:
     assert pos(s, 8) == pytest.approx([5.5, 6.3], abs=1e-5)
 
 
+def test_trap_reapplied_on_a_running_trap_stands() -> None:
+    """The new Trap's damage breaks the running one; the new Trap stands for its full 4 ticks."""
+    s = game(U(slot=2, cls="H", x=3.0, y=5.0), U(slot=8, cls="R", x=5.5, y=5.0, trap=2))
+    s, f = step(s, acts(ult={2: 8}))
+    assert float(f.damage_ultimate[2, 8]) == pytest.approx(10.0)
+    assert bool(f.trapped[2, 8])
+    assert bool(f.trap_broken[8])
+    assert int(s.units.trap[8]) == 4
+    ys = []
+    for _ in range(5):
+        s, _ = step(s, acts(move={8: NORTH}))
+        ys.append(pos(s, 8)[1])
+    assert ys == pytest.approx([5.0, 5.0, 5.0, 5.0, 6.3], abs=1e-5)
+
+
 # ----------------------------------------------------------------------------------- Poison
 
 
@@ -679,11 +695,13 @@ def test_healing_a_full_health_ally_is_capped() -> None:
 # -------------------------------------------------------------------------------- cooldowns
 
 
-def test_ultimate_cooldown_blocks_thirty_decisions() -> None:
-    s = game(U(slot=0, cls="M", x=5.0, y=5.0), U(slot=5, cls="W", x=15.0, y=5.0))
+@pytest.mark.parametrize(("cls", "target"), [("M", None), ("W", 5), ("H", 5), ("R", 5), ("P", 0)])
+def test_ultimate_cooldown_blocks_thirty_decisions(cls: str, target: int | None) -> None:
+    """Every class's Ultimate is legal again 31 ticks after use (a 30-tick cooldown)."""
+    s = game(U(slot=0, cls=cls, x=5.0, y=5.0), U(slot=5, cls="W", x=6.2, y=5.0))
     used = []
     for _ in range(32):
-        s, f = step(s, acts(ult={0: None}))
+        s, f = step(s, acts(ult={0: target}))
         used.append(bool(f.ultimate_used[0]))
     assert used == [True] + [False] * 30 + [True]
     assert int(s.units.cooldown[0]) == 30
@@ -860,3 +878,99 @@ def test_facts_agree_with_the_next_state(run: Step) -> None:
     assert np.asarray(f.stunned).nonzero()[1].tolist() == [6]
     assert np.asarray(f.in_combat)[[0, 2, 3, 4, 5, 7, 8]].all()
     assert not bool(f.in_combat[9])  # healing itself at full health, out of combat
+
+
+# ------------------------------------------------------------------ useful and excess healing
+
+
+def only_pair(matrix: Any, actor: int, recipient: int) -> bool:
+    """Every entry of a [10, 10] matrix but (actor, recipient) is zero."""
+    m = np.array(matrix)
+    m[actor, recipient] = 0.0
+    return not np.any(m)
+
+
+@pytest.mark.parametrize(
+    ("health", "recovery", "regen", "useful", "excess"),
+    [
+        (100.0, 5, 0.0, 0.0, 8.0),
+        (95.0, 5, 0.0, 5.0, 3.0),
+        (92.0, 5, 0.0, 8.0, 0.0),
+        (50.0, 5, 0.0, 8.0, 0.0),
+        (100.0, 0, 4.0, 0.0, 8.0),
+        (95.0, 0, 4.0, 1.0, 7.0),
+        (90.0, 0, 4.0, 6.0, 2.0),
+        (88.0, 0, 4.0, 8.0, 0.0),
+    ],
+    ids=["full", "missing 5", "missing 8", "missing 50", "full, regenerating",
+         "missing 5, regenerating", "missing 10, regenerating", "missing 12, regenerating"],
+)  # fmt: skip
+def test_lesser_heal_splits_into_useful_and_excess_healing(
+    health: float, recovery: int, regen: float, useful: float, excess: float
+) -> None:
+    """A Lesser Heal (8) on a Hunter (max 100): what the cap cuts is excess, the rest useful.
+
+    In combat (recovery 5) the Hunter does not regenerate; out of combat (recovery 0) it also
+    regenerates 4, and the cap's loss is charged to the heal first: useful healing is what the heal
+    added beyond what regeneration alone would have reached, never overstated."""
+    s = game(
+        U(slot=2, cls="H", x=5.0, y=5.0, health=health, recovery=recovery),
+        U(slot=4, cls="P", x=5.0, y=2.0),
+        U(slot=8, cls="R", x=15.0, y=5.0),
+    )
+    nxt, f = step(s, acts(basic={4: 2}))
+    assert float(f.regen[2]) == pytest.approx(regen)
+    assert float(f.heal_basic[4, 2]) == pytest.approx(8.0)
+    assert hp(nxt)[2] == pytest.approx(min(100.0, health + 8.0 + regen))
+    assert float(f.useful_healing[4, 2]) == pytest.approx(useful)
+    assert float(f.excess_healing[4, 2]) == pytest.approx(excess)
+    assert only_pair(f.useful_healing, 4, 2)
+    assert only_pair(f.excess_healing, 4, 2)
+    summary = agent_fact_summary(f)
+    assert float(summary["healing_done"][4]) == pytest.approx(useful)
+    assert float(summary["excess_healing"][4]) == pytest.approx(excess)
+    assert float(summary["healing_received"][2]) == pytest.approx(useful)
+    assert np.asarray(summary["excess_healing"])[[0, 1, 2, 3, 5, 6, 7, 8, 9]].tolist() == [0] * 9
+
+
+def test_two_equal_heals_share_the_excess_equally() -> None:
+    """Two Lesser Heals (8 + 8) on a Hunter missing 10 in combat: 6 lost, 3 charged to each."""
+    s = game(
+        U(slot=2, cls="H", x=5.0, y=5.0, health=90.0, recovery=5),
+        U(slot=3, cls="P", x=5.0, y=2.5),
+        U(slot=4, cls="P", x=7.5, y=5.0),
+        U(slot=8, cls="R", x=15.0, y=5.0),
+    )
+    nxt, f = step(s, acts(basic={3: 2, 4: 2}))
+    assert hp(nxt)[2] == pytest.approx(100.0)
+    assert float(f.overheal[2]) == pytest.approx(6.0)
+    useful, excess = np.asarray(f.useful_healing), np.asarray(f.excess_healing)
+    assert useful[[3, 4], 2].tolist() == pytest.approx([5.0, 5.0])
+    assert excess[[3, 4], 2].tolist() == pytest.approx([3.0, 3.0])
+    assert np.array_equal(useful + excess, np.asarray(f.healing))
+    summary = agent_fact_summary(f)
+    assert np.asarray(summary["healing_done"])[[3, 4]].tolist() == pytest.approx([5.0, 5.0])
+    assert float(summary["healing_received"][2]) == pytest.approx(10.0)
+
+
+def test_a_heal_and_a_salvation_share_the_excess_in_proportion() -> None:
+    """A Lesser Heal (8) and a Salvation (200) on a Warrior at 50 of 200 in combat: 58 is lost,
+    charged 8/208 and 200/208 of it; useful healing sums to the 150 missing."""
+    s = game(
+        U(slot=1, cls="W", x=5.0, y=5.0, health=50.0, recovery=5),
+        U(slot=3, cls="P", x=5.0, y=2.5),
+        U(slot=4, cls="P", x=8.0, y=5.0),
+        U(slot=8, cls="R", x=15.0, y=5.0),
+    )
+    nxt, f = step(s, acts(basic={3: 1}, ult={4: 1}))
+    assert float(f.heal_basic[3, 1]) == pytest.approx(8.0)
+    assert float(f.heal_ultimate[4, 1]) == pytest.approx(200.0)
+    assert hp(nxt)[1] == pytest.approx(200.0)
+    assert float(f.overheal[1]) == pytest.approx(58.0)
+    useful, excess = np.asarray(f.useful_healing), np.asarray(f.excess_healing)
+    assert excess[[3, 4], 1].tolist() == pytest.approx([8 * 58 / 208, 200 * 58 / 208], rel=1e-5)
+    assert useful[[3, 4], 1].tolist() == pytest.approx([8 * 150 / 208, 200 * 150 / 208], rel=1e-5)
+    assert np.array_equal(useful + excess, np.asarray(f.healing))  # exactly, entry by entry
+    assert float(useful[:, 1].sum()) == pytest.approx(150.0)
+    assert float(excess[:, 1].sum()) == pytest.approx(float(f.overheal[1]))
+    assert not np.any(np.delete(excess, 1, axis=1))  # no other recipient lost healing
