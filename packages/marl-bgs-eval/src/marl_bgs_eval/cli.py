@@ -35,13 +35,16 @@ def _plugins(modules: list[str] | None) -> None:
     for name in modules or []:
         try:
             importlib.import_module(name)
-        except ImportError as err:
+        except (ImportError, ValueError, TypeError) as err:  # "" and ".x" raise these two
             _fail(EvalError(f"--plugin: cannot import {name!r}: {err}"))
 
 
 def _maps(text: str) -> list[int | str]:
     """`--maps`: comma-separated split names, map ids, map names or map files (.json)."""
-    refs: list[int | str] = [int(t) if t.strip().isdigit() else t.strip() for t in text.split(",")]
+    # isdecimal, not isdigit: "²" is a digit that int() refuses
+    refs: list[int | str] = [
+        int(t) if t.strip().isdecimal() else t.strip() for t in text.split(",")
+    ]
     if not text.strip() or any(r == "" for r in refs):
         _fail(
             EvalError(
@@ -174,13 +177,14 @@ def _rated(files: list[Path], bootstrap: int, seed: int, integrity: bool) -> pd.
 
 Files = Annotated[list[Path], typer.Argument(help="Results files (.parquet or .csv)")]
 Boot = Annotated[int, typer.Option(help="Resampled refits for the 95% intervals")]
+Seed = Annotated[int, typer.Option(min=0, help="Seed of the resampling")]
 Integrity = Annotated[
     bool, typer.Option(help="Require each file's game count and checksum (written by save)")
 ]
 
 
 @app.command()
-def rate(files: Files, bootstrap: Boot = 5000, seed: int = 0, integrity: Integrity = True) -> None:
+def rate(files: Files, bootstrap: Boot = 5000, seed: Seed = 0, integrity: Integrity = True) -> None:
     """Fit Elo ratings (Bradley-Terry-Davidson) with 95% intervals to results files."""
     r = _rated(files, bootstrap, seed, integrity)
     cols = ["rank", "system", "elo", "elo_low", "elo_high", "games", "distinct_games"]
@@ -190,7 +194,7 @@ def rate(files: Files, bootstrap: Boot = 5000, seed: int = 0, integrity: Integri
 
 @app.command()
 def leaderboard(
-    files: Files, bootstrap: Boot = 5000, seed: int = 0, integrity: Integrity = True
+    files: Files, bootstrap: Boot = 5000, seed: Seed = 0, integrity: Integrity = True
 ) -> None:
     """The leaderboard: rank, tier and division, Elo with interval, win chance vs average."""
     r = _rated(files, bootstrap, seed, integrity)

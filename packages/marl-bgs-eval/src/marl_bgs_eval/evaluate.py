@@ -13,6 +13,7 @@ import pandas as pd
 
 import marl_bgs
 from marl_bgs import ConfigError
+from marl_bgs.core.env import available_memory, game_state_bytes
 from marl_bgs.tdm.maps import SPLITS, MapSpec
 from marl_bgs.tdm.maps import load as load_map
 from marl_bgs.tdm.maps import split as split_ids
@@ -25,6 +26,7 @@ from marl_bgs_eval.registry import get_system
 from marl_bgs_eval.seeds import root_key
 from marl_bgs_eval.systems import System
 
+INT32_MAX = 2**31 - 1
 MapsLike = str | int | Path | MapSpec | Sequence[int | str | Path | MapSpec]
 
 
@@ -72,6 +74,36 @@ def _positive(value: Any, field: str, even: bool = False) -> int:
             f"{field}: games come in spawn-swapped pairs, so it must be even; got {value}"
         )
     return int(value)
+
+
+def _count(value: Any, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise EvalError(f"{field}: expected a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def padded_length(n_games: int, batch: int) -> int:
+    """Rows of the device schedule: whole batches, in power-of-two counts (few distinct shapes,
+    so few compiled programs)."""
+    return batch * 2 ** max(0, (-(-n_games // batch) - 1).bit_length())
+
+
+def _check_schedule_fits(env: Any, n_games: int, batch: int, first_seed: int, first: int) -> None:
+    """Game and seed numbers are int32 on the device, and every scheduled game's start state
+    stays there while the batch plays: refuse what cannot fit, before building anything."""
+    if first + n_games > INT32_MAX or first_seed + n_games // 2 > INT32_MAX:
+        raise EvalError(
+            f"games_per_map: {n_games} games from game {first} (seed number {first_seed}) "
+            f"exceed the int32 numbering (at most {INT32_MAX})"
+        )
+    need = padded_length(n_games, batch) * game_state_bytes(env.pool)
+    have = available_memory() // 2
+    if need > have:
+        raise EvalError(
+            f"games_per_map: {n_games} scheduled games need {need / 2**30:.1f} GiB for their start "
+            f"states, more than half the {2 * have / 2**30:.1f} GiB of device memory; split the "
+            "evaluation into runs with first_seed_number and first_game"
+        )
 
 
 def as_system(obj: System | str, field: str) -> System:
@@ -178,8 +210,11 @@ def evaluate(
             reason = s.problem(pair[:5] if side == "team_a" else pair[5:])
             if reason:
                 raise EvalError(f"rosters[{k}] ({side}): {reason}")
-    sched = schedule(len(specs), len(roster_ids), per_map, first_seed_number, first_game)
-    n_all = len(sched)
+    first_seed = _count(first_seed_number, "first_seed_number")
+    first = _count(first_game, "first_game")
+    n_all = len(specs) * len(roster_ids) * per_map
+    _check_schedule_fits(env, n_all, batch, first_seed, first)
+    sched = schedule(len(specs), len(roster_ids), per_map, first_seed, first)
     perm = np.arange(n_all) if order is None else np.asarray(order)
     if perm.shape != (n_all,) or not np.array_equal(np.sort(perm), np.arange(n_all)):
         raise EvalError(f"order: expected a permutation of the {n_all} scheduled games")
@@ -233,7 +268,7 @@ def _play(
     if n == 0:
         return None
     a, b = teams
-    g_pad = batch * int(2 ** np.ceil(np.log2(max(1, -(-n // batch)))))
+    g_pad = padded_length(n, batch)
     padded = rows[np.minimum(np.arange(g_pad), n - 1)]
     pick = {c: sched[c].to_numpy()[padded] for c in ("map_index", "roster_index", "swap")}
     blocks = [

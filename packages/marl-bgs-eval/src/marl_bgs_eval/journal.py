@@ -46,13 +46,20 @@ class Journal:
 
     def read(self) -> tuple[pd.DataFrame | None, int]:
         """The journal's games (None if it holds none) and how many cut lines were dropped (a
-        line being written when the run stopped; that game is simply played again)."""
+        line being written when the run stopped; that game is simply played again). A cut line
+        is also removed from the file, so the games appended next start on a line of their own."""
         if not self.path.is_file():
             return None, 0
-        text = self.path.read_bytes().decode("utf-8", errors="strict")
+        data = self.path.read_bytes()
         dropped = 0
-        if text and not text.endswith("\n"):
-            text, dropped = text[: text.rfind("\n") + 1], 1
+        if data and not data.endswith(b"\n"):  # cut on bytes: the cut may split a character
+            data, dropped = data[: data.rfind(b"\n") + 1], 1
+            with self.path.open("r+b") as f:  # so the resumed run's games start on a new line
+                f.truncate(len(data))
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise EvalError(f"{self.path.name}: the journal is not UTF-8 text: {err}") from None
         lines = text.count("\n")
         if lines <= 1:
             return None, dropped

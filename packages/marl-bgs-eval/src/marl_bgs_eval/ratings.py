@@ -23,11 +23,15 @@ import pandas as pd
 from scipy.optimize import minimize
 
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.metrics import base_columns, priority_columns
+from marl_bgs_eval.results import OUTCOME, mirror_pairs
 from marl_bgs_eval.tiers import MEAN_ELO, tier, win_chance
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 NEEDED = ("system_a", "system_b", "map", "pair_id", "result")
+OPTIONAL = ("map_hash", "seed", *OUTCOME, *base_columns(), *priority_columns())
 SCORE = {"win": 0, "draw": 1, "loss": 2}
+MAX_BOOTSTRAP = 1_000_000  # refits; each holds a [pairings, 3] table
 
 
 @dataclass(frozen=True)
@@ -95,11 +99,28 @@ def _tables(df: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
     bad = sorted(set(df["result"].astype(str)) - set(SCORE))
     if bad:
         raise EvalError(f"games: column 'result' has values {bad[:3]}; allowed {sorted(SCORE)}")
-    games = df.loc[df["system_a"] != df["system_b"], list(NEEDED)].copy()
+    keep = [*NEEDED, *(c for c in OPTIONAL if c in df.columns and c not in NEEDED)]
+    games = df.loc[df["system_a"] != df["system_b"], keep].copy()
+    if "map_hash" in games.columns:  # custom maps all record map -1: tell them apart by content
+        games["map"] = games["map_hash"]
     names = sorted(set(games["system_a"]) | set(games["system_b"]))
     if len(names) < 2:
         raise EvalError("games: ratings need games between at least two different Systems")
     return names, games
+
+
+def _mirrored_pairs_per_system(g: pd.DataFrame) -> dict[str, int]:
+    """Per System, its pairs whose two games are mirror images (each counts as one distinct
+    game); none can be told apart without the outcome columns (e.g. synthetic tables)."""
+    if not set(OUTCOME) <= set(g.columns):
+        return {}
+    same = mirror_pairs(g)
+    same = same[same]
+    counts: dict[str, int] = {}
+    for side in ("system_a", "system_b"):
+        for name, k in same.index.get_level_values(side).value_counts().items():
+            counts[str(name)] = counts.get(str(name), 0) + int(k)
+    return counts
 
 
 def fit_btd(games: pd.DataFrame, prior_sd_elo: float = 1000.0) -> BTDFit:
@@ -141,8 +162,16 @@ def bootstrap_elo(
     chunk: int = 500,
 ) -> tuple[BTDFit, np.ndarray]:
     """The full fit and `bootstrap` refits' Elo [B, n] (pairs resampled within pairing and map)."""
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 1:
-        raise EvalError(f"bootstrap: expected a positive number of refits, got {bootstrap!r}")
+    if (
+        isinstance(bootstrap, bool)
+        or not isinstance(bootstrap, int | np.integer)
+        or not 1 <= bootstrap <= MAX_BOOTSTRAP
+    ):
+        raise EvalError(
+            f"bootstrap: expected a number of refits in [1, {MAX_BOOTSTRAP}], got {bootstrap!r}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
+        raise EvalError(f"seed: expected a non-negative integer, got {seed!r}")
     names, g = _tables(games)
     n = len(names)
     i, j, counts, unit_p, (strata, unit_c) = _design(names, g)
@@ -180,6 +209,7 @@ def rate(
     rows = []
     sys_a, sys_b = np.asarray(g["system_a"].tolist()), np.asarray(g["system_b"].tolist())
     res = np.asarray(g["result"].tolist())
+    mirrored = _mirrored_pairs_per_system(g)
     for k, name in enumerate(fit.names):
         a_res, b_res = res[sys_a == name], res[sys_b == name]
         wins = int(np.sum(a_res == "win") + np.sum(b_res == "loss"))
@@ -195,6 +225,7 @@ def rate(
                 "tier": tier(e),
                 "win_chance": win_chance(e),
                 "games": wins + draws + losses,
+                "distinct_games": wins + draws + losses - mirrored.get(name, 0),
                 "wins": wins,
                 "draws": draws,
                 "losses": losses,

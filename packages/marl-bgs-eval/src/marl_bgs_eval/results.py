@@ -9,6 +9,7 @@ edited, duplicated or hostile file never reaches the ratings.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
@@ -182,7 +183,10 @@ def _column(s: pd.Series, col: str, kind: str, source: str) -> pd.Series:
             ) from None
     if kind == INT and not pd.api.types.is_integer_dtype(s.dtype):
         raise EvalError(f"{where}: expected integers, got dtype {s.dtype}")
-    if kind == FLOAT and not pd.api.types.is_numeric_dtype(s.dtype):
+    if kind == INT and s.isna().any():  # a nullable integer dtype (Int64) with missing values
+        raise EvalError(f"{where}: expected integers in every row, some are missing")
+    real = pd.api.types.is_integer_dtype(s.dtype) or pd.api.types.is_float_dtype(s.dtype)
+    if kind == FLOAT and not real:  # not bool, not complex (astype would drop the imaginary part)
         raise EvalError(f"{where}: expected numbers, got dtype {s.dtype}")
     if kind == FLOAT and not np.all(np.isfinite(s.to_numpy(np.float64))):
         raise EvalError(f"{where}: expected finite numbers in every row")
@@ -362,18 +366,35 @@ def save(df: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
+def _parse_record(raw: str | bytes, path: Path) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise EvalError(f"{path.name}: the integrity record is not JSON: {raw[:80]!r}") from None
+
+
+def _no_repeats(names: list[str], path: Path) -> None:
+    """Refuse a repeated column name before a reader renames it (pandas reads a repeated CSV
+    header `x` as `x.1`) or fails on it (Parquet)."""
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise EvalError(f"{path.name}: repeated column(s) {repeated}")
+
+
 def _read(path: Path) -> tuple[pd.DataFrame, dict[str, Any] | None]:
     if path.suffix == ".parquet":
+        _no_repeats(pq.read_schema(path).names, path)
         table = pq.read_table(path)
         raw = (table.schema.metadata or {}).get(META_KEY)
-        return table.to_pandas(), None if raw is None else json.loads(raw)
-    text = path.read_bytes().decode("utf-8")
+        return table.to_pandas(), None if raw is None else _parse_record(raw, path)
+    text = path.read_bytes().decode("utf-8-sig")  # a leading byte order mark is not content
     record = None
     if text.startswith("# "):
         first, _, text = text.partition("\n")
-        record = json.loads(first[2:])
+        record = _parse_record(first[2:], path)
     if text and not text.endswith("\n"):
         raise EvalError(f"{path.name}: the last line is cut (no line end): a partial write?")
+    _no_repeats(next(csv.reader(io.StringIO(text)), []), path)
     return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False), record
 
 
@@ -384,6 +405,8 @@ def load(path: str | Path, *, check_integrity: bool = True) -> pd.DataFrame:
     path = Path(path)
     if path.suffix not in (".parquet", ".csv"):
         raise EvalError(f"path: expected a .parquet or .csv file, got {str(path)!r}")
+    if path.is_dir():
+        raise EvalError(f"path: {str(path)!r} is a folder, not a results file")
     if not path.is_file():
         raise EvalError(f"path: results file {str(path)!r} does not exist")
     try:
@@ -408,7 +431,7 @@ def _check_record(table: pd.DataFrame, record: Any, source: str) -> None:
         raise EvalError(f"{source}: integrity record is not {FORMAT!r}: {str(record)[:80]}")
     if record.get("games") != len(table):
         raise EvalError(
-            f"{source}: the file says {record.get('games')} games but holds {len(table)} "
+            f"{source}: the file says {record.get('games')!r} games but holds {len(table)} "
             "(cut or edited after it was written)"
         )
     if record.get("sha256") != checksum(table):

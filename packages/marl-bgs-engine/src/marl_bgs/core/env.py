@@ -109,12 +109,16 @@ def available_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
+def game_state_bytes(pool: pools.StartPool) -> int:
+    """Bytes of one game's state in this pool's layout."""
+    leaves = jax.tree.leaves(pool.states)
+    return sum(leaf.nbytes for leaf in leaves) // max(1, leaves[0].shape[0] * 2)
+
+
 def batch_memory_estimate(pool: pools.StartPool, num_envs: int) -> int:
     """An upper bound on the bytes one batched step of `num_envs` games needs (the state, the
     observations and the step's intermediates): STEP_MEMORY_FACTOR times the batch's state."""
-    leaves = jax.tree.leaves(pool.states)
-    per_game = sum(leaf.nbytes for leaf in leaves) // max(1, leaves[0].shape[0] * 2)
-    return STEP_MEMORY_FACTOR * per_game * num_envs
+    return STEP_MEMORY_FACTOR * game_state_bytes(pool) * num_envs
 
 
 def check_batch_fits(pool: pools.StartPool, num_envs: int) -> None:
