@@ -221,6 +221,22 @@ def jaxmarl_baselines(session: nox.Session) -> None:
 
 
 @nox.session
+def reliability(session: nox.Session) -> None:
+    """Run every fuzz module and write docs/reliability.md with the outcome counts per family
+    and the last mutation run's kill rates (see ci/reliability.py)."""
+    _sync(session, None, "--group", "dev", "--extra", "jaxmarl", "--extra", "pettingzoo")
+    session.run("python", "ci/reliability.py", *session.posargs)
+
+
+@nox.session
+def mutation(session: nox.Session) -> None:
+    """Inject each of ci/mutation.py's small bugs in turn and run the tests that own the code
+    (about half an hour on 2 cores; edits the working tree while it runs: leave it alone)."""
+    _sync(session, None, "--group", "dev", "--extra", "jaxmarl", "--extra", "pettingzoo")
+    session.run("python", "ci/mutation.py", *session.posargs)
+
+
+@nox.session
 def demo(session: nox.Session) -> None:
     """The main job: a few Team Deathmatch games with random legal actions."""
     _sync(session, "marl-bgs-engine", "--no-editable")

@@ -19,6 +19,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import textwrap
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -139,7 +140,15 @@ def render(table: dict[str, Counter[str]], mutation: Path) -> str:
         "survives and names a missing test.",
         "",
     ]
-    return "\n".join(head + fuzz_section(table) + intro + mutation_section(mutation)) + "\n"
+    lines = head + fuzz_section(table) + intro + mutation_section(mutation)
+    return "\n".join(_wrap(line) for line in lines) + "\n"
+
+
+def _wrap(line: str) -> str:
+    """Prose at 100 columns; tables, headings and comments as they are."""
+    if line.startswith(("|", "#", "<!--")) or len(line) <= 100:
+        return line
+    return textwrap.fill(line, width=100, break_on_hyphens=False, break_long_words=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,8 @@ import pytest
 import marl_bgs
 from marl_bgs import ConfigError
 
+pytestmark = pytest.mark.fuzz_family("actions and messages")
+
 N, K, H = 4, 10, 3  # the shared env47: 4 games, 10 agents, 3 heads
 HEADS = (9, 11, 2)
 
@@ -83,14 +85,16 @@ def test_there_are_enough_malformed_actions():
 
 
 @pytest.mark.parametrize(("what", "actions"), ACTION_CASES, ids=[c[0] for c in ACTION_CASES])
-def test_malformed_actions_are_refused_naming_the_field(env47, what, actions):
+def test_malformed_actions_are_refused_naming_the_field(record_property, env47, what, actions):
+    record_property("outcome", "error")
     _, state = env47.reset(jax.random.key(0))
     del what  # the case's id
     with pytest.raises(ConfigError, match=r"^actions(\[|:)"):
         env47.step(None, state, actions)
 
 
-def test_errors_name_the_agent_game_value_and_range(env47):
+def test_errors_name_the_agent_game_value_and_range(record_property, env47):
+    record_property("outcome", "error")
     _, state = env47.reset(jax.random.key(0))
     heads = np.zeros((N, K, H), np.int32)
     heads[2, 6, 1] = 11
@@ -100,7 +104,8 @@ def test_errors_name_the_agent_game_value_and_range(env47):
         env47.step(None, state, heads)
 
 
-def test_in_range_illegal_choices_get_the_documented_repair(env47):
+def test_in_range_illegal_choices_get_the_documented_repair(record_property, env47):
+    record_property("outcome", "repair")
     _, state = env47.reset(jax.random.key(0))  # at the pads nobody is in range of an enemy
     heads = np.zeros((N, K, H), np.int32)
     heads[:, :, 1] = 6  # a Basic on enemy slot 0: illegal from the pads
@@ -109,7 +114,8 @@ def test_in_range_illegal_choices_get_the_documented_repair(env47):
     assert np.all(np.asarray(info["facts"].combat_rejected))
 
 
-def test_under_jit_out_of_range_flat_actions_are_illegal_in_every_head(env47):
+def test_under_jit_out_of_range_flat_actions_are_illegal_in_every_head(record_property, env47):
+    record_property("outcome", "repair")
     _, state = env47.reset(jax.random.key(0))
     for value in (-1, 198, 199, 2**20):
         _, _, _, _, info = jax.jit(env47.step)(None, state, jnp.full((N, K), value, jnp.int32))
@@ -134,7 +140,8 @@ def talking():
 @pytest.mark.parametrize(
     ("what", "base", "fill", "where"), MESSAGE_CASES, ids=[c[0] for c in MESSAGE_CASES]
 )
-def test_non_finite_messages_are_refused(talking, what, base, fill, where):
+def test_non_finite_messages_are_refused(record_property, talking, what, base, fill, where):
+    record_property("outcome", "error")
     _, state = talking.reset(jax.random.key(0))
     base[where] = fill
     with pytest.raises(ConfigError, match=r"^messages: a NaN or infinite value from '\w+' in game"):
@@ -146,13 +153,15 @@ def test_non_finite_messages_are_refused(talking, what, base, fill, where):
     [np.zeros((N, K)), np.zeros((N, K, 3)), np.zeros((K, 2)), "hello", np.full((N, K, 2), 1j)],
     ids=["2d", "too wide", "no batch", "a string", "complex"],
 )
-def test_malformed_messages_are_refused(talking, messages):
+def test_malformed_messages_are_refused(record_property, talking, messages):
+    record_property("outcome", "error")
     _, state = talking.reset(jax.random.key(0))
     with pytest.raises(ConfigError, match=r"^messages: expected"):
         talking.step(None, state, np.zeros((N, K), np.int32), messages)
 
 
-def test_under_jit_non_finite_messages_arrive_as_zero(talking):
+def test_under_jit_non_finite_messages_arrive_as_zero(record_property, talking):
+    record_property("outcome", "repair")
     _, state = talking.reset(jax.random.key(0))
     messages = jnp.full((N, K, 2), jnp.nan).at[:, :, 1].set(3.0)
     step = jax.jit(talking.step)
@@ -176,6 +185,7 @@ def test_under_jit_non_finite_messages_arrive_as_zero(talking):
         ("side", [0] * 4, [0] * 4, [0.5] * 4),
     ],
 )
-def test_start_schedules_are_checked(env47, field, maps, rosters, swap):
+def test_start_schedules_are_checked(record_property, env47, field, maps, rosters, swap):
+    record_property("outcome", "error")
     with pytest.raises(ConfigError, match=rf"^{field}: "):
         env47.start_games(np.asarray(maps), np.asarray(rosters), np.asarray(swap))
