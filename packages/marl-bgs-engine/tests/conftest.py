@@ -166,3 +166,23 @@ def _eager(state: marl_bgs.GameState, actions: jax.Array):
 def run(request: pytest.FixtureRequest, step):
     """The single-game transition, jitted and un-jitted."""
     return step if request.param == "jit" else _eager
+
+
+@pytest.fixture
+def fuzz_outcome(record_property):
+    """`check(expect, call, error=ConfigError)` for one fuzz case: `expect` a message pattern
+    (the call must raise `error` matching it: outcome "error") or a predicate on the result
+    (outcome "accepted"). The outcome is recorded for docs/reliability.md."""
+
+    def check(expect, call, error=marl_bgs.ConfigError):
+        if isinstance(expect, str):
+            record_property("outcome", "error")
+            with pytest.raises(error, match=expect):
+                call()
+            return None
+        record_property("outcome", "accepted")
+        result = call()
+        assert expect(result), result
+        return result
+
+    return check
