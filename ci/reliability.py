@@ -102,6 +102,11 @@ def mutation_section(path: Path) -> list[str]:
         rate = c["killed"] / c["n"] if c["n"] else 0.0
         cells = [c["n"], c["killed"], c["survived"], c["timeout"], c["error"]]
         lines.append(f"| {area} | " + " | ".join(map(str, cells)) + f" | {rate:.0%} |")
+    reruns = data.get("reruns", [])
+    if reruns:
+        lines += ["", "Survivors of this run and what was done about them:", ""]
+        lines += [f"- `{m['id']}` ({m['description']}): {m['note']}: **{m['outcome']}**."
+                  for m in reruns]  # fmt: skip
     lines += ["", "| mutant | file | bug | outcome |", "|---|---|---|---|"]
     order = {"survived": 0, "timeout": 1, "error": 2, "killed": 3}
     for m in sorted(mutants, key=lambda m: (order.get(m["outcome"], 4), m["id"])):

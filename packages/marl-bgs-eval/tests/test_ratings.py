@@ -119,3 +119,30 @@ def test_bootstrap_resamples_whole_pairs() -> None:
     for col in ("elo_low", "elo_high"):
         np.testing.assert_allclose(r[col], r["elo"], atol=1e-6)
     np.testing.assert_allclose(r["elo"], 1200.0, atol=1e-6)
+
+
+def test_bootstrap_resamples_within_each_map() -> None:
+    """A wins every game on map 0 and loses every game on map 1: resampling pairs within each
+    (pairing, map) keeps that half-and-half split, so the interval has zero width."""
+    games = pd.concat(
+        [
+            _one_pairing(["win"] * 20),
+            _one_pairing(["loss"] * 20).assign(map=1, pair_id=lambda d: d["pair_id"] + 10),
+        ],
+        ignore_index=True,
+    )
+    r = rate(games, bootstrap=200)
+    for col in ("elo_low", "elo_high"):
+        np.testing.assert_allclose(r[col], r["elo"], atol=1e-6)
+
+
+@pytest.mark.parametrize("level", [0.95, 0.8])
+def test_interval_is_the_middle_share_of_the_refits(level: float) -> None:
+    """elo_low/elo_high are the (1 - level)/2 and (1 + level)/2 quantiles of the same refits."""
+    games = synthetic_games([1000, 1200, 1400], maps=2, pairs_per_map=6, seed=1)
+    r = rate(games, bootstrap=300, seed=4, level=level).set_index("system")
+    fit, boots = bootstrap_elo(games, bootstrap=300, seed=4)
+    lo, hi = np.percentile(boots, [50 * (1 - level), 50 * (1 + level)], axis=0)
+    for k, name in enumerate(fit.names):
+        assert r.loc[name, "elo_low"] == pytest.approx(lo[k])
+        assert r.loc[name, "elo_high"] == pytest.approx(hi[k])
