@@ -93,10 +93,21 @@ def smax_rollout(num_envs: int, ticks: int) -> Rollout:
     return run
 
 
+def _learner(name: str) -> Callable[[int, int], Rollout]:
+    def build(num_envs: int, ticks: int) -> Rollout:
+        import bench_learner  # flax and optax are needed by these figures only
+
+        return getattr(bench_learner, name)(num_envs, ticks)
+
+    return build
+
+
 FIGURES: dict[str, Callable[[int, int], Rollout]] = {
     "tdm": tdm_rollout,
     "tdm-no-reset": lambda n, t: tdm_rollout(n, t, reset_done=False),
     "smax": smax_rollout,
+    "tdm-learn": _learner("tdm_learner"),  # bench_learner.py: a minimal learner loop
+    "smax-learn": _learner("smax_learner"),
     # Hooks for figures that need engine features not written yet; each must add a real rollout
     # here (and its name to engine_throughput.EXTRA_FIGURES) once the feature exists:
     #   "tdm-scripted": TDM with both teams driven by scripted opponents (marl_bgs.scripted).
@@ -131,6 +142,10 @@ def measure(figure: str, num_envs: int, ticks: int, repeats: int) -> dict[str, A
         compiled(k).block_until_ready()
         times.append(time.perf_counter() - start)
     seconds = statistics.median(times)
+    if figure.endswith("-learn"):  # learner figures play whole 32-tick rollouts
+        import bench_learner
+
+        ticks = bench_learner.ticks_played(ticks)
     game_steps = num_envs * ticks / seconds
     return {
         "figure": figure,

@@ -66,7 +66,7 @@ def machine(kind: str, command: str, load_before: str) -> dict[str, Any]:
         "command": command,
         "load_before": load_before,
     }
-    if kind == "gpu":
+    if kind.startswith("gpu"):
         meta["gpu"] = _gpu_model()
     return meta
 
@@ -170,6 +170,8 @@ def markdown(result: dict[str, Any]) -> str:
     """The generated section for one kind (cpu or gpu) of run."""
     meta = result["meta"]
     rows = result["rows"]
+    if meta["kind"].endswith("-learner"):
+        return learner_markdown(result)
     gpu = meta["kind"] == "gpu"
     versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
     device = f"{meta.get('gpu')} (host CPU {meta['cpu']})" if gpu else meta["cpu"]
@@ -192,6 +194,41 @@ def markdown(result: dict[str, Any]) -> str:
         *_extras(rows),
         *_profile(result.get("profile")),
     ]
+    return "\n".join(lines) + "\n"
+
+
+def learner_markdown(result: dict[str, Any]) -> str:
+    """The training-shaped section: the minimal learner loop on TDM and SMAX per size."""
+    meta, rows = result["meta"], result["rows"]
+    by = {(r["figure"], r["num_envs"]): r for r in rows}
+    versions = ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
+    device = meta.get("gpu") or meta["cpu"]
+    lines = [
+        "## Training-shaped: a minimal learner loop on TDM and on SMAX, side by side",
+        "",
+        f"- machine: {device}, {meta['cores']} cores; Python {meta['python']}; {versions};"
+        f" commit {meta['commit']}; {meta['date']}",
+        f"- load average (1, 5, 15 min): before {meta['load_before']}, after {meta['load_after']}",
+        f"- command: `{meta['command']}`",
+        "- protocol (`benchmarks/bench_learner.py`): one MLP policy (64, 64) shared by the ten"
+        " agents, masked sampling over the flat actions, 32-tick rollouts with finished games"
+        " restarted, one Adam step of a REINFORCE loss over each stored rollout; game steps of the"
+        " rollouts per second of the whole loop, gradient included. Compile timed apart; median"
+        f" of {rows[0]['repeats'] if rows else '-'} calls; fresh process per figure.",
+        "",
+        "| num_envs | TDM game steps/s | TDM compile s | SMAX game steps/s | SMAX compile s"
+        " | **TDM/SMAX** |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sorted({r["num_envs"] for r in rows}):
+        t, s = by.get(("tdm-learn", n)), by.get(("smax-learn", n))
+        if t is None or s is None:
+            continue
+        ratio = t["game_steps_per_s"] / s["game_steps_per_s"]
+        lines.append(
+            f"| {n} | {_fmt(t['game_steps_per_s'])} | {t['compile_s']:.1f}"
+            f" | {_fmt(s['game_steps_per_s'])} | {s['compile_s']:.1f} | **{ratio:.2f}** |"
+        )
     return "\n".join(lines) + "\n"
 
 

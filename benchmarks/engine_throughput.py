@@ -28,6 +28,8 @@ PEER = "smax"
 # Rows beyond the TDM/SMAX curve, each at the largest num_envs of the run. Scripted opponents and
 # metrics levels join here once the engine has them (see bench_figures.FIGURES for the hook).
 EXTRA_FIGURES = ("tdm-no-reset",)
+LEARNER_FIGURES = ("tdm-learn", "smax-learn")  # --learner: the training-shaped pair
+LEARNER_NUM_ENVS = (128, 1024)
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -40,6 +42,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, help="timed calls per figure, median taken (default 5)")
     p.add_argument("--no-extras", action="store_true", help="skip the reset_done-cost rows")
     p.add_argument("--no-profile", action="store_true", help="skip the per-phase TDM profile")
+    p.add_argument(
+        "--learner", action="store_true",
+        help="only the training-shaped pair (a minimal learner loop, TDM vs SMAX), 128 and 1024",
+    )  # fmt: skip
     p.add_argument("--out", type=Path, help="JSON results (default benchmarks/results/<kind>.json)")
     p.add_argument("--doc", type=Path, default=ROOT / "docs" / "performance.md")
     p.add_argument("--no-doc", action="store_true", help="do not touch docs/performance.md")
@@ -50,6 +56,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def _settings(args: argparse.Namespace) -> tuple[list[int], int, int]:
     if args.num_envs:
         sizes = list(args.num_envs)
+    elif args.learner:
+        sizes = [32] if args.quick else list(LEARNER_NUM_ENVS)
     elif args.quick:
         sizes = [32, 128]
     else:
@@ -107,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     import bench_report
 
     sizes, ticks, repeats = _settings(args)
-    kind = "gpu" if args.gpu else "cpu"
+    kind = ("gpu" if args.gpu else "cpu") + ("-learner" if args.learner else "")
     if args.quick and not args.out:
         args.no_doc = True  # a smoke test never overwrites the recorded figures
     out = args.out or HERE / "results" / f"{kind}{'-quick' if args.quick else ''}.json"
@@ -116,20 +124,21 @@ def main(argv: list[str] | None = None) -> int:
         command = "JAX_PLATFORMS=cpu " + command
     meta = bench_report.machine(kind, command, _load())
     rows: list[dict[str, Any]] = []
+    pairs = LEARNER_FIGURES if args.learner else ("tdm", PEER)
     for n in sizes:
-        for figure in ("tdm", PEER):
+        for figure in pairs:
             row = _spawn(figure, n, ticks, repeats, args.gpu)
             row["load_after"] = _load()
             print(bench_report.row_line(row), flush=True)
             rows.append(row)
-    if not args.no_extras:
+    if not args.no_extras and not args.learner:
         for figure in EXTRA_FIGURES:
             row = _spawn(figure, sizes[-1], ticks, repeats, args.gpu)
             row["load_after"] = _load()
             print(bench_report.row_line(row), flush=True)
             rows.append(row)
     profile = None
-    if not args.no_profile:
+    if not args.no_profile and not args.learner:
         profile = _spawn("profile", sizes[-1], ticks, repeats, args.gpu)
     meta["load_after"] = _load()
     result = {"meta": meta, "rows": rows, "profile": profile}
