@@ -27,11 +27,12 @@ def _obs_sum(obs: dict[str, jnp.ndarray]) -> jnp.ndarray:
     return sum((jnp.sum(v) for k, v in obs.items() if k != "world_state"), jnp.float32(0.0))
 
 
-def tdm_rollout(num_envs: int, ticks: int, *, reset_done: bool = True) -> Rollout:
-    """The paper's Listing S1 on test map 47: sample, step, restart finished games, every tick."""
+def tdm_rollout(num_envs: int, ticks: int, *, reset_done: bool = True, mesh: Any = None) -> Rollout:
+    """The paper's Listing S1 on test map 47: sample, step, restart finished games, every tick
+    (with a `mesh`, the games split over its devices)."""
     import marl_bgs
 
-    env = marl_bgs.make("tdm", map_id=TDM_MAP_ID, num_envs=num_envs)
+    env = marl_bgs.make("tdm", map_id=TDM_MAP_ID, num_envs=num_envs, mesh=mesh)
 
     @jax.jit
     def run(key: jax.Array) -> jax.Array:

@@ -329,8 +329,42 @@ def _reward_fn_cases() -> list[Case]:
     return cases
 
 
+def _mesh_cases() -> list[Case]:
+    one = jax.make_mesh((1,), ("games",))
+    four = jax.sharding.Mesh(np.array(jax.devices() * 4), ("games",))  # 4 slots on this device
+
+    def sharded(env: Any) -> None:
+        assert env.sharding is not None
+        assert env.sharding.spec == jax.sharding.PartitionSpec("games")
+
+    cases: list[Case] = [
+        (f"mesh={_label(v)}", "make", {"mesh": v},
+         Refused(rf"^mesh: expected a jax.sharding.Mesh, got {type(v).__name__}$"))
+        for v in ("gpu", 8, [one], jax.devices()[0])
+    ]  # fmt: skip
+    cases += [
+        (f"mesh_axis={_label(v)}", "make", {"mesh": one, "mesh_axis": v},
+         Refused(r"^mesh_axis: expected one of \['games'\], got "))
+        for v in ("x", "", 0, None.__class__.__name__)
+    ]  # fmt: skip
+    cases += [
+        ("mesh_axis without a mesh", "make", {"mesh_axis": "games"},
+         Refused(r"^mesh_axis: 'games' given without a mesh$")),
+        ("num_envs=6 over 4 devices", "make", {"mesh": four, "num_envs": 6},
+         Refused(r"^num_envs: 6 games do not split evenly over the 4 devices")),
+        ("mesh of one device", "make", {"mesh": one, "num_envs": 3}, sharded),
+        ("mesh with its axis named", "make", {"mesh": one, "mesh_axis": "games"}, sharded),
+        ("num_envs=8 over 4 devices", "make", {"mesh": four, "num_envs": 8}, sharded),
+        ("mesh=None", "make", {"mesh": None}, holds(sharding=None)),
+    ]  # fmt: skip
+    return cases
+
+
 def _keyword_and_mode_cases() -> list[Case]:
-    unknown = r"^{}: not a setting of tdm; allowed \['map_id', 'num_envs', .*'reward_fn'\]$"
+    unknown = (
+        r"^{}: not a setting of tdm; allowed \['map_id', 'num_envs', .*'reward_fn', 'mesh',"
+        r" 'mesh_axis'\]$"
+    )
     cases: list[Case] = [
         (f"unknown keyword {k}", "make", {k: v}, Refused(unknown.format(k)))
         for k, v in (("bogus", 1), ("Map_id", 0), ("num_env", 4), ("side_rule", "half"),
@@ -386,7 +420,8 @@ def _adapter_cases() -> list[Case]:
 
 SETTING_CASES: list[Case] = (
     _rule_value_cases() + _num_envs_cases() + _static_setting_cases() + _map_cases()
-    + _roster_cases() + _weight_cases() + _reward_fn_cases() + _keyword_and_mode_cases()
+    + _roster_cases() + _weight_cases() + _reward_fn_cases() + _mesh_cases()
+    + _keyword_and_mode_cases()
     + _adapter_cases()
 )  # fmt: skip
 

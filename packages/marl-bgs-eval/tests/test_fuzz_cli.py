@@ -154,8 +154,11 @@ def _play_cases() -> list[Case]:
     for value, message in [
         ("0", E + "batch_size: expected a positive integer, got 0"),
         ("-1", E + "batch_size: expected a positive integer, got -1"),
-        (str(10**12), E + r"num_envs: expected an integer in \[1, 2147483647\], got 1000000000000"),
-        (str(2**31 - 1), E + r"num_envs: 2147483647 games need about [0-9.]+ GiB, more than the"),
+        (
+            str(10**12),
+            E + r"batch_size: expected an integer in \[1, 2147483647\], got 1000000000000",
+        ),
+        (str(2**31 - 1), E + r"batch_size: 2147483647 games need about [0-9.]+ GiB, more than the"),
         ("x", INVALID.format("--batch-size")),
     ]:
         cases.append(Case(f"play --batch-size {value!r}", "error", play(batch_size=value), message))

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
+from jax.sharding import Mesh
 
 import marl_bgs
 from marl_bgs import ConfigError
@@ -179,6 +180,7 @@ def evaluate(
     order: Sequence[int] | None = None,
     on_games: Callable[[pd.DataFrame], None] | None = None,
     resume: pd.DataFrame | None = None,
+    mesh: Mesh | None = None,
     **env_kwargs: Any,
 ) -> pd.DataFrame:
     """Play `games_per_map` games per map (and roster pair) between two Systems, team A vs B.
@@ -190,6 +192,8 @@ def evaluate(
     permutation of the schedule) only changes which games share the device at a time, never a
     result. `on_games(frame)` receives finished games as they end (to save them at once);
     `resume` takes the games an interrupted run already finished and plays only the rest.
+    `mesh` (a `jax.sharding.Mesh`) splits each batch's games over its devices (first axis; the
+    batch size must divide evenly); the games and results are the same as on one device.
     """
     a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
     specs = resolve_maps(maps, split)
@@ -203,7 +207,12 @@ def evaluate(
         raise EvalError("message_dim: evaluation does not carry messages yet; use 0")
     if on_games is not None and not callable(on_games):
         raise EvalError(f"on_games: expected a callable, got {type(on_games).__name__}")
-    env = marl_bgs.make("tdm", map_id=specs, num_envs=batch, rosters=rosters, **env_kwargs)
+    try:
+        env = marl_bgs.make(
+            "tdm", map_id=specs, num_envs=batch, rosters=rosters, mesh=mesh, **env_kwargs
+        )
+    except ConfigError as err:
+        raise EvalError(str(err).replace("num_envs:", "batch_size:", 1)) from None
     roster_ids = np.asarray(env.rosters)
     for k, pair in enumerate(roster_ids):
         for side, s in (("team_a", a), ("team_b", b)):
@@ -226,7 +235,7 @@ def evaluate(
     earlier = _previous(resume, _identities(sched, a, b, specs, roster_ids, meta))
     if earlier is not None:
         perm = perm[~np.isin(sched["game"].to_numpy()[perm], earlier["game"].to_numpy())]
-    played = _play(env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games)
+    played = _play(env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games, mesh)
     frames = [f for f in (earlier, played) if f is not None and len(f)]
     games = pd.concat(frames, ignore_index=True).sort_values("game", kind="stable")
     return results.normalize(games)
@@ -260,7 +269,7 @@ def _identities(
 def _play(
     env: Any, sched: pd.DataFrame, rows: np.ndarray, teams: tuple[System, System], level: str,
     meta: dict[str, int], batch: int, chunk: int, progress: bool,
-    on_games: Callable[[pd.DataFrame], None] | None,
+    on_games: Callable[[pd.DataFrame], None] | None, mesh: Mesh | None,
 ) -> pd.DataFrame | None:  # fmt: skip
     """Play the scheduled games `rows` (schedule indices, in device order); report each batch
     of finished games to `on_games` as it ends; return them all (None if there were none)."""
@@ -282,7 +291,7 @@ def _play(
         n_games=jnp.int32(n),
         root=root_key(meta["seed"]),
     )
-    start, run = programs(batch, env.shared_sight, a, b, level, chunk)
+    start, run = programs(batch, env.shared_sight, a, b, level, chunk, mesh)
     carry = start(plan)
     reported = np.zeros(g_pad, bool)
     frames = []

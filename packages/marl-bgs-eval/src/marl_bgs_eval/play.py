@@ -15,9 +15,11 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 
 import marl_bgs
 from marl_bgs import GameState, team_inputs
+from marl_bgs.core.env import shard_games
 from marl_bgs.core.pytree import where_games
 from marl_bgs.core.team import act_teams
 from marl_bgs_eval import metrics as mt
@@ -63,10 +65,12 @@ def _take(tree: Any, idx: jax.Array) -> Any:
 
 @functools.cache
 def programs(
-    batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int
-) -> tuple[Callable[[Plan], Carry], Callable[[Carry, Plan], Carry]]:
-    """The jitted (start, run-a-chunk) pair for these static settings."""
-    env = marl_bgs.make("tdm", num_envs=batch, shared_sight=shared_sight)
+    batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int,
+    mesh: Mesh | None = None,
+) -> tuple[Callable[[Plan], Carry], Callable[[Carry, Plan], Carry]]:  # fmt: skip
+    """The jitted (start, run-a-chunk) pair for these static settings; with a `mesh`, the batch's
+    games are split over its devices (the env's games sharding)."""
+    env = marl_bgs.make("tdm", num_envs=batch, shared_sight=shared_sight, mesh=mesh)
     teams = (team_a, team_b)
 
     def fresh_memory(plan: Plan, rows: jax.Array) -> tuple[Any, Any]:
@@ -91,7 +95,7 @@ def programs(
         )
         n_first = jnp.minimum(plan.n_games, batch)
         return Carry(
-            state=_take(plan.starts, clipped),
+            state=shard_games(_take(plan.starts, clipped), env),
             mem_a=mem_a,
             mem_b=mem_b,
             slot_game=jnp.where(rows < plan.n_games, rows, -1),

@@ -16,6 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from marl_bgs.core import pool as pools
 from marl_bgs.core.checks import check_int
@@ -133,6 +134,38 @@ def check_batch_fits(pool: pools.StartPool, num_envs: int) -> None:
         )
 
 
+def games_sharding(mesh: Mesh | None, axis: str | None, num_envs: int) -> NamedSharding | None:
+    """The layout that splits the games axis over `mesh`'s `axis` (default: its first), checked:
+    None without a mesh; the games must divide evenly among the devices of that axis."""
+    if mesh is None:
+        if axis is not None:
+            raise ConfigError(f"mesh_axis: {axis!r} given without a mesh")
+        return None
+    if not isinstance(mesh, Mesh):
+        raise ConfigError(f"mesh: expected a jax.sharding.Mesh, got {type(mesh).__name__}")
+    axis = mesh.axis_names[0] if axis is None else axis
+    if axis not in mesh.axis_names:
+        raise ConfigError(f"mesh_axis: expected one of {list(mesh.axis_names)}, got {axis!r}")
+    devices = mesh.shape[axis]
+    if num_envs % devices:
+        raise ConfigError(
+            f"num_envs: {num_envs} games do not split evenly over the {devices} devices of mesh "
+            f"axis {axis!r}; use a multiple of {devices}"
+        )
+    # The rules run per game, so the layout is a constraint XLA propagates (an Auto axis), also
+    # for meshes built with Explicit axes (`jax.make_mesh`'s default).
+    auto = Mesh(mesh.devices, mesh.axis_names, axis_types=(AxisType.Auto,) * len(mesh.axis_names))
+    return NamedSharding(auto, PartitionSpec(axis))
+
+
+def shard_games(tree: Any, env: BatchedEnv) -> Any:
+    """Lay `tree` (leading games axis) out along the env's games sharding; as is without one.
+    Works eagerly and under `jit`; the rules, being per game, then run on each device's games."""
+    if env.sharding is None:
+        return tree
+    return jax.tree.map(lambda x: jax.lax.with_sharding_constraint(x, env.sharding), tree)
+
+
 class BatchedEnv:
     """`num_envs` games of one mode, stepped together (build it with `marl_bgs.make`).
 
@@ -149,9 +182,13 @@ class BatchedEnv:
         num_envs: int = 1,
         side_rule: str = "half",
         reward_fn: RewardFn | None = None,
+        mesh: Mesh | None = None,
+        mesh_axis: str | None = None,
     ) -> None:
         num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
-        check_batch_fits(pool, num_envs)
+        self.sharding = games_sharding(mesh, mesh_axis, num_envs)
+        devices = 1 if mesh is None else mesh.shape[self.sharding.spec[0]]  # type: ignore[union-attr]
+        check_batch_fits(pool, -(-num_envs // devices))
         if not isinstance(side_rule, str) or side_rule not in pools.SIDE_RULES:
             raise ConfigError(
                 f"side_rule: expected one of {list(pools.SIDE_RULES)}, got {side_rule!r}"
@@ -220,7 +257,7 @@ class BatchedEnv:
     # --- the API ------------------------------------------------------------------------------
     def reset(self, key: jax.Array, pool: pools.StartPool | None = None) -> tuple[dict, Any]:
         """Start `num_envs` games drawn from the pool (default: this env's): (obs, state)."""
-        state = _reset(key, self._pool(pool), self.num_envs, self.side_rule)
+        state = shard_games(_reset(key, self._pool(pool), self.num_envs, self.side_rule), self)
         return self.get_obs(state), state
 
     def step(
@@ -245,6 +282,7 @@ class BatchedEnv:
         elif messages is not None:
             messages = check_messages(self.spec, self.num_envs, messages)
         nxt, reward, facts, truncated = _step(self.mode, self.reward_fn, state, arr, messages)
+        nxt = shard_games(nxt, self)
         done = nxt.outcome != 0
         dones = dict.fromkeys(self.agents, done) | {"__all__": done}
         info = {
@@ -260,7 +298,7 @@ class BatchedEnv:
         self, key: jax.Array, state: Any, pool: pools.StartPool | None = None
     ) -> tuple[dict, Any]:
         """Restart only finished games with their next episode from the pool: (obs, state)."""
-        nxt = _reset_done(key, state, self._pool(pool), self.side_rule)
+        nxt = shard_games(_reset_done(key, state, self._pool(pool), self.side_rule), self)
         return self.get_obs(nxt), nxt
 
     def _pool(self, pool: pools.StartPool | None) -> pools.StartPool:
@@ -281,7 +319,8 @@ class BatchedEnv:
         episodes = (
             np.zeros(n, np.int32) if episode is None else check_indices(episode, n, big, "episode")
         )
-        return _start(self.pool, jnp.asarray(entries), jnp.asarray(sides), jnp.asarray(episodes))
+        states = _start(self.pool, jnp.asarray(entries), jnp.asarray(sides), jnp.asarray(episodes))
+        return shard_games(states, self)
 
     def get_obs(self, state: Any) -> dict[str, jax.Array]:
         """Each agent's flat permitted observation {agent: [num_envs, obs_size]}."""

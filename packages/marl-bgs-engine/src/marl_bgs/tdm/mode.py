@@ -15,6 +15,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh
 
 from marl_bgs.core import arena
 from marl_bgs.core.checks import check_bool, check_int, shown
@@ -215,13 +216,16 @@ def make_tdm(
     message_dim: int = 0,
     weights: Any = None,
     reward_fn: RewardFn | None = None,
+    mesh: Mesh | None = None,
+    mesh_axis: str | None = None,
     **unknown: Any,
 ) -> TDMEnv:
     """Team Deathmatch with `num_envs` games; every keyword is validated, errors name the field.
 
     `map_id`: a map id, name or file, or a list to draw from; `rosters`: a pair like
     ("MWHRP", "MWHRP") or a list of pairs; `weights`: one per (map, roster pair), map-major;
-    `reward_fn(state, next_state, facts) -> [10]` shapes rewards (default: the official one).
+    `reward_fn(state, next_state, facts) -> [10]` shapes rewards (default: the official one);
+    `mesh` (a `jax.sharding.Mesh`) splits the games over the devices of its `mesh_axis`.
     """
     if unknown:
         known = [k for k in inspect.signature(make_tdm).parameters if k != "unknown"]
@@ -243,4 +247,5 @@ def make_tdm(
     return TDMEnv(
         mode, pool, maps=specs, rosters=parse_rosters(rosters),
         rule_values=rule_values, num_envs=num_envs, side_rule=spawn_swap, reward_fn=reward_fn,
+        mesh=mesh, mesh_axis=mesh_axis,
     )  # fmt: skip

@@ -1,0 +1,45 @@
+"""evaluate with its batch split over a device mesh: the same results table as one device.
+
+Runs in a fresh process with 4 host CPU devices (`--xla_force_host_platform_device_count`).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import pytest
+
+import marl_bgs_eval as ev
+
+SCRIPT = textwrap.dedent(
+    """
+    import jax, pandas as pd, marl_bgs_eval as ev
+    assert jax.device_count() == 4
+    mesh = jax.make_mesh((4,), ("games",))
+    kw = dict(maps=[0, 12], games_per_map=8, seed=7, tick_limit=40, winning_score=5, batch_size=8)
+    one = ev.evaluate("random", "idle", **kw)
+    many = ev.evaluate("random", "idle", mesh=mesh, **kw)
+    pd.testing.assert_frame_equal(one, many)
+    print("identical", len(many))
+    """
+)
+
+
+def test_a_sharded_evaluation_gives_the_same_table() -> None:
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    env["JAX_PLATFORMS"] = "cpu"
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "identical 16" in done.stdout
+
+
+def test_a_batch_that_does_not_split_is_refused(kit) -> None:
+    fake = jax.sharding.Mesh(jax.devices() * 4, ("games",))
+    with pytest.raises(ev.EvalError, match=r"^batch_size: 6 games do not split evenly over the 4"):
+        ev.evaluate(kit.rush, "random", batch_size=6, mesh=fake, **kit.settings)
