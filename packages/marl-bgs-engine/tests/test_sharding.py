@@ -6,9 +6,6 @@ The sharded run needs several devices, so it runs in a fresh process with 8 host
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import jax
@@ -17,6 +14,7 @@ import pytest
 
 import marl_bgs
 from marl_bgs import ConfigError
+from marl_bgs.testing import run_on_host_devices
 
 SCRIPT = textwrap.dedent(
     """
@@ -56,13 +54,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_a_sharded_batch_plays_the_same_games_as_one_device() -> None:
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
-    env["JAX_PLATFORMS"] = "cpu"
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "sharded run identical" in done.stdout
+    assert "sharded run identical" in run_on_host_devices(SCRIPT, devices=8)
 
 
 def test_mesh_settings_are_checked() -> None:

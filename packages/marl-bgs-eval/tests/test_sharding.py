@@ -5,15 +5,13 @@ Runs in a fresh process with 4 host CPU devices (`--xla_force_host_platform_devi
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import jax
 import pytest
 
 import marl_bgs_eval as ev
+from marl_bgs.testing import run_on_host_devices
 
 SCRIPT = textwrap.dedent(
     """
@@ -30,13 +28,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_a_sharded_evaluation_gives_the_same_table() -> None:
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
-    env["JAX_PLATFORMS"] = "cpu"
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "identical 16" in done.stdout
+    assert "identical 16" in run_on_host_devices(SCRIPT, devices=4)
 
 
 def test_a_batch_that_does_not_split_is_refused(kit) -> None:
