@@ -104,7 +104,7 @@ STEP_MEMORY_FACTOR = 32  # a step's peak memory per game, in multiples of one ga
 
 def available_memory() -> int:
     """Bytes the default device can hold: its allocator's limit, or the host's physical memory."""
-    stats = jax.devices()[0].memory_stats() or {}
+    stats = jax.local_devices()[0].memory_stats() or {}
     if "bytes_limit" in stats:
         return int(stats["bytes_limit"])
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -129,7 +129,7 @@ def check_batch_fits(pool: pools.StartPool, num_envs: int) -> None:
         fits = max(1, num_envs * have // need)
         raise ConfigError(
             f"num_envs: {num_envs} games need about {need / 2**30:.1f} GiB, more than the "
-            f"{have / 2**30:.1f} GiB that {jax.devices()[0].platform} memory holds; "
+            f"{have / 2**30:.1f} GiB that {jax.local_devices()[0].platform} memory holds; "
             f"use at most about {fits} (or several batches)"
         )
 
