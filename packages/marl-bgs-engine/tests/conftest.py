@@ -186,3 +186,17 @@ def fuzz_outcome(record_property):
         return result
 
     return check
+
+
+@pytest.fixture
+def enough_fuzz_cases():
+    """`check(cases)`: a fuzz family of (id, input, expect) cases, with `expect` a message pattern
+    for a refusal, holds at least 50 refusals and 10 valid edge cases, under unique ids."""
+
+    def check(cases):
+        errors = [c for c in cases if isinstance(c[2], str)]
+        assert len(errors) >= 50
+        assert len(cases) - len(errors) >= 10  # valid edge cases
+        assert len({c[0] for c in cases}) == len(cases)
+
+    return check
