@@ -6,15 +6,13 @@ Slow (two fresh processes compile the rollout), so it runs with `-m slow`.
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import textwrap
 
 import jax
 import numpy as np
 import pytest
+
+from marl_bgs.testing import run_local_processes
 
 pytestmark = pytest.mark.slow
 
@@ -45,8 +43,8 @@ WORKER = ROLLOUT + textwrap.dedent(
     import os, sys, numpy as np
     from jax.experimental import multihost_utils
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(os.environ["COORDINATOR"], num_processes=2,
-                               process_id=int(os.environ["PROCESS_ID"]))
+    jax.distributed.initialize(os.environ["COORDINATOR"], int(os.environ["NUM_PROCESSES"]),
+                               int(os.environ["PROCESS_ID"]))
     assert (jax.process_count(), jax.device_count(), jax.local_device_count()) == (2, 4, 2)
     out = rollout(jax.make_mesh((4,), ("games",)))
     pos, score = (np.asarray(multihost_utils.process_allgather(x, tiled=True)) for x in out)
@@ -57,31 +55,10 @@ WORKER = ROLLOUT + textwrap.dedent(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_two_processes_play_the_games_of_one_device(tmp_path) -> None:
     out = tmp_path / "multi.npz"
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "OUT": str(out)}
-    env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
-    env["COORDINATOR"] = f"127.0.0.1:{_free_port()}"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER],
-            env={**env, "PROCESS_ID": str(i)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(2)
-    ]
-    results = [p.communicate(timeout=600) for p in procs]
-    for p, (stdout, stderr) in zip(procs, results, strict=True):
-        assert p.returncode == 0, stderr[-3000:]
-        assert "done" in stdout
+    stdouts = run_local_processes(WORKER, processes=2, devices=2, env={"OUT": str(out)})
+    assert all("done" in s for s in stdouts)
     namespace: dict = {}
     exec(ROLLOUT, namespace)  # the same rollout on this process's one device
     pos, score = namespace["rollout"]()

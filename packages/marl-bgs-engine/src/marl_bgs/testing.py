@@ -1,11 +1,12 @@
 """Testing helpers: the conformance suite every mode, pool and adapter must pass (see
-`marl_bgs.core.conformance`), and a runner for code that needs several devices.
+`marl_bgs.core.conformance`), and runners for code that needs several devices or processes.
 
 from marl_bgs.testing import check_env
 check_env(marl_bgs.make("tdm", map_id=47, num_envs=4), ticks=20)
 """
 
 import os
+import socket
 import subprocess
 import sys
 
@@ -32,11 +33,43 @@ def run_on_host_devices(script: str, devices: int, timeout: float = 600.0) -> st
     return done.stdout
 
 
+def run_local_processes(
+    script: str, processes: int, devices: int, env: dict[str, str] | None = None,
+    timeout: float = 600.0,
+) -> list[str]:  # fmt: skip
+    """Run `script` in `processes` local processes of `devices` simulated CPU devices each, as
+    hosts of one `jax.distributed` job: each finds `COORDINATOR`, `NUM_PROCESSES` and
+    `PROCESS_ID` in its environment (for `jax.distributed.initialize`). Returns their stdouts;
+    raises `AssertionError` with a failing process's stderr."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    base = {**os.environ, **(env or {}), "JAX_PLATFORMS": "cpu"}
+    base["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    base |= {"COORDINATOR": f"127.0.0.1:{port}", "NUM_PROCESSES": str(processes)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            env={**base, "PROCESS_ID": str(i)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(processes)
+    ]
+    outputs = [p.communicate(timeout=timeout) for p in procs]
+    for i, (p, (_, stderr)) in enumerate(zip(procs, outputs, strict=True)):
+        if p.returncode != 0:
+            raise AssertionError(f"process {i} failed ({p.returncode}):\n{stderr[-3000:]}")
+    return [stdout for stdout, _ in outputs]
+
+
 __all__ = [
     "ConformanceError",
     "check_env",
     "check_jaxmarl_adapter",
     "check_pettingzoo_adapter",
+    "run_local_processes",
     "run_on_host_devices",
     "same_structure",
 ]

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
+from jax.experimental import multihost_utils
 from jax.sharding import Mesh
 
 import marl_bgs
@@ -266,6 +267,14 @@ def _identities(
     )
 
 
+def _host(x: jax.Array) -> np.ndarray:
+    """A device array's value on this host: whole when this process holds all of it, else
+    gathered from every process (a collective: all processes run the same loop)."""
+    if x.is_fully_addressable:
+        return np.asarray(x)
+    return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+
+
 def _play(
     env: Any, sched: pd.DataFrame, rows: np.ndarray, teams: tuple[System, System], level: str,
     meta: dict[str, int], batch: int, chunk: int, progress: bool,
@@ -296,21 +305,21 @@ def _play(
     reported = np.zeros(g_pad, bool)
     frames = []
     with progress_bar(progress, n, f"{a.name} vs {b.name}") as show:
-        while int(carry.n_done) < n:
+        while int(_host(carry.n_done)) < n:
             carry = run(carry, plan)
-            ended = (np.asarray(carry.out.outcome) != 0) & ~reported
+            ended = (_host(carry.out.outcome) != 0) & ~reported
             ended[n:] = False
             if ended.any():
                 idx = np.flatnonzero(ended)
                 reported[idx] = True
-                out = type(carry.out)(*(np.asarray(x)[idx] for x in jax.device_get(carry.out)))
+                out = type(carry.out)(*(_host(x)[idx] for x in carry.out))
                 games = results.frame(
                     sched.iloc[rows[idx]], out, a, b, env.maps, env.rosters, level, meta
                 )
                 frames.append(games)
                 if on_games is not None:
                     on_games(games)
-            ticks = np.asarray(carry.state.tick)[np.asarray(carry.slot_game) >= 0]
+            ticks = _host(carry.state.tick)[_host(carry.slot_game) >= 0]
             finished = int(reported.sum())
             show(finished + float(np.sum(np.minimum(ticks / meta["tick_limit"], 0.99))), finished)
     return pd.concat(frames, ignore_index=True)
