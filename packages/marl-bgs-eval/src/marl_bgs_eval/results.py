@@ -25,7 +25,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import marl_bgs
-from marl_bgs.tdm.lifecycle import MAX_POINTS_PER_TICK
+from marl_bgs.tdm.constants import TEAM_SIZE
+from marl_bgs.tdm.lifecycle import DEATH_POINTS, MAX_POINTS_PER_TICK, RED_ZONE_DEATH_POINTS
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID, MapSpec
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.errors import EvalError
@@ -228,19 +229,20 @@ def _check_rows(df: pd.DataFrame, source: str) -> None:
     _fail_rows(df, early, source, "ended before tick_limit with no team at winning_score")
     _fail_rows(df, df["a_kills"] != df["b_deaths"], source, "a_kills differs from b_deaths")
     _fail_rows(df, df["b_kills"] != df["a_deaths"], source, "b_kills differs from a_deaths")
+    low, high, extra = DEATH_POINTS, RED_ZONE_DEATH_POINTS, RED_ZONE_DEATH_POINTS - DEATH_POINTS
     for t, pts, kills in (("a", a, df["a_kills"]), ("b", b, df["b_kills"])):
         _fail_rows(
-            df, (pts < kills) | (pts > 2 * kills), source,
-            f"points_{t} must be 1 or 2 per kill ({t}_kills)",
+            df, (pts < low * kills) | (pts > high * kills), source,
+            f"points_{t} must be {low} or {high} per kill ({t}_kills)",
         )  # fmt: skip
-        cap = 5 * ticks
+        cap = TEAM_SIZE * ticks
         for m in ("rejected_actions", "basics_used", "ultimates_used"):
             col = f"{t}_{m}"
             if col in df.columns:
-                _fail_rows(df, df[col] > cap, source, f"{col} exceeds 5 agents x ticks")
+                _fail_rows(df, df[col] > cap, source, f"{col} exceeds {TEAM_SIZE} agents x ticks")
         if f"{t}_red_zone_deaths" in df.columns:
             other = "b" if t == "a" else "a"
-            exact = pts != kills + df[f"{other}_red_zone_deaths"]
+            exact = pts != low * kills + extra * df[f"{other}_red_zone_deaths"]
             _fail_rows(df, exact, source, f"points_{t} != {t}_kills + {other}_red_zone_deaths")
             _fail_rows(
                 df, df[f"{t}_red_zone_deaths"] > df[f"{t}_deaths"], source,
