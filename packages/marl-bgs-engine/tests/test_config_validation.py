@@ -40,7 +40,7 @@ def test_config_error_is_a_value_error() -> None:
 
 @pytest.mark.parametrize("mode", ["deathmatch", "TDM", "tdm-v2", ""])
 def test_unknown_mode(mode: str) -> None:
-    with pytest.raises(ConfigError, match=r"^mode: unknown mode .*allowed \['tdm-v1', 'tdm'\]"):
+    with pytest.raises(ConfigError, match=r"^mode: unknown mode .*allowed \['tdm-v2', 'tdm'\]"):
         marl_bgs.make(mode)
 
 

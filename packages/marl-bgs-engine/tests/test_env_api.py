@@ -34,12 +34,12 @@ def stacked(env, per_agent):
 
 # --- modes, agents, spaces -----------------------------------------------------------------------
 def test_make_by_mode_id_and_alias():
-    for mode in ("tdm", "tdm-v1"):
+    for mode in ("tdm", "tdm-v2"):
         env = marl_bgs.make(mode, map_id=47, num_envs=4)
         assert isinstance(env, marl_bgs.BatchedEnv)
         assert isinstance(env.mode, marl_bgs.TeamDeathmatch)
-        assert env.spec.id == "tdm-v1"
-    assert "tdm-v1" in marl_bgs.MODES
+        assert env.spec.id == "tdm-v2"
+    assert "tdm-v2" in marl_bgs.MODES
     with pytest.raises(marl_bgs.ConfigError, match="mode"):
         marl_bgs.make("ctf")
 

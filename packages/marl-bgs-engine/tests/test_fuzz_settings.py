@@ -370,7 +370,7 @@ def _keyword_and_mode_cases() -> list[Case]:
         for k, v in (("bogus", 1), ("Map_id", 0), ("num_env", 4), ("side_rule", "half"),
                      ("seed", 0), ("facts", "agent"))
     ]  # fmt: skip
-    mode = r"^mode: unknown mode {}; allowed \['tdm-v1', 'tdm'\]$"
+    mode = r"^mode: unknown mode {}; allowed \['tdm-v2', 'tdm'\]$"
     cases += [
         (f"mode={_label(v)}", "make", {"mode": v}, Refused(mode.format(re.escape(repr(v)))))
         for v in ("deathmatch", "TDM", "tdm-v2", "", " tdm", None, 5)

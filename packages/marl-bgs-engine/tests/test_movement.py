@@ -232,11 +232,6 @@ def test_obstacles_stop_a_body_at_contact(step, contact_map, x0, move, x1):
     assert pos[0] == pytest.approx((x1, 5.0), abs=1e-4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="movement._best_path stops at the last sampled point that fits (refined to 1/32 of "
-    "the move), so a body can stop short of contact by up to a sampling step",
-)
 @pytest.mark.parametrize(
     ("x0", "shield", "x1"),
     [(6.3, 0, 7.0), (11.0, 0, 11.495), (11.0, 2, 11.495)],
@@ -327,21 +322,13 @@ def test_thin_wall_on_map_47_is_not_tunnelled(step, shield_speed):
 
 
 # --- bodies --------------------------------------------------------------------------------------
-MEET_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="movement.move backs each of two colliding agents off until clear of the other's "
-    "full proposed move, so they stop up to a body's width apart (from 2.0 apart neither moves) "
-    "instead of meeting at contact",
-)
-
-
 @pytest.mark.parametrize(
     ("gap", "a_end", "b_end"),
     [
         (3.0, 9.0, 10.0),  # both full steps, ending touching
-        pytest.param(2.5, 8.75, 9.75, marks=MEET_XFAIL),  # each gives up the same share
-        pytest.param(2.0, 8.5, 9.5, marks=MEET_XFAIL),
-        pytest.param(1.5, 8.25, 9.25, marks=MEET_XFAIL),
+        (2.5, 8.75, 9.75),  # each gives up the same share
+        (2.0, 8.5, 9.5),
+        (1.5, 8.25, 9.25),
     ],
 )
 def test_two_agents_walking_into_each_other(step, gap, a_end, b_end):
@@ -415,11 +402,6 @@ def test_bodies_never_pass_through_each_other(step, cls, other, gap):
         assert pos[5] == pytest.approx((9.0, 5.0))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="movement.move backs colliding bodies off in 1/8 steps of their moves (and against "
-    "each other's full proposals), so two bodies stop apart instead of at contact",
-)
 def test_two_agents_walking_into_each_other_stop_at_contact_off_the_grid(step):
     state = author_state(map_id=0, units=[UnitSpec(slot=0, cls="W", x=8.0, y=5.0),
                                           UnitSpec(slot=5, cls="W", x=10.6, y=5.0)])  # fmt: skip
@@ -527,11 +509,6 @@ def test_collisions_do_not_depend_on_slot_order(step, sample_one, tools, kind):
     assert shortened >= 6  # the states are crowded enough that many moves were cut short
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="movement.clear_bodies places agents whose shields end at the same point in slot order "
-    "(lexsort ties), so the result depends on slot order",
-)
 def test_shields_ending_at_the_same_point_do_not_depend_on_slot_order(step):
     # Two shielded allies walk into the same point (7, 5) on their last shielded tick.
     def game(first: int, second: int):
@@ -574,11 +551,6 @@ def test_left_right_mirror_crowded(step, sample_one, tools, seed):
     _mirror_run(step, sample_one, tools, state, ticks=6, seed=seed)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="movement.clear_bodies places overlapping agents in order of x (then y) and breaks "
-    "distance ties by angle from east, so the mirror image of a shield-clearing is not its mirror",
-)
 def test_left_right_mirror_when_shields_end_on_each_other(step, tools):
     units = [UnitSpec(slot=0, cls="W", x=8.0, y=5.0, shield=1),
              UnitSpec(slot=1, cls="W", x=8.6, y=5.0, shield=1), far_enemy()]  # fmt: skip

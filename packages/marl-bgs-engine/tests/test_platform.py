@@ -39,13 +39,13 @@ def test_every_registered_mode_meets_the_protocol():
 
 
 def test_registering_another_builder_under_a_taken_id_is_refused():
-    with pytest.raises(ConfigError, match=r"^mode: 'tdm-v1' is already registered"):
-        register("tdm-v1", lambda **kw: None)  # type: ignore[arg-type,return-value]
+    with pytest.raises(ConfigError, match=r"^mode: 'tdm-v2' is already registered"):
+        register("tdm-v2", lambda **kw: None)  # type: ignore[arg-type,return-value]
 
 
 def test_tdm_spec():
     spec = marl_bgs.make("tdm").spec
-    assert (spec.id, spec.num_agents, spec.team_size) == ("tdm-v1", 10, 5)
+    assert (spec.id, spec.num_agents, spec.team_size) == ("tdm-v2", 10, 5)
     assert spec.action_heads == (9, 11, 2)
     assert spec.num_actions == 198
     assert spec.obs_size == spec.state_size == 859

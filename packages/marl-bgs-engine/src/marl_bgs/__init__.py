@@ -7,7 +7,7 @@ obs, state = env.reset(jax.random.key(0))
 
 from importlib.metadata import version as _version
 
-from marl_bgs import tdm  # registers "tdm-v1" (alias "tdm")
+from marl_bgs import tdm  # registers "tdm-v2" (alias "tdm")
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import Mode, ModeSpec

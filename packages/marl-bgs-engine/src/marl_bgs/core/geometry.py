@@ -115,3 +115,80 @@ def segment_blocked(p: jnp.ndarray, q: jnp.ndarray, obs: Obstacles) -> jnp.ndarr
     kind = obs.live_kind
     hit = jnp.where(kind == OBSTACLE_PILLAR, pillar_hit, (kind == OBSTACLE_WALL) & wall_hit)
     return jnp.any(hit, axis=-1)
+
+
+def _first_entry(
+    ox: jnp.ndarray, oy: jnp.ndarray, dx: jnp.ndarray, dy: jnp.ndarray, hx: jnp.ndarray,
+    hy: jnp.ndarray, rho: jnp.ndarray,
+) -> tuple[jnp.ndarray, jnp.ndarray]:  # fmt: skip
+    """First time t in [0, 1] at which the point o + t d is inside a rounded rectangle.
+
+    The rectangle has half-extents (hx, hy) and rounding rho, centred at the origin of the frame
+    the arguments are given in. Returns (t, hit): hit is False when the segment never enters (t is
+    then 1); a start inside gives t = 0. Exact: the segment first meets the bounding box
+    (half-extents + rho); where it meets it beside a face, that is the entry, and where it meets
+    it in a corner square the entry is into that corner's disc (a path through the corner square
+    reaches the faces only through the disc).
+    """
+    ex, ey = hx + rho, hy + rho
+
+    def slab(o: jnp.ndarray, d: jnp.ndarray, e: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
+        still = d == 0.0
+        inv = 1.0 / jnp.where(still, 1.0, d)
+        t1, t2 = (-e - o) * inv, (e - o) * inv
+        inside = jnp.abs(o) < e
+        lo = jnp.where(still, jnp.where(inside, -jnp.inf, jnp.inf), jnp.minimum(t1, t2))
+        hi = jnp.where(still, jnp.where(inside, jnp.inf, -jnp.inf), jnp.maximum(t1, t2))
+        return lo, hi
+
+    lo_x, hi_x = slab(ox, dx, ex)
+    lo_y, hi_y = slab(oy, dy, ey)
+    t_in = jnp.maximum(jnp.maximum(lo_x, lo_y), 0.0)
+    t_out = jnp.minimum(jnp.minimum(hi_x, hi_y), 1.0)
+    box_hit = t_in < t_out
+    qx, qy = ox + t_in * dx, oy + t_in * dy
+    beside_face = (jnp.abs(qx) <= hx) | (jnp.abs(qy) <= hy)
+    # The corner disc of the corner square the segment meets the box in.
+    cx, cy = ox - jnp.sign(qx) * hx, oy - jnp.sign(qy) * hy
+    a = dx * dx + dy * dy
+    b = cx * dx + cy * dy
+    c = cx * cx + cy * cy - rho * rho
+    disc = b * b - a * c
+    t_disc = (-b - jnp.sqrt(jnp.maximum(disc, 0.0))) / jnp.where(a > 0.0, a, 1.0)
+    in_disc = c < 0.0
+    disc_hit = in_disc | ((disc > 0.0) & (a > 0.0) & (t_disc >= 0.0) & (t_disc < t_out))
+    hit = box_hit & jnp.where(beside_face, True, disc_hit)
+    t = jnp.where(beside_face, t_in, jnp.where(in_disc, 0.0, jnp.maximum(t_disc, 0.0)))
+    return jnp.where(hit, t, 1.0), hit
+
+
+def sweep_reach(
+    x: jnp.ndarray, y: jnp.ndarray, px: jnp.ndarray, py: jnp.ndarray, obs: Obstacles
+) -> jnp.ndarray:  # fmt: skip
+    """Furthest fraction [..., P] of each straight path a body travels before it touches an
+    obstacle or the map border: bodies at x, y [...], paths px, py [..., P].
+
+    Exact (time of first contact of a moving disc against discs and rounded rectangles): a blocked
+    body stops touching the obstacle. A path is blocked only where it would overlap an obstacle or
+    cross the border by more than EPS, so sliding along a surface one touches is free.
+    """
+    cx, cy, c, s, hx, hy, rounding = _frame(obs)
+    rx = x[..., None, None] - cx  # [..., 1, K]
+    ry = y[..., None, None] - cy
+    ox, oy = c * rx + s * ry, c * ry - s * rx
+    dx = c * px[..., None] + s * py[..., None]  # [..., P, K]
+    dy = c * py[..., None] - s * px[..., None]
+    rho = rounding + BODY_RADIUS
+    contact, _ = _first_entry(ox, oy, dx, dy, hx, hy, rho)
+    deep, blocked = _first_entry(ox, oy, dx, dy, hx, hy, rho - EPS)
+    blocked &= obs.live_kind != OBSTACLE_NONE
+    reach = jnp.min(jnp.where(blocked, jnp.minimum(contact, deep), 1.0), axis=-1)
+    for pos, step, size in ((x, px, MAP_WIDTH), (y, py, MAP_HEIGHT)):
+        p = pos[..., None]
+        end = p + step
+        low = end < BODY_RADIUS - EPS
+        high = end > size - BODY_RADIUS + EPS
+        safe = jnp.where(step == 0.0, 1.0, step)
+        to_wall = jnp.where(low, (BODY_RADIUS - p) / safe, (size - BODY_RADIUS - p) / safe)
+        reach = jnp.where(low | high, jnp.minimum(reach, jnp.clip(to_wall, 0.0, 1.0)), reach)
+    return reach

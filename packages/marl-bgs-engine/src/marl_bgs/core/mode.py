@@ -26,7 +26,7 @@ from marl_bgs.core.errors import ConfigError
 class ModeSpec:
     """The static shape of a mode: agents, teams, action heads, observation and state sizes."""
 
-    id: str  # versioned, e.g. "tdm-v1"; bumped when what agents see or how the game plays changes
+    id: str  # versioned, e.g. "tdm-v2"; bumped when what agents see or how the game plays changes
     agents: tuple[str, ...]  # agent names in slot order
     teams: tuple[tuple[int, ...], ...]  # agent slots of each team, in roster order
     action_heads: tuple[int, ...]  # choices per head; an agent's action is one int per head

@@ -1,11 +1,11 @@
 """Movement: Warrior Charge relocation, ordinary moves with obstacle and body collisions, and
 clearing bodies when a spawn shield ends.
 
-Body collisions are resolved symmetrically, so the outcome never depends on slot order: every
-agent proposes the furthest obstacle-free point of its move; while proposals overlap, every agent
-in an overlap backs off along its own path, all at once, to its furthest point (in 1/8 steps of
-the move) that is clear of every other body's current proposal, or to its start; an agent standing
-still never moves. Two bodies block each other only when both are alive and unshielded.
+Ordinary moves are exact and never depend on slot order: every body takes its path past the
+obstacles (straight, else sliding along x or y) and covers it at constant speed during the tick;
+a body stops where it first touches an obstacle or the border, or at the moment it walks into
+another body (contact found analytically, not by sampling). Two bodies block each other only
+when both are alive and unshielded; a standing body is never pushed.
 """
 
 from __future__ import annotations
@@ -15,13 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.arena import BODY_RADIUS, EPS, MAP_HEIGHT, MAP_WIDTH, MOVE_VECTORS
-from marl_bgs.core.geometry import Obstacles, body_fits
+from marl_bgs.core.geometry import Obstacles, body_fits, sweep_reach
 
-PATH_STEPS = 8  # body collisions back off in steps of 1/8 of the move
 CHARGE_STEPS = 8
-SWEEP = np.linspace(
-    0.25, 1.0, 4, dtype=np.float32
-)  # moments at which simultaneous moves are compared
 CONTACT = 2.0 * BODY_RADIUS
 
 
@@ -96,95 +92,90 @@ def charge(
     return jnp.where(clash[:, None], pos, landing)
 
 
-def _reach(
-    start: jnp.ndarray, px: jnp.ndarray, py: jnp.ndarray, samples: int, obstacles: Obstacles
-) -> jnp.ndarray:  # fmt: skip
-    """[10, P] furthest fraction of each path whose samples k/samples all fit (0 at the start)."""
-    f = jnp.arange(1, samples + 1) / samples
-    pts = jnp.stack(
-        [start[:, None, None, 0] + px[..., None] * f, start[:, None, None, 1] + py[..., None] * f],
-        axis=-1,
-    )
-    fits = body_fits(pts, obstacles)
-    first_bad = jnp.where(jnp.all(fits, axis=-1), samples, jnp.argmin(fits, axis=-1))
-    return first_bad / samples
+def _path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> tuple[jnp.ndarray, ...]:
+    """Each body's path past the obstacles: straight, else sliding along x or y.
 
-
-def _best_path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> jnp.ndarray:
-    """Furthest obstacle-free displacement [10, 2]: straight, else sliding along x or y.
-
-    Each path is sampled every quarter of the move (samples at most 0.5 apart for moves of up to 2
-    units, the largest allowed, so no wall can be crossed between them); the chosen path's stopping
-    point is then refined by bisection to 1/32 of the move.
+    Returns (vx, vy, reach) [10]: the chosen path's full displacement and the fraction of it the
+    body covers before touching an obstacle or the border (exact, `geometry.sweep_reach`). The
+    path that gets furthest along the intended step wins; ties prefer straight, then x.
     """
     sx, sy = step[:, 0], step[:, 1]
     zero = jnp.zeros_like(sx)
-    straight = _reach(start, sx[:, None], sy[:, None], 4, obstacles)[:, 0]
-    slides = _reach(start, jnp.stack([sx, zero], 1), jnp.stack([zero, sy], 1), 4, obstacles)
     px = jnp.stack([sx, sx, zero], axis=1)  # [10, 3]: straight, x only, y only
     py = jnp.stack([sy, zero, sy], axis=1)
-    reach = jnp.concatenate([straight[:, None], slides], axis=1)
+    reach = sweep_reach(start[:, 0], start[:, 1], px, py, obstacles)
     progress = reach * (px * sx[:, None] + py * sy[:, None])
     best = jax.nn.one_hot(jnp.argmax(progress + jnp.array([2e-5, 1e-5, 0.0]), axis=1), 3)
-    bx, by = jnp.sum(best * px, axis=1), jnp.sum(best * py, axis=1)
-    lo = jnp.sum(best * reach, axis=1)
-    width = 0.25
-    hi = jnp.minimum(lo + width, 1.0)
-    for _ in range(3):  # bisection between the last sample that fits and the first that does not
-        mid = jnp.where(lo < 1.0, 0.5 * (lo + hi), 1.0)
-        ok = body_fits(jnp.stack([start[:, 0] + bx * mid, start[:, 1] + by * mid], -1), obstacles)
-        lo, hi = jnp.where(ok, mid, lo), jnp.where(ok, hi, mid)
-    return jnp.stack([bx * lo, by * lo], axis=-1)
+    pick = lambda a: jnp.sum(best * a, axis=1)  # noqa: E731
+    return pick(px), pick(py), pick(reach)
+
+
+def _contacts(
+    bx: jnp.ndarray, by: jnp.ndarray, vx: jnp.ndarray, vy: jnp.ndarray, now: jnp.ndarray,
+    blocks: jnp.ndarray,
+) -> jnp.ndarray:  # fmt: skip
+    """[10] earliest time after `now` at which each body walks into another one (inf if never).
+
+    Bodies are at b + t v. A pair meets when it would overlap by more than EPS; the time given is
+    that of exact contact. A body is stopped by a meeting only if it moves towards the other at
+    that moment (one walking away, or standing, is not).
+    """
+    qx, qy = bx[None, :] - bx[:, None], by[None, :] - by[:, None]  # [i, j]: from i to j
+    wx, wy = vx[None, :] - vx[:, None], vy[None, :] - vy[:, None]
+    a = wx * wx + wy * wy
+    b = qx * wx + qy * wy
+    qq = qx * qx + qy * qy
+    safe_a = jnp.where(a > 0.0, a, 1.0)
+    disc_deep = b * b - a * (qq - (CONTACT - EPS) ** 2)
+    disc = b * b - a * (qq - CONTACT**2)
+    deep = (-b - jnp.sqrt(jnp.maximum(disc_deep, 0.0))) / safe_a
+    touch = (-b - jnp.sqrt(jnp.maximum(disc, 0.0))) / safe_a
+    meets = blocks & (a > 0.0) & (disc_deep > 0.0) & (deep < 1.0) & (-b > a * now)
+    when = jnp.clip(touch, now, jnp.maximum(deep, now))
+    nx, ny = qx + when * wx, qy + when * wy
+    towards = vx[:, None] * nx + vy[:, None] * ny > 0.0
+    return jnp.min(jnp.where(meets & towards, when, jnp.inf), axis=1)
 
 
 def move(
     start: jnp.ndarray, world_move: jnp.ndarray, speed: jnp.ndarray, mobile: jnp.ndarray,
     solid: jnp.ndarray, obstacles: Obstacles,
 ) -> jnp.ndarray:  # fmt: skip
-    """Ordinary movement of every slot at once; returns final positions [10, 2]."""
+    """Ordinary movement of every slot at once; returns final positions [10, 2].
+
+    Bodies move at the same time, each at constant velocity along its path (`_path`) during the
+    tick (t from 0 to 1). Events are resolved in time order: a body stops for the rest of the tick
+    where it touches an obstacle or the border, or the moment it walks into a solid body (both
+    solid); bodies whose events fall at the same moment stop together. No slot order enters.
+    """
     step = jnp.asarray(MOVE_VECTORS)[world_move] * (speed * mobile)[:, None]
-    disp = _best_path(start, step, obstacles)
+    vx, vy, reach = _path(start, step, obstacles)
+    moving = (vx != 0.0) | (vy != 0.0)
     n = start.shape[0]
-    frac = jnp.linspace(1.0, 0.0, PATH_STEPS + 1)  # candidate l is start + disp * frac[l]
-    cx = start[:, None, 0] + disp[:, None, 0] * frac  # [10, L]
-    cy = start[:, None, 1] + disp[:, None, 1] * frac
     blocks = solid[:, None] & solid[None, :] & ~jnp.eye(n, dtype=bool)
-    moving = jnp.any(disp != 0.0, axis=-1)
+    halt = jnp.where(moving & (reach < 1.0), reach, jnp.inf)  # [10]: obstacle or border contact
 
-    def positions(level: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
-        pick = level[:, None]
-        x = jnp.take_along_axis(cx, pick, 1, mode="clip")[:, 0]
-        y = jnp.take_along_axis(cy, pick, 1, mode="clip")[:, 0]
-        # Materialised here: fused into the pairwise tests below, XLA would redo the lookup for
-        # every pair.
-        return jax.lax.optimization_barrier((x, y))
+    def events(
+        bx: jnp.ndarray, by: jnp.ndarray, vx: jnp.ndarray, vy: jnp.ndarray, active: jnp.ndarray,
+        now: jnp.ndarray,
+    ) -> jnp.ndarray:  # fmt: skip
+        """[10] when each still-moving body next stops (inf if it finishes its path)."""
+        when = jnp.minimum(_contacts(bx, by, vx, vy, now, blocks), halt)
+        return jnp.where(active, when, jnp.inf)
 
-    def conflicts(level: jnp.ndarray) -> jnp.ndarray:
-        # Bodies move at the same time: compare them at matching moments along their proposals,
-        # so that two bodies can never pass through each other.
-        x, y = positions(level)
-        px = start[:, 0, None] + (x - start[:, 0])[:, None] * SWEEP  # [10, T]
-        py = start[:, 1, None] + (y - start[:, 1])[:, None] * SWEEP
-        px, py = jax.lax.optimization_barrier((px, py))  # likewise, once per round
-        close = _close(px[:, None, :], py[:, None, :], px[None, :, :], py[None, :, :])
-        return jnp.any(jnp.any(close, -1) & blocks, axis=1) & (level < PATH_STEPS) & moving
+    def stop(carry: tuple[jnp.ndarray, ...]) -> tuple[jnp.ndarray, ...]:
+        bx, by, vx, vy, active, when = carry
+        first = jnp.min(when)
+        halted = when <= first
+        bx, by = jnp.where(halted, bx + first * vx, bx), jnp.where(halted, by + first * vy, by)
+        vx, vy = jnp.where(halted, 0.0, vx), jnp.where(halted, 0.0, vy)
+        active = active & ~halted
+        return bx, by, vx, vy, active, events(bx, by, vx, vy, active, first)
 
-    def body(carry: tuple[jnp.ndarray, jnp.ndarray]) -> tuple[jnp.ndarray, jnp.ndarray]:
-        level, bad = carry
-        x, y = positions(level)
-        # Each agent in an overlap backs off to its furthest candidate clear of every other
-        # body's current proposal (or to its start), all agents at once.
-        near = _close(cx[:, :, None], cy[:, :, None], x[None, None, :], y[None, None, :])
-        clear = ~jnp.any(near & blocks[:, None, :], axis=-1)  # [10, L]
-        allowed = clear & (jnp.arange(PATH_STEPS + 1)[None, :] > level[:, None])
-        allowed = allowed.at[:, -1].set(True)
-        level = jnp.where(bad, jnp.argmax(allowed, axis=1), level)
-        return level, conflicts(level)
-
-    level0 = jnp.zeros(n, jnp.int32)
-    level, _ = jax.lax.while_loop(lambda c: jnp.any(c[1]), body, (level0, conflicts(level0)))
-    x, y = positions(level)
-    return jnp.stack([x, y], axis=-1)
+    bx, by = start[:, 0], start[:, 1]
+    init = (bx, by, vx, vy, moving, events(bx, by, vx, vy, moving, jnp.float32(0.0)))
+    bx, by, vx, vy, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[-1] < 1.0), stop, init)
+    return jnp.stack([bx + vx, by + vy], axis=-1)
 
 
 GRID_STEP = 0.25  # resolution of the free-space grid used to clear bodies
@@ -212,37 +203,45 @@ OFFSETS = _grid_offsets()
 
 
 def clear_bodies(
-    pos: jnp.ndarray, ending: jnp.ndarray, solid: jnp.ndarray, free: jnp.ndarray
-) -> tuple[jnp.ndarray, jnp.ndarray]:
+    pos: jnp.ndarray, ending: jnp.ndarray, solid: jnp.ndarray, free: jnp.ndarray,
+    left: jnp.ndarray, class_id: jnp.ndarray,
+) -> tuple[jnp.ndarray, jnp.ndarray]:  # fmt: skip
     """Move agents whose shield ends, if they overlap a solid body, to the nearest free grid point.
 
     A free point fits the body (map and obstacles, from the `free` grid) and touches no solid body.
-    Overlapping agents are placed one at a time in order of position (x, then y), never of slot,
-    each against the bodies already settled; one with no free point within 2 units stays.
-    Returns (positions, displaced).
+    Overlapping agents are placed one at a time, each against the bodies already settled, in order
+    of their distance from their own spawn end, then y, then class (slot order only between two
+    agents alike in all of these); each takes the free point nearest to it, equally near points
+    ordered in its own frame (`left`: its team spawns on the left). One with no free point within
+    2 units stays. Returns (positions, displaced).
     """
     n = pos.shape[0]
-    offsets = jnp.asarray(OFFSETS)
     blockers = solid | ending
     needs = ending & jnp.any(_overlaps(pos, blockers), axis=1)
-    # Agents to place first, by position; the loop runs only as long as some game needs it.
-    order = jnp.lexsort((pos[:, 1], pos[:, 0], ~needs))
+    own_x = jnp.where(left, pos[:, 0], MAP_WIDTH - pos[:, 0])
+    # Agents to place first; the loop runs only as long as some game needs it.
+    order = jnp.lexsort((class_id, pos[:, 1], own_x, ~needs))
     count = jnp.sum(needs)
+    offsets = jnp.asarray(OFFSETS)
+    flip = jnp.asarray([-1, 1], jnp.int32)
 
     def place(carry: tuple[jnp.ndarray, jnp.ndarray]) -> tuple[jnp.ndarray, jnp.ndarray]:
         r, p = carry
         i = order[r]
         others = blockers & (jnp.arange(n) != i)
         overlapping = jnp.any(_overlaps(p, blockers)[i] & others)
-        cell = jnp.round(p[i] / GRID_STEP).astype(jnp.int32) + offsets  # [C, 2]
+        own = offsets * jnp.where(left[i], 1, flip)  # [C, 2] in the agent's own frame
+        cell = jnp.round(p[i] / GRID_STEP).astype(jnp.int32) + own
         inside = jnp.all((cell >= 0) & (cell < jnp.asarray(GRID_SHAPE)), axis=-1)
         cell = jnp.clip(cell, 0, jnp.asarray(GRID_SHAPE) - 1)
         cand = cell.astype(jnp.float32) * GRID_STEP
         near = _close(cand[:, None, 0], cand[:, None, 1], p[None, :, 0], p[None, :, 1])
         blocked = jnp.any(near & others[None], -1)
         ok = inside & free[cell[:, 0], cell[:, 1]] & ~blocked
+        gap = jnp.sum(jnp.square(cand - p[i]), axis=-1)
+        best = jnp.argmin(jnp.where(ok, gap, jnp.inf))  # the first of equally near points
         move_it = overlapping & jnp.any(ok)
-        return r + 1, jnp.where(move_it, p.at[i].set(cand[jnp.argmax(ok)]), p)
+        return r + 1, jnp.where(move_it, p.at[i].set(cand[best]), p)
 
     _, new = jax.lax.while_loop(lambda c: c[0] < count, place, (jnp.int32(0), pos))
     return new, jnp.any(new != pos, axis=-1)

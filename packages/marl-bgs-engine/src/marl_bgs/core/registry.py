@@ -1,4 +1,4 @@
-"""Mode ids: versioned names (`tdm-v1`), their aliases (`tdm`) and the builders behind them.
+"""Mode ids: versioned names (`tdm-v2`), their aliases (`tdm`) and the builders behind them.
 
 A mode registers a builder `(**settings) -> BatchedEnv`; `make(mode_id, **settings)` looks it up.
 """
@@ -17,7 +17,7 @@ ALIASES: dict[str, str] = {}
 
 
 def register(mode_id: str, builder: Callable[..., BatchedEnv], alias: str | None = None) -> None:
-    """Register a versioned mode id (e.g. "tdm-v1") and optionally an alias (e.g. "tdm")."""
+    """Register a versioned mode id (e.g. "tdm-v2") and optionally an alias (e.g. "tdm")."""
     if mode_id in MODES and MODES[mode_id] is not builder:
         raise ConfigError(f"mode: {mode_id!r} is already registered")
     MODES[mode_id] = builder

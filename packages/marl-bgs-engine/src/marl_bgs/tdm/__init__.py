@@ -1,4 +1,4 @@
-"""Team Deathmatch (`tdm-v1`): the rules, views, settings, authoring and maps of the 5 v 5 mode.
+"""Team Deathmatch (`tdm-v2`): the rules, views, settings, authoring and maps of the 5 v 5 mode.
 
 Read the rules in tick order from `transition.py`; each phase lives in its own module (`combat`,
 `statuses`, `lifecycle`, with `perception` and `actions` for sight and legality), the class table in

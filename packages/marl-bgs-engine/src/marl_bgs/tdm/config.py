@@ -19,7 +19,7 @@ LIMITS = {
     "red_zone_depth": (0.0, 10.0),
     "wave_period": (1, 100),
     "shield_ticks": (0, 30),
-    "shield_speed": (0.0, 2.0),  # movement samples paths at most 0.5 apart
+    "shield_speed": (0.0, 2.0),  # the bound of `units.speed` in the observation space
 }
 MESSAGE_DIM_MAX = 64  # widest teammate message, floats per agent
 RosterLike = str | tuple[int, ...] | list[int]

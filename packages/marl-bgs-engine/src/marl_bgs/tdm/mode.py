@@ -1,4 +1,4 @@
-"""Team Deathmatch as a `Mode` (`tdm-v1`), and `make_tdm`, what `marl_bgs.make("tdm", ...)` builds.
+"""Team Deathmatch as a `Mode` (`tdm-v2`), and `make_tdm`, what `marl_bgs.make("tdm", ...)` builds.
 
 The mode object holds only static settings (shared sight, message width), so it is hashable and
 every environment with the same settings shares compiled programs; maps, rosters and rule values
@@ -45,7 +45,7 @@ from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.transition import transition
 from marl_bgs.tdm.views import AgentView, agent_views, flat_views, view_field_names
 
-MODE_ID = "tdm-v1"
+MODE_ID = "tdm-v2"
 AGENTS = tuple(f"a_{i}" for i in range(TEAM_SIZE)) + tuple(f"b_{i}" for i in range(TEAM_SIZE))
 TEAMS = (tuple(range(TEAM_SIZE)), tuple(range(TEAM_SIZE, NUM_SLOTS)))
 

@@ -29,7 +29,7 @@ from marl_bgs.tdm.statuses import (
     movement_speed,
     trap_broken,
 )
-from marl_bgs.tdm.tables import absolute_target
+from marl_bgs.tdm.tables import absolute_target, spawn_left
 
 
 def transition(
@@ -59,7 +59,9 @@ def transition(
     moved = move(after_charge, world_move, speed, mobile, solid, state.obstacles)
     ending = units.alive & (u0.shield == 1)
     settled = units.alive & ((u0.shield == 0) | ending)
-    cleared, displaced = clear_bodies(moved, ending, settled, state.free)
+    cleared, displaced = clear_bodies(
+        moved, ending, settled, state.free, spawn_left(state.swap), u0.class_id
+    )
     units = units.replace(
         pos=jnp.where(units.alive[:, None], cleared, u0.pos),
         shield=jnp.maximum(units.shield - 1, 0),
