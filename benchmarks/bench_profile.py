@@ -46,7 +46,7 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
     from marl_bgs.tdm.lifecycle import death_points, kill, outcome, respawn_waves
     from marl_bgs.tdm.perception import perceive, sight_lines
     from marl_bgs.tdm.statuses import advance_statuses, applied_statuses, movement_speed
-    from marl_bgs.tdm.tables import absolute_target
+    from marl_bgs.tdm.tables import absolute_target, spawn_left
 
     v = jax.vmap
     actions = env_mod._sample(env.mode, key, state)
@@ -79,7 +79,7 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
     def clear_phase(s: Any, u: Any, m: jnp.ndarray) -> Any:
         ending = u.alive & (s.units.shield == 1)
         settled = u.alive & ((s.units.shield == 0) | ending)
-        return clear_bodies(m, ending, settled, s.free)
+        return clear_bodies(m, ending, settled, s.free, spawn_left(s.swap), s.units.class_id)
 
     def lifecycle(s: Any, u: Any, c: Any) -> Any:
         pts, _, scored = death_points(c.died, s.units.pos, s.swap, s.rules)

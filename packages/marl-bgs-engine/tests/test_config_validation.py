@@ -38,7 +38,7 @@ def test_config_error_is_a_value_error() -> None:
 # ----------------------------------------------------------------------------------- make(...)
 
 
-@pytest.mark.parametrize("mode", ["deathmatch", "TDM", "tdm-v2", ""])
+@pytest.mark.parametrize("mode", ["deathmatch", "TDM", "tdm-v1", "tdm-v3", ""])
 def test_unknown_mode(mode: str) -> None:
     with pytest.raises(ConfigError, match=r"^mode: unknown mode .*allowed \['tdm-v2', 'tdm'\]"):
         marl_bgs.make(mode)

@@ -373,7 +373,7 @@ def _keyword_and_mode_cases() -> list[Case]:
     mode = r"^mode: unknown mode {}; allowed \['tdm-v2', 'tdm'\]$"
     cases += [
         (f"mode={_label(v)}", "make", {"mode": v}, Refused(mode.format(re.escape(repr(v)))))
-        for v in ("deathmatch", "TDM", "tdm-v2", "", " tdm", None, 5)
+        for v in ("deathmatch", "TDM", "tdm-v1", "", " tdm", None, 5)
     ]
     return cases
 

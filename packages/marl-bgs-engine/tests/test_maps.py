@@ -14,7 +14,7 @@ import jax
 import numpy as np
 import pytest
 
-from marl_bgs.core.arena import MAP_WIDTH, MAX_OBSTACLES
+from marl_bgs.core.arena import MAP_WIDTH, MAX_OBSTACLES, NEAR_OBSTACLES
 from marl_bgs.core.geometry import clearance
 from marl_bgs.tdm.maps import (
     MapError,
@@ -27,7 +27,7 @@ from marl_bgs.tdm.maps import (
     parse,
     split,
 )
-from marl_bgs.tdm.maps.checks import blocked_pads, flood_fill, unreachable_pads
+from marl_bgs.tdm.maps.checks import blocked_pads, crowding, flood_fill, unreachable_pads
 from marl_bgs.tdm.maps.registry import MAX_FILE_BYTES
 
 IDS = list(range(52))
@@ -246,6 +246,24 @@ def test_pads_clear_and_connected(map_id: int, specs: dict[int, MapSpec]) -> Non
     spec = specs[map_id]
     assert blocked_pads(spec) == {}
     assert unreachable_pads(spec) == []
+
+
+def test_shipped_maps_are_not_too_crowded_for_movement(specs: dict[int, MapSpec]) -> None:
+    # Movement tests only the NEAR_OBSTACLES obstacles nearest to a body; every map keeps to it.
+    counts = [crowding(specs[m])[0] for m in IDS]
+    assert max(counts) <= NEAR_OBSTACLES
+    assert max(counts) >= 8  # the check sees real crowds (map 39 has 10 within reach)
+
+
+def test_crowded_maps_are_rejected() -> None:
+    # Thirteen small pillars in a ring of radius 2 around (10, 5): all within a step of its centre.
+    ring = [_pillar(10 + 2 * math.cos(a), 5 + 2 * math.sin(a), 0.1)
+            for a in np.linspace(0, 2 * math.pi, 13, endpoint=False)]  # fmt: skip
+    where = r"\([\d.]+, [\d.]+\)"
+    with pytest.raises(MapError, match=rf"obstacles: 13 obstacles lie within 2.5 units of {where}; "
+                       r"at most 12 may"):  # fmt: skip
+        parse(_doc(ring))
+    check_playable(parse(_doc(ring[:12])))
 
 
 def test_flood_fill_small_grid() -> None:

@@ -11,6 +11,11 @@ MAP_WIDTH = 20.0
 MAP_HEIGHT = 10.0
 BODY_RADIUS = 0.5
 MAX_OBSTACLES = 32
+# The longest move of one tick (the largest speed a mode may give a body).
+MAX_STEP = 2.0
+# At most this many obstacles lie within MAX_STEP + BODY_RADIUS of any point of a map (checked
+# when a map is read): movement sweeps only the obstacles a body can reach in one tick.
+NEAR_OBSTACLES = 12
 
 OBSTACLE_NONE = 0
 OBSTACLE_PILLAR = 1

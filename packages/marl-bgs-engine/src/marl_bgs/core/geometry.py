@@ -8,6 +8,7 @@ vectorised over leading axes.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from marl_bgs.core.arena import (
@@ -117,72 +118,81 @@ def segment_blocked(p: jnp.ndarray, q: jnp.ndarray, obs: Obstacles) -> jnp.ndarr
     return jnp.any(hit, axis=-1)
 
 
-def _first_entry(
+def _first_contact(
     ox: jnp.ndarray, oy: jnp.ndarray, dx: jnp.ndarray, dy: jnp.ndarray, hx: jnp.ndarray,
     hy: jnp.ndarray, rho: jnp.ndarray,
 ) -> tuple[jnp.ndarray, jnp.ndarray]:  # fmt: skip
-    """First time t in [0, 1] at which the point o + t d is inside a rounded rectangle.
+    """When the point o + t d (t in [0, 1]) first touches a rounded rectangle, if it goes in.
 
     The rectangle has half-extents (hx, hy) and rounding rho, centred at the origin of the frame
-    the arguments are given in. Returns (t, hit): hit is False when the segment never enters (t is
-    then 1); a start inside gives t = 0. Exact: the segment first meets the bounding box
-    (half-extents + rho); where it meets it beside a face, that is the entry, and where it meets
-    it in a corner square the entry is into that corner's disc (a path through the corner square
-    reaches the faces only through the disc).
+    the arguments are given in. Returns (t, blocked): blocked when the segment goes deeper than
+    EPS into it, t the moment of exact contact (0 for a start already in contact); t is 1 when
+    not blocked. Exact: a segment first meets the bounding box (half-extents + rounding); where
+    it meets it beside a face, that is the entry, and where it meets it in a corner square the
+    entry is into that corner's disc (a path through the corner square reaches the faces only
+    through the disc).
     """
-    ex, ey = hx + rho, hy + rho
-
-    def slab(o: jnp.ndarray, d: jnp.ndarray, e: jnp.ndarray) -> tuple[jnp.ndarray, jnp.ndarray]:
-        still = d == 0.0
-        inv = 1.0 / jnp.where(still, 1.0, d)
-        t1, t2 = (-e - o) * inv, (e - o) * inv
-        inside = jnp.abs(o) < e
-        lo = jnp.where(still, jnp.where(inside, -jnp.inf, jnp.inf), jnp.minimum(t1, t2))
-        hi = jnp.where(still, jnp.where(inside, jnp.inf, -jnp.inf), jnp.maximum(t1, t2))
-        return lo, hi
-
-    lo_x, hi_x = slab(ox, dx, ex)
-    lo_y, hi_y = slab(oy, dy, ey)
+    still_x, still_y = dx == 0.0, dy == 0.0
+    inv_x = 1.0 / jnp.where(still_x, 1.0, dx)
+    inv_y = 1.0 / jnp.where(still_y, 1.0, dy)
+    mid_x, mid_y = -ox * inv_x, -oy * inv_y  # when the point crosses each axis of the frame
+    ex, ey = hx + rho - EPS, hy + rho - EPS  # the box of depth EPS (the decision)
+    wx, wy = ex * jnp.abs(inv_x), ey * jnp.abs(inv_y)  # half the time spent within each slab
+    in_x, in_y = jnp.abs(ox) < ex, jnp.abs(oy) < ey
+    lo_x = jnp.where(still_x, jnp.where(in_x, -jnp.inf, jnp.inf), mid_x - wx)
+    lo_y = jnp.where(still_y, jnp.where(in_y, -jnp.inf, jnp.inf), mid_y - wy)
+    hi_x = jnp.where(still_x, jnp.where(in_x, jnp.inf, -jnp.inf), mid_x + wx)
+    hi_y = jnp.where(still_y, jnp.where(in_y, jnp.inf, -jnp.inf), mid_y + wy)
     t_in = jnp.maximum(jnp.maximum(lo_x, lo_y), 0.0)
     t_out = jnp.minimum(jnp.minimum(hi_x, hi_y), 1.0)
-    box_hit = t_in < t_out
     qx, qy = ox + t_in * dx, oy + t_in * dy
     beside_face = (jnp.abs(qx) <= hx) | (jnp.abs(qy) <= hy)
-    # The corner disc of the corner square the segment meets the box in.
+    # Exact contact with a face: the same slabs EPS wider.
+    face = jnp.maximum(jnp.maximum(lo_x - EPS * jnp.abs(inv_x), lo_y - EPS * jnp.abs(inv_y)), 0.0)
+    # The disc of the corner square the segment meets the box in.
     cx, cy = ox - jnp.sign(qx) * hx, oy - jnp.sign(qy) * hy
     a = dx * dx + dy * dy
+    inv_a = 1.0 / jnp.where(a > 0.0, a, 1.0)
     b = cx * dx + cy * dy
-    c = cx * cx + cy * cy - rho * rho
-    disc = b * b - a * c
-    t_disc = (-b - jnp.sqrt(jnp.maximum(disc, 0.0))) / jnp.where(a > 0.0, a, 1.0)
-    in_disc = c < 0.0
-    disc_hit = in_disc | ((disc > 0.0) & (a > 0.0) & (t_disc >= 0.0) & (t_disc < t_out))
-    hit = box_hit & jnp.where(beside_face, True, disc_hit)
-    t = jnp.where(beside_face, t_in, jnp.where(in_disc, 0.0, jnp.maximum(t_disc, 0.0)))
-    return jnp.where(hit, t, 1.0), hit
+    c = cx * cx + cy * cy - rho * rho  # exact contact
+    c_deep = c + EPS * (2.0 * rho - EPS)
+    disc, disc_deep = b * b - a * c, b * b - a * c_deep
+    t_deep = (-b - jnp.sqrt(jnp.maximum(disc_deep, 0.0))) * inv_a
+    in_disc = c_deep < 0.0
+    disc_hit = in_disc | ((disc_deep > 0.0) & (a > 0.0) & (t_deep >= 0.0) & (t_deep < t_out))
+    corner = jnp.maximum((-b - jnp.sqrt(jnp.maximum(disc, 0.0))) * inv_a, 0.0)
+    blocked = (t_in < t_out) & (beside_face | disc_hit)
+    touch = jnp.where(beside_face, face, corner)
+    deep = jnp.where(beside_face, t_in, jnp.maximum(t_deep, 0.0))  # when it goes EPS deep
+    return jnp.where(blocked, jnp.minimum(touch, deep), 1.0), blocked
+
+
+def nearest_obstacles(x: jnp.ndarray, y: jnp.ndarray, obs: Obstacles, count: int) -> Obstacles:
+    """The `count` obstacles nearest to each point x, y [...]: fields [..., count]."""
+    distance = obstacle_distance(jnp.stack([x, y], axis=-1), obs)  # [..., K]
+    _, index = jax.lax.top_k(-distance, count)
+    return jax.tree.map(lambda field: jnp.asarray(field)[index], obs)
 
 
 def sweep_reach(
     x: jnp.ndarray, y: jnp.ndarray, px: jnp.ndarray, py: jnp.ndarray, obs: Obstacles
 ) -> jnp.ndarray:  # fmt: skip
     """Furthest fraction [..., P] of each straight path a body travels before it touches an
-    obstacle or the map border: bodies at x, y [...], paths px, py [..., P].
+    obstacle or the map border: bodies at x, y [...], paths px, py [..., P], and for each body
+    the obstacles to test, fields [..., K] (e.g. from `nearest_obstacles`).
 
     Exact (time of first contact of a moving disc against discs and rounded rectangles): a blocked
     body stops touching the obstacle. A path is blocked only where it would overlap an obstacle or
     cross the border by more than EPS, so sliding along a surface one touches is free.
     """
-    cx, cy, c, s, hx, hy, rounding = _frame(obs)
-    rx = x[..., None, None] - cx  # [..., 1, K]
-    ry = y[..., None, None] - cy
+    cx, cy, c, s, hx, hy, rounding = (a[..., None, :] for a in _frame(obs))  # [..., 1, K]
+    rx, ry = x[..., None, None] - cx, y[..., None, None] - cy
     ox, oy = c * rx + s * ry, c * ry - s * rx
     dx = c * px[..., None] + s * py[..., None]  # [..., P, K]
     dy = c * py[..., None] - s * px[..., None]
-    rho = rounding + BODY_RADIUS
-    contact, _ = _first_entry(ox, oy, dx, dy, hx, hy, rho)
-    deep, blocked = _first_entry(ox, oy, dx, dy, hx, hy, rho - EPS)
-    blocked &= obs.live_kind != OBSTACLE_NONE
-    reach = jnp.min(jnp.where(blocked, jnp.minimum(contact, deep), 1.0), axis=-1)
+    contact, blocked = _first_contact(ox, oy, dx, dy, hx, hy, rounding + BODY_RADIUS)
+    blocked &= obs.live_kind[..., None, :] != OBSTACLE_NONE
+    reach = jnp.min(jnp.where(blocked, contact, 1.0), axis=-1)
     for pos, step, size in ((x, px, MAP_WIDTH), (y, py, MAP_HEIGHT)):
         p = pos[..., None]
         end = p + step

@@ -14,8 +14,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from marl_bgs.core.arena import BODY_RADIUS, EPS, MAP_HEIGHT, MAP_WIDTH, MOVE_VECTORS
-from marl_bgs.core.geometry import Obstacles, body_fits, sweep_reach
+from marl_bgs.core.arena import (
+    BODY_RADIUS,
+    EPS,
+    MAP_HEIGHT,
+    MAP_WIDTH,
+    MOVE_VECTORS,
+    NEAR_OBSTACLES,
+)
+from marl_bgs.core.geometry import Obstacles, body_fits, nearest_obstacles, sweep_reach
 
 CHARGE_STEPS = 8
 CONTACT = 2.0 * BODY_RADIUS
@@ -103,7 +110,8 @@ def _path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> tuple[
     zero = jnp.zeros_like(sx)
     px = jnp.stack([sx, sx, zero], axis=1)  # [10, 3]: straight, x only, y only
     py = jnp.stack([sy, zero, sy], axis=1)
-    reach = sweep_reach(start[:, 0], start[:, 1], px, py, obstacles)
+    near = nearest_obstacles(start[:, 0], start[:, 1], obstacles, NEAR_OBSTACLES)
+    reach = sweep_reach(start[:, 0], start[:, 1], px, py, near)
     progress = reach * (px * sx[:, None] + py * sy[:, None])
     best = jax.nn.one_hot(jnp.argmax(progress + jnp.array([2e-5, 1e-5, 0.0]), axis=1), 3)
     pick = lambda a: jnp.sum(best * a, axis=1)  # noqa: E731

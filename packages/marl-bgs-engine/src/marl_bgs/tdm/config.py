@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import jax.numpy as jnp
 import numpy as np
 
+from marl_bgs.core.arena import MAX_STEP
 from marl_bgs.core.checks import check_float, check_int, shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.tdm.classes import parse_roster
@@ -19,7 +20,7 @@ LIMITS = {
     "red_zone_depth": (0.0, 10.0),
     "wave_period": (1, 100),
     "shield_ticks": (0, 30),
-    "shield_speed": (0.0, 2.0),  # the bound of `units.speed` in the observation space
+    "shield_speed": (0.0, MAX_STEP),  # movement tests the obstacles within one step
 }
 MESSAGE_DIM_MAX = 64  # widest teammate message, floats per agent
 RosterLike = str | tuple[int, ...] | list[int]

@@ -20,7 +20,7 @@ from functools import cache
 import jax
 import numpy as np
 
-from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH
+from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH, MAX_STEP, NEAR_OBSTACLES
 from marl_bgs.core.geometry import body_fits, clearance, obstacle_distance, segment_blocked
 from marl_bgs.tdm.constants import SPAWN_PAD_X, SPAWN_PAD_Y
 from marl_bgs.tdm.maps.registry import MapError, MapSpec
@@ -123,8 +123,33 @@ def unreachable_pads(spec: MapSpec, resolution: float = 0.05) -> list[str]:
     return [PAD_NAMES[p] for p, (r, c) in enumerate(cells) if not reached[r, c]]
 
 
+def crowding(spec: MapSpec, resolution: float = 0.1) -> tuple[int, float, float]:
+    """The most obstacles within one tick's reach (MAX_STEP + BODY_RADIUS) of a body centre, and
+    the grid point (x, y) where they are.
+
+    Counted on a grid of body centres with the reach widened by half a cell diagonal, so the count
+    bounds every point between the grid nodes too.
+    """
+    nodes = _node_grid(resolution)
+    inside = (nodes[..., 0] >= BODY_RADIUS) & (nodes[..., 0] <= MAP_WIDTH - BODY_RADIUS)
+    inside &= (nodes[..., 1] >= BODY_RADIUS) & (nodes[..., 1] <= MAP_HEIGHT - BODY_RADIUS)
+    points = nodes[inside]
+    reach = MAX_STEP + BODY_RADIUS + resolution * math.sqrt(0.5)
+    counts = np.sum(np.asarray(_distance(points, spec.to_obstacles())) < reach, axis=-1)
+    worst = int(np.argmax(counts))
+    return int(counts[worst]), float(points[worst, 0]), float(points[worst, 1])
+
+
 def check_playable(spec: MapSpec, source: str = "map", resolution: float = 0.05) -> None:
-    """Raise MapError if a spawn pad is blocked or the pads are not all connected."""
+    """Raise MapError if a spawn pad is blocked, the pads are not all connected, or more than
+    NEAR_OBSTACLES obstacles lie within one tick's reach of a point (movement tests only that
+    many per body)."""
+    crowded, x, y = crowding(spec)
+    if crowded > NEAR_OBSTACLES:
+        raise MapError(
+            f"{source}.obstacles: {crowded} obstacles lie within {MAX_STEP + BODY_RADIUS:g} units "
+            f"of ({x:g}, {y:g}); at most {NEAR_OBSTACLES} may lie that close to any point"
+        )
     blocked = blocked_pads(spec)
     if blocked:
         pad, idx = next(iter(blocked.items()))
