@@ -122,7 +122,8 @@ def _contacts(
     bx: jnp.ndarray, by: jnp.ndarray, vx: jnp.ndarray, vy: jnp.ndarray, now: jnp.ndarray,
     blocks: jnp.ndarray,
 ) -> jnp.ndarray:  # fmt: skip
-    """[10] earliest time after `now` at which each body walks into another one (inf if never).
+    """[10] earliest time after `now` [10] at which each body walks into another one (inf if
+    never); `now` is the same for every body of a group that can meet.
 
     Bodies are at b + t v. A pair meets when it would overlap by more than EPS; the time given is
     that of exact contact. A body is stopped by a meeting only if it moves towards the other at
@@ -138,6 +139,7 @@ def _contacts(
     disc = b * b - a * (qq - CONTACT**2)
     deep = (-b - jnp.sqrt(jnp.maximum(disc_deep, 0.0))) / safe_a
     touch = (-b - jnp.sqrt(jnp.maximum(disc, 0.0))) / safe_a
+    now = now[:, None]
     meets = blocks & (a > 0.0) & (disc_deep > 0.0) & (deep < 1.0) & (-b > a * now)
     when = jnp.clip(touch, now, jnp.maximum(deep, now))
     nx, ny = qx + when * wx, qy + when * wy
@@ -155,13 +157,25 @@ def move(
     tick (t from 0 to 1). Events are resolved in time order: a body stops for the rest of the tick
     where it touches an obstacle or the border, or the moment it walks into a solid body (both
     solid); bodies whose events fall at the same moment stop together. No slot order enters.
+    Bodies that cannot meet during the tick form separate groups, whose events are taken in
+    parallel (each group in its own time order).
     """
     step = jnp.asarray(MOVE_VECTORS)[world_move] * (speed * mobile)[:, None]
     vx, vy, reach = _path(start, step, obstacles)
     moving = (vx != 0.0) | (vy != 0.0)
     n = start.shape[0]
+    bx, by = start[:, 0], start[:, 1]
     blocks = solid[:, None] & solid[None, :] & ~jnp.eye(n, dtype=bool)
     halt = jnp.where(moving & (reach < 1.0), reach, jnp.inf)  # [10]: obstacle or border contact
+    # Groups: bodies linked by pairs that could touch during the tick (their gap at most the sum
+    # of their paths' lengths), closed transitively. Stopping early only shortens paths, so two
+    # groups never meet.
+    length = jnp.sqrt(vx * vx + vy * vy)
+    gap = jnp.sqrt(jnp.square(bx[None, :] - bx[:, None]) + jnp.square(by[None, :] - by[:, None]))
+    blocks &= gap < CONTACT + length[:, None] + length[None, :] + EPS
+    group = blocks | jnp.eye(n, dtype=bool)
+    for _ in range(max(n - 1, 1).bit_length()):  # paths double in length each squaring
+        group = jnp.any(group[:, :, None] & group[None, :, :], axis=1)
 
     def events(
         bx: jnp.ndarray, by: jnp.ndarray, vx: jnp.ndarray, vy: jnp.ndarray, active: jnp.ndarray,
@@ -172,17 +186,18 @@ def move(
         return jnp.where(active, when, jnp.inf)
 
     def stop(carry: tuple[jnp.ndarray, ...]) -> tuple[jnp.ndarray, ...]:
-        bx, by, vx, vy, active, when = carry
-        first = jnp.min(when)
-        halted = when <= first
-        bx, by = jnp.where(halted, bx + first * vx, bx), jnp.where(halted, by + first * vy, by)
+        bx, by, vx, vy, active, when, now = carry
+        first = jnp.min(jnp.where(group, when[None, :], jnp.inf), axis=1)  # [10]: in its group
+        halted = (when <= first) & (when < 1.0)
+        bx, by = jnp.where(halted, bx + when * vx, bx), jnp.where(halted, by + when * vy, by)
         vx, vy = jnp.where(halted, 0.0, vx), jnp.where(halted, 0.0, vy)
         active = active & ~halted
-        return bx, by, vx, vy, active, events(bx, by, vx, vy, active, first)
+        now = jnp.where(first < 1.0, first, now)
+        return bx, by, vx, vy, active, events(bx, by, vx, vy, active, now), now
 
-    bx, by = start[:, 0], start[:, 1]
-    init = (bx, by, vx, vy, moving, events(bx, by, vx, vy, moving, jnp.float32(0.0)))
-    bx, by, vx, vy, _, _ = jax.lax.while_loop(lambda c: jnp.any(c[-1] < 1.0), stop, init)
+    now = jnp.zeros(n, jnp.float32)
+    init = (bx, by, vx, vy, moving, events(bx, by, vx, vy, moving, now), now)
+    bx, by, vx, vy, *_ = jax.lax.while_loop(lambda c: jnp.any(c[5] < 1.0), stop, init)
     return jnp.stack([bx + vx, by + vy], axis=-1)
 
 
