@@ -29,9 +29,11 @@ from marl_bgs.core.spaces import Box, Discrete, MultiDiscrete
 RewardFn = Callable[[Any, Any, Any], jax.Array]  # (state, next_state, facts) -> reward [agents]
 
 
-@partial(jax.jit, static_argnames=("mode", "full"))
-def _observe(mode: Mode, state: Any, full: bool = False) -> jax.Array:
-    return jax.vmap(lambda s: mode.observe(s, full))(state)
+@partial(jax.jit, static_argnames=("mode", "full", "per_agent"))
+def _observe(mode: Mode, state: Any, full: bool = False, per_agent: bool = False) -> Any:
+    """Flat observations [num_envs, agents, D], or (`per_agent`) one [num_envs, D] per agent."""
+    observe = mode.observe_agents if per_agent else mode.observe
+    return jax.vmap(lambda s: observe(s, full))(state)
 
 
 @partial(jax.jit, static_argnames=("mode",))
@@ -323,8 +325,10 @@ class BatchedEnv:
         return shard_games(states, self)
 
     def get_obs(self, state: Any) -> dict[str, jax.Array]:
-        """Each agent's flat permitted observation {agent: [num_envs, obs_size]}."""
-        return self.to_dict(self.observe(state))
+        """Each agent's flat permitted observation {agent: [num_envs, obs_size]}.
+
+        Built per agent rather than sliced from `observe`: each slice would be a copy."""
+        return dict(zip(self.agents, _observe(self.mode, state, per_agent=True), strict=True))
 
     def observe(self, state: Any) -> jax.Array:
         """Stacked flat observations [num_envs, agents, obs_size]."""

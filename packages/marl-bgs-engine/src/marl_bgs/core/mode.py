@@ -90,6 +90,11 @@ class Mode(Protocol):
         """Flat observations float32 [agents, obs_size]; `full`: the critic-only global state."""
         ...
 
+    def observe_agents(self, state: Any, full: bool = False) -> tuple[jax.Array, ...]:
+        """The rows of `observe`, one float32 [obs_size] per agent in slot order, each built on
+        its own (the per-agent observation dict is made of them, with no slicing copies)."""
+        ...
+
     def views(self, state: Any) -> Any:
         """Structured views [agents, ...] (the flat observation's source)."""
         ...

@@ -43,7 +43,13 @@ from marl_bgs.tdm.perception import perceive
 from marl_bgs.tdm.start import entry_index, pool_from_maps
 from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.transition import transition
-from marl_bgs.tdm.views import AgentView, agent_views, flat_views, view_field_names
+from marl_bgs.tdm.views import (
+    AgentView,
+    agent_flat_views,
+    agent_views,
+    flat_views,
+    view_field_names,
+)
 
 MODE_ID = "tdm-v2"
 AGENTS = tuple(f"a_{i}" for i in range(TEAM_SIZE)) + tuple(f"b_{i}" for i in range(TEAM_SIZE))
@@ -84,6 +90,9 @@ class TeamDeathmatch:
 
     def observe(self, state: GameState, full: bool = False) -> jax.Array:
         return flat_views(state, self.shared_sight, full)
+
+    def observe_agents(self, state: GameState, full: bool = False) -> tuple[jax.Array, ...]:
+        return agent_flat_views(state, self.shared_sight, full)
 
     def views(self, state: GameState) -> AgentView:
         return agent_views(state, self.shared_sight)

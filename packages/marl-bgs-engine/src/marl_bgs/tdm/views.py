@@ -319,13 +319,30 @@ def agent_views(state: GameState, shared_sight: bool = True, full: bool = False)
     )
 
 
-def flat_views(state: GameState, shared_sight: bool = True, full: bool = False) -> jnp.ndarray:
-    """The flat vectors [10, D] of one game: `flatten_view(agent_views(...))`, built faster."""
-    b = view_blocks(state, shared_sight, full)
+def _flat_parts(b: ViewBlocks) -> list[jnp.ndarray]:
+    """The blocks in the order of the flat vector, each [2, 5, width]."""
     parts = [b.per_agent, b.per_unit, *b.one_hot.values(), b.public, b.self_slot, b.seen_by]
     parts.append(b.messages)
-    flat = jnp.concatenate([jnp.reshape(p, (2, TEAM_SIZE, -1)) for p in parts], axis=-1)
+    return [jnp.reshape(p, (2, TEAM_SIZE, -1)) for p in parts]
+
+
+def flat_views(state: GameState, shared_sight: bool = True, full: bool = False) -> jnp.ndarray:
+    """The flat vectors [10, D] of one game: `flatten_view(agent_views(...))`, built faster."""
+    flat = jnp.concatenate(_flat_parts(view_blocks(state, shared_sight, full)), axis=-1)
     return flat.reshape(10, -1)
+
+
+def agent_flat_views(
+    state: GameState, shared_sight: bool = True, full: bool = False
+) -> tuple[jnp.ndarray, ...]:
+    """The rows of `flat_views`, one [D] per slot, each concatenated on its own from its cut
+    of the blocks (a per-agent dict then needs no slicing copies of a stacked array)."""
+    parts = _flat_parts(view_blocks(state, shared_sight, full))
+    return tuple(
+        jnp.concatenate([p[team, agent] for p in parts])
+        for team in range(2)
+        for agent in range(TEAM_SIZE)
+    )
 
 
 def flatten_view(view: AgentView) -> jnp.ndarray:
