@@ -92,7 +92,8 @@ class OpponentEnv:
 
     def get_obs(self, state: OpponentState) -> dict[str, jax.Array]:
         """Your agents' flat observations {agent: [num_envs, obs_size]}."""
-        return self._to_dict(self._mine(self.env.observe(state.game)))
+        obs = self.env.get_obs(state.game)  # built per agent: no slicing copies
+        return {a: obs[a] for a in self.agents}
 
     def reset(self, key: jax.Array) -> tuple[dict[str, jax.Array], OpponentState]:
         """Start every game and the opponent's memory: (obs, state)."""
