@@ -118,6 +118,18 @@ def _set(row: int, **values: Any) -> Mutate:
     return mutate
 
 
+def _miscount_red_zone_deaths(row: int) -> Mutate:
+    """One more (or one fewer) of team B's deaths counted in its Red Zone than team A's points say,
+    keeping them within team B's deaths."""
+
+    def mutate(df: Frame) -> Frame:
+        deaths, home = int(df.loc[row, "b_deaths"]), int(df.loc[row, "b_red_zone_deaths"])
+        assert deaths >= 1, "the base game needs a death of team B in this row"
+        return _set(row, b_red_zone_deaths=home + 1 if home < deaths else home - 1)(df)
+
+    return mutate
+
+
 def _set_all(**values: Any) -> Mutate:
     def mutate(df: Frame) -> Frame:
         return df.assign(**values)
@@ -299,8 +311,8 @@ CONTENT: list[tuple[str, Mutate, str]] = [
     ("b_kills != a_deaths", _set(1, a_deaths=5), _row(1, "b_kills differs from a_deaths")),
     ("3 points for 1 kill", _set(1, points_a=3), _row(1, r"points_a must be 1 or 2 per kill")),
     (
-        "2 points for 1 kill, no Red Zone death",
-        _set(1, points_a=2),
+        "Red Zone deaths that do not add up to the points",
+        _miscount_red_zone_deaths(1),
         _row(1, r"points_a != a_kills \+ b_red_zone_deaths"),
     ),
     (
@@ -609,7 +621,7 @@ def _integrity_cases() -> list[Case]:
         Case(
             "saved csv: a count edited",
             "error",
-            _load_saved_text(_edit_cells({(0, "a_basics_used"): "29"})),
+            _load_saved_text(_edit_cells({(0, "a_basics_used"): "0"})),  # random play uses some
             G + "checksum mismatch",
         ),
         Case(
@@ -747,7 +759,7 @@ def _parquet_cases() -> list[Case]:
         Case(
             "parquet: record kept, a count edited",
             "error",
-            _load_made(meta(lambda b: record(b), rows=_set(0, a_basics_used=29))),
+            _load_made(meta(lambda b: record(b), rows=_set(0, a_basics_used=0))),
             P + "checksum mismatch",
         ),
         Case(
@@ -1119,7 +1131,8 @@ def _custom_map(df: Frame) -> Frame:
 def _a_win(df: Frame) -> Frame:
     """Pair 0 becomes a 5-0 and a 5-2 win for team A at tick 30 (points = kills)."""
     df = df.copy()
-    df.loc[0:1, ["points_a", "a_kills", "b_deaths", "ticks"]] = [5, 5, 5, 30]
+    cols = ["points_a", "a_kills", "b_deaths", "b_red_zone_deaths", "ticks"]
+    df.loc[0:1, cols] = [5, 5, 5, 0, 30]
     df.loc[0:1, "result"] = "win"
     return df
 
