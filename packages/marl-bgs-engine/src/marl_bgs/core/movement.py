@@ -134,14 +134,16 @@ def _contacts(
     a = wx * wx + wy * wy
     b = qx * wx + qy * wy
     qq = qx * qx + qy * qy
-    safe_a = jnp.where(a > 0.0, a, 1.0)
+    inv_a = 1.0 / jnp.where(a > 0.0, a, 1.0)
+    # The pair goes EPS deep (radius CONTACT - EPS) before t = 1 unless the approach ends first.
     disc_deep = b * b - a * (qq - (CONTACT - EPS) ** 2)
-    disc = b * b - a * (qq - CONTACT**2)
-    deep = (-b - jnp.sqrt(jnp.maximum(disc_deep, 0.0))) / safe_a
-    touch = (-b - jnp.sqrt(jnp.maximum(disc, 0.0))) / safe_a
+    early = -b - a  # the deep entry -b - sqrt(disc_deep) is below a (t < 1) iff
+    deep_soon = (early < 0.0) | (early * early < disc_deep)
     now = now[:, None]
-    meets = blocks & (a > 0.0) & (disc_deep > 0.0) & (deep < 1.0) & (-b > a * now)
-    when = jnp.clip(touch, now, jnp.maximum(deep, now))
+    meets = blocks & (a > 0.0) & (disc_deep > 0.0) & deep_soon & (-b > a * now)
+    # Exact contact (radius CONTACT) comes first; a pair already in contact meets now.
+    touch = (-b - jnp.sqrt(jnp.maximum(disc_deep + a * (2.0 * CONTACT - EPS) * EPS, 0.0))) * inv_a
+    when = jnp.maximum(touch, now)
     nx, ny = qx + when * wx, qy + when * wy
     towards = vx[:, None] * nx + vy[:, None] * ny > 0.0
     return jnp.min(jnp.where(meets & towards, when, jnp.inf), axis=1)
@@ -242,15 +244,20 @@ def clear_bodies(
     blockers = solid | ending
     needs = ending & jnp.any(_overlaps(pos, blockers), axis=1)
     own_x = jnp.where(left, pos[:, 0], MAP_WIDTH - pos[:, 0])
-    # Agents to place first; the loop runs only as long as some game needs it.
-    order = jnp.lexsort((class_id, pos[:, 1], own_x, ~needs))
+    # Each agent's place in the order (a sort by pairwise comparison: ten agents, no sort kernel);
+    # the loop runs only as long as some game needs it.
+    keys = (own_x, pos[:, 1], class_id, jnp.arange(n))
+    before = jnp.zeros((n, n), bool)  # [i, j]: j comes before i
+    for key in reversed(keys):
+        before = (key[None, :] < key[:, None]) | ((key[None, :] == key[:, None]) & before)
+    rank = jnp.sum(before & needs[None, :], axis=1)
     count = jnp.sum(needs)
     offsets = jnp.asarray(OFFSETS)
     flip = jnp.asarray([-1, 1], jnp.int32)
 
     def place(carry: tuple[jnp.ndarray, jnp.ndarray]) -> tuple[jnp.ndarray, jnp.ndarray]:
         r, p = carry
-        i = order[r]
+        i = jnp.argmax(needs & (rank == r))
         others = blockers & (jnp.arange(n) != i)
         overlapping = jnp.any(_overlaps(p, blockers)[i] & others)
         own = offsets * jnp.where(left[i], 1, flip)  # [C, 2] in the agent's own frame
