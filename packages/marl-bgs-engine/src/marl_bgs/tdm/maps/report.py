@@ -124,6 +124,10 @@ left pad 0`. Besides the keys and limits above:
   the obstacles that have no partner (the example above gives `[2]`).
 - Playability: every spawn pad holds a body clear of obstacles, and a body can walk from left pad
   0 to every other pad (a flood fill on a 0.05 grid with the engine's collision geometry).
+- Crowding: at most 12 obstacles lie within 2.5 map units (one tick's longest move plus a body's
+  radius) of any point a body can stand on, because movement tests only the 12 obstacles nearest
+  to each body (`marl_bgs.tdm.maps.checks.crowding` gives a map's count; the shipped maps have
+  at most 10).
 
 Using a custom map:
 
