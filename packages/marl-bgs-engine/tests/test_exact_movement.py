@@ -334,3 +334,48 @@ def test_groups_that_meet_through_a_third_body_wait_for_each_other():
     speeds = np.array([1.0, 1.0, 1.3, 1.0, 1.0, 1.3, 1.0, 1.0, 1.0, 1.3])
     want = _time_stepped(pos, MOVE_VECTORS[moves] * speeds[:, None])
     np.testing.assert_allclose(open_move(pos, moves, speeds), want, atol=1e-3)
+
+
+# --- Charge --------------------------------------------------------------------------------------
+def _fits(points: np.ndarray, bodies: np.ndarray) -> np.ndarray:
+    """Reference: a body centred at each point [S, 2] fits among the obstacles, the border and
+    the other bodies [B, 2] (overlaps up to EPS allowed, as in the rules)."""
+    r = BODY_RADIUS - EPS
+    inside = (points[:, 0] >= r) & (points[:, 0] <= MAP_WIDTH - r)
+    inside &= (points[:, 1] >= r) & (points[:, 1] <= MAP_HEIGHT - r)
+    clear = distances(points).min(-1) >= BODY_RADIUS - EPS
+    apart = (
+        np.linalg.norm(points[:, None] - bodies[None], axis=-1).min(-1, initial=np.inf) >= 1.0 - EPS
+    )
+    return inside & clear & apart
+
+
+def test_charge_lands_on_the_fitting_point_nearest_to_contact():
+    # Warriors charging across the rotated-wall arena past other bodies: the landing is the point
+    # of the line nearest to contact with the target that fits (dense numpy search of the line).
+    from marl_bgs.core.movement import charge
+
+    rng = np.random.default_rng(21)
+    obstacles = arena()
+    jit_charge = jax.jit(charge)
+    checked = backed = 0
+    for _ in range(60):
+        pos = np.full((0, 2), -9.0)
+        while len(pos) < 10:  # ten bodies that fit, the Warrior first
+            p = rng.uniform([0.6, 0.6], [19.4, 9.4], size=(1, 2))
+            if _fits(p, pos)[0]:
+                pos = np.vstack([pos, p])
+        target = int(rng.integers(1, 10))
+        charger = jnp.zeros(10, bool).at[0].set(True)
+        args = (jnp.asarray(pos, jnp.float32), charger, jnp.full(10, target), jnp.ones(10, bool))
+        got = np.asarray(jit_charge(*args, obstacles))[0]
+        g = pos[target] - pos[0]
+        d = g * max(1.0 - 1.0 / np.linalg.norm(g), 0.0)
+        f = np.linspace(0.0, 1.0, 20001)
+        ok = _fits(pos[0] + f[:, None] * d, np.delete(pos, 0, axis=0))
+        want = pos[0] + f[np.flatnonzero(ok)[-1]] * d
+        np.testing.assert_allclose(got, want, atol=np.linalg.norm(d) / 20000 + 2e-4)
+        checked += 1
+        backed += not ok[-1]
+    assert checked >= 40
+    assert backed >= 10  # many contact points were blocked
