@@ -42,6 +42,22 @@ def _check(cond: Any, message: str) -> None:
         raise ConformanceError(message)
 
 
+ROUNDING = 1e-5  # two compiled programs may round a float differently (fused multiply-adds)
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """Whether two trees hold the same values: integers and booleans exactly, floats to within
+    ROUNDING (the same rules compiled into two programs need not round alike)."""
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        x, y = np.asarray(x), np.asarray(y)
+        if np.issubdtype(x.dtype, np.floating):
+            if not np.allclose(x, y, rtol=0.0, atol=ROUNDING):
+                return False
+        elif not np.array_equal(x, y):
+            return False
+    return True
+
+
 def same_structure(a: Any, b: Any, what: str) -> None:
     """Raise unless `a` and `b` have the same tree structure, leaf shapes and dtypes."""
     la, lb = jax.tree.leaves_with_path(a), jax.tree.leaves_with_path(b)
@@ -153,8 +169,8 @@ def _legal_flat(mode: Any, key: jax.Array, masks: Any) -> jax.Array:
 def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int = 2) -> None:
     """A JaxMARL `MultiAgentEnv` adapter (`marl_bgs.adapters.jaxmarl`), vmapped over `games`,
     against its own native env: spaces, `world_state`, per-agent `info`, exact masks, next
-    states and rewards equal to the mode's rules, auto-reset to the native next episode, and
-    the mode's tick invariants. Raise ConformanceError."""
+    states (`same_values`) and rewards equal to the mode's rules, auto-reset to the native next
+    episode, and the mode's tick invariants. Raise ConformanceError."""
     native = env.native
     mode, spec = native.mode, native.spec
     space = native.observation_space(spec.agents[0])
@@ -187,11 +203,7 @@ def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int =
         expected, expected_reward, facts, truncated = rules(state, flat)
         same_structure(state, nxt, "state after step_env")
         _check(
-            all(
-                np.array_equal(a, b)
-                for a, b in zip(jax.tree.leaves(nxt), jax.tree.leaves(expected), strict=True)
-            ),
-            f"tick {t}: next state differs from the mode's transition",
+            same_values(nxt, expected), f"tick {t}: next state differs from the mode's transition"
         )
         _check(
             np.array_equal(_agents_stacked(reward, spec.agents), expected_reward),
@@ -213,10 +225,7 @@ def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int =
         )(keys, state)
         want = where_games(expected.outcome != 0, restart, expected)
         _check(
-            all(
-                np.array_equal(a, b)
-                for a, b in zip(jax.tree.leaves(after), jax.tree.leaves(want), strict=True)
-            ),
+            same_values(after, want),
             f"tick {t}: step does not restart finished games with their next episode",
         )
         state = after
@@ -250,12 +259,7 @@ def check_pettingzoo_adapter(env: Any, ticks: int = 12, seed: int = 0) -> None:
         obs, rewards, terms, truncs, _ = env.step({a: flat[i] for i, a in enumerate(spec.agents)})
         expected, reward, facts, truncated = rules(state, mode.unflatten_actions(jnp.asarray(flat)))
         _check(
-            all(
-                np.array_equal(a, b)
-                for a, b in zip(
-                    jax.tree.leaves(env.game_state), jax.tree.leaves(expected), strict=True
-                )
-            ),
+            same_values(env.game_state, expected),
             f"tick {t}: next state differs from the mode's transition",
         )
         _check(
