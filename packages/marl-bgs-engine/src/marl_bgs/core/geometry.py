@@ -121,16 +121,16 @@ def segment_blocked(p: jnp.ndarray, q: jnp.ndarray, obs: Obstacles) -> jnp.ndarr
 def _first_contact(
     ox: jnp.ndarray, oy: jnp.ndarray, dx: jnp.ndarray, dy: jnp.ndarray, hx: jnp.ndarray,
     hy: jnp.ndarray, rho: jnp.ndarray,
-) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:  # fmt: skip
+) -> tuple[jnp.ndarray, jnp.ndarray]:  # fmt: skip
     """When the point o + t d (t in [0, 1]) first touches a rounded rectangle, if it goes in.
 
     The rectangle has half-extents (hx, hy) and rounding rho, centred at the origin of the frame
-    the arguments are given in. Returns (touch, deep, blocked): blocked when the segment goes
-    deeper than EPS into it, deep the moment it first does, touch the moment of exact contact
-    (at most deep; 0 for a start already in contact); both are 1 when not blocked.
-    Exact: a segment first meets the bounding box (half-extents + rounding); where it meets it
-    beside a face, that is the entry, and where it meets it in a corner square the entry is into
-    that corner's disc (a path through the corner square reaches the faces only through the disc).
+    the arguments are given in. Returns (t, blocked): blocked when the segment goes deeper than
+    EPS into it, t the moment of exact contact (0 for a start already in contact); t is 1 when
+    not blocked. Exact: a segment first meets the bounding box (half-extents + rounding); where
+    it meets it beside a face, that is the entry, and where it meets it in a corner square the
+    entry is into that corner's disc (a path through the corner square reaches the faces only
+    through the disc).
     """
     still_x, still_y = dx == 0.0, dy == 0.0
     inv_x = 1.0 / jnp.where(still_x, 1.0, dx)
@@ -164,7 +164,7 @@ def _first_contact(
     blocked = (t_in < t_out) & (beside_face | disc_hit)
     touch = jnp.where(beside_face, face, corner)
     deep = jnp.where(beside_face, t_in, jnp.maximum(t_deep, 0.0))  # when it goes EPS deep
-    return jnp.where(blocked, jnp.minimum(touch, deep), 1.0), jnp.where(blocked, deep, 1.0), blocked
+    return jnp.where(blocked, jnp.minimum(touch, deep), 1.0), blocked
 
 
 def nearest_obstacles(x: jnp.ndarray, y: jnp.ndarray, obs: Obstacles, count: int) -> Obstacles:
@@ -190,7 +190,7 @@ def sweep_reach(
     ox, oy = c * rx + s * ry, c * ry - s * rx
     dx = c * px[..., None] + s * py[..., None]  # [..., P, K]
     dy = c * py[..., None] - s * px[..., None]
-    contact, _, blocked = _first_contact(ox, oy, dx, dy, hx, hy, rounding + BODY_RADIUS)
+    contact, blocked = _first_contact(ox, oy, dx, dy, hx, hy, rounding + BODY_RADIUS)
     blocked &= obs.live_kind[..., None, :] != OBSTACLE_NONE
     reach = jnp.min(jnp.where(blocked, contact, 1.0), axis=-1)
     for pos, step, size in ((x, px, MAP_WIDTH), (y, py, MAP_HEIGHT)):
@@ -202,26 +202,3 @@ def sweep_reach(
         to_wall = jnp.where(low, (BODY_RADIUS - p) / safe, (size - BODY_RADIUS - p) / safe)
         reach = jnp.where(low | high, jnp.minimum(reach, jnp.clip(to_wall, 0.0, 1.0)), reach)
     return reach
-
-
-def crossings(
-    x: jnp.ndarray, y: jnp.ndarray, dx: jnp.ndarray, dy: jnp.ndarray, obs: Obstacles
-) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray, jnp.ndarray]:  # fmt: skip
-    """Where a body's centre moving along the segment (x, y) + t (dx, dy), t in [0, 1] ([...]),
-    overlaps each obstacle ([..., K]): (touch, deep_in, deep_out, blocked).
-
-    Between deep_in and deep_out the body would overlap the obstacle by more than EPS (blocked
-    says whether it ever does); at touch (<= deep_in) it first touches it. The segment must start
-    where a body fits.
-    """
-    cx, cy, c, s, hx, hy, rounding = _frame(obs)
-    rx, ry = x[..., None] - cx, y[..., None] - cy
-    ox, oy = c * rx + s * ry, c * ry - s * rx
-    fx = c * dx[..., None] + s * dy[..., None]
-    fy = c * dy[..., None] - s * dx[..., None]
-    rho = rounding + BODY_RADIUS
-    touch, deep_in, blocked = _first_contact(ox, oy, fx, fy, hx, hy, rho)
-    _, back, _ = _first_contact(ox + fx, oy + fy, -fx, -fy, hx, hy, rho)  # from the far end
-    blocked &= obs.live_kind != OBSTACLE_NONE
-    deep_out = jnp.where(back > 0.0, 1.0 - back, jnp.inf)  # a far end inside: past the end
-    return touch, deep_in, deep_out, blocked
