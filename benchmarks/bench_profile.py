@@ -72,7 +72,7 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
         speed = movement_speed(s.units, s.rules.shield_speed)
         mobile = can_move(s) & u.alive
         world = to_world_move(a[:, 0], s.swap)
-        return move(start, world, speed, mobile, solid, s.obstacles)
+        return move(start, world, speed, mobile, solid, s.obstacles, s.near)
 
     moved = v(move_phase)(state, units, accepted, after_charge)
 

@@ -18,7 +18,9 @@ from marl_bgs.core.arena import (
     MAP_HEIGHT,
     MAP_WIDTH,
     MAX_OBSTACLES,
+    MAX_STEP,
     MOVE_VECTORS,
+    NEAR_OBSTACLES,
 )
 from marl_bgs.core.geometry import Obstacles, body_fits, obstacle_distance
 from marl_bgs.core.movement import move
@@ -256,14 +258,19 @@ def test_crowds_stop_touching_not_apart():
     assert short_total >= 20
 
 
-def test_testing_only_the_nearest_obstacles_loses_nothing(monkeypatch):
-    # Map 39 has the most obstacles within a step of one point (10): moves in its crowded parts,
-    # shielded speed 2, give the same positions whether movement tests 12 or all 32 obstacles.
+def test_testing_only_the_near_obstacles_loses_nothing(monkeypatch):
+    # The most crowded shipped map (12 obstacles within reach of one cell): moves in its crowded
+    # parts, shielded speed 2, give the same positions whether movement tests the 12 obstacles
+    # its cell table lists or all 32.
     import marl_bgs
     from marl_bgs.core import movement
+    from marl_bgs.tdm.maps.checks import crowding
 
-    obstacles = marl_bgs.maps.load(39).to_obstacles()
-    rng = np.random.default_rng(39)
+    crowd = {m: crowding(marl_bgs.maps.load(m)) for m in marl_bgs.maps.all_ids()}
+    worst = max(crowd, key=lambda m: crowd[m][0])
+    assert crowd[worst][0] == NEAR_OBSTACLES
+    obstacles = marl_bgs.maps.load(worst).to_obstacles()
+    rng = np.random.default_rng(worst)
     pts = rng.uniform([0.5, 0.5], [19.5, 9.5], size=(4000, 2)).astype(np.float32)
     near = np.sum(np.asarray(jax.vmap(lambda p: obstacle_distance(p, obstacles))(pts)) < 2.5, -1)
     pts = pts[np.asarray(body_fits(jnp.asarray(pts), obstacles)) & (near >= 6)][:300]
@@ -281,9 +288,39 @@ def test_testing_only_the_nearest_obstacles_loses_nothing(monkeypatch):
         return np.asarray(jax.jit(jax.vmap(one))(jnp.asarray(pts), jnp.asarray(moves)))
 
     culled = run()
-    monkeypatch.setattr(movement, "NEAR_OBSTACLES", MAX_OBSTACLES)
+
+    def every_obstacle(x, y, obs, near):
+        return jax.tree.map(lambda f: jnp.broadcast_to(jnp.asarray(f), x.shape + f.shape), obs)
+
+    monkeypatch.setattr(movement, "near_obstacles", every_obstacle)
     np.testing.assert_array_equal(run(), culled)
     assert np.mean(np.linalg.norm(culled - pts, axis=-1) < 2.0 - 1e-4) > 0.3  # many blocked
+
+
+def test_the_cell_table_lists_every_obstacle_a_body_can_reach():
+    # On every shipped map, for points all over the field, the obstacles listed for the point's
+    # cell include every obstacle within one tick's reach (MAX_STEP + BODY_RADIUS) of it.
+    import marl_bgs
+    from marl_bgs.core.geometry import near_obstacles, near_table
+
+    xs, ys = np.meshgrid(np.linspace(0.5, 19.5, 77), np.linspace(0.5, 9.5, 37))
+    pts = jnp.asarray(np.stack([xs.ravel(), ys.ravel()], -1), jnp.float32)
+
+    @jax.jit
+    def missed(obs):
+        # Any pytree of per-obstacle fields works: read back each listed obstacle's index.
+        index = {"index": jnp.arange(MAX_OBSTACLES)}
+        listed = near_obstacles(pts[:, 0], pts[:, 1], index, near_table(obs))["index"]  # [P, 12]
+        found = jnp.any(listed[:, :, None] == jnp.arange(MAX_OBSTACLES), axis=1)  # [P, 32]
+        reachable = obstacle_distance(pts, obs) < MAX_STEP + BODY_RADIUS
+        return jnp.sum(reachable & ~found), jnp.sum(reachable)
+
+    total = 0
+    for m in marl_bgs.maps.all_ids():
+        miss, reach = missed(jax.tree.map(jnp.asarray, marl_bgs.maps.load(m).to_obstacles()))
+        assert int(miss) == 0, f"map {m}: {int(miss)} reachable obstacles not listed"
+        total += int(reach)
+    assert total > 100_000
 
 
 def _time_stepped(pos: np.ndarray, velocity: np.ndarray, dt: float = 2e-4) -> np.ndarray:

@@ -343,7 +343,7 @@ def _obstacle_cases() -> list[tuple[str, Any, Expect]]:
         ("pillar without y", _mutate("obstacles.0.y", DELETE), _field("obstacles.0.y") + "missing"),
     ]
     # Play checks: spawn pads (x 0.5 and 19.5, y 1, 3, 5, 7, 9) must be clear and connected, and
-    # no point may have more than 12 obstacles within one step (movement tests only 12).
+    # no cell may have more than 12 obstacles within one step (movement tests only 12).
     crowded = [_pillar(6.0 + i, 2.0 + 2 * j, 0.1) for j in range(4) for i in range(8)]
     mirrored = {**VALID, "id": 47, "split": "test"}
     cases += [
@@ -375,7 +375,8 @@ def _obstacle_cases() -> list[tuple[str, Any, Expect]]:
         (
             "32 small pillars crowded together",
             _mutate("obstacles", crowded),
-            _field("obstacles") + r"1\d obstacles lie within 2.5 units of \(.*\); at most 12",
+            _field("obstacles") + r"[1-3]\d obstacles lie within one tick's reach .* of the cell x "
+            r"\d+-\d+, y \d+-\d+ .*; at most 12",
         ),
     ]
     # Valid edge cases: what the checks must not refuse.

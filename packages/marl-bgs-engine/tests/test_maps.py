@@ -249,19 +249,21 @@ def test_pads_clear_and_connected(map_id: int, specs: dict[int, MapSpec]) -> Non
 
 
 def test_shipped_maps_are_not_too_crowded_for_movement(specs: dict[int, MapSpec]) -> None:
-    # Movement tests only the NEAR_OBSTACLES obstacles nearest to a body; every map keeps to it.
+    # Movement tests only the NEAR_OBSTACLES obstacles listed for a body's cell; every map keeps
+    # to it.
     counts = [crowding(specs[m])[0] for m in IDS]
     assert max(counts) <= NEAR_OBSTACLES
-    assert max(counts) >= 8  # the check sees real crowds (map 39 has 10 within reach)
+    assert max(counts) >= 8  # the check sees real crowds (the most crowded cells reach 12)
 
 
 def test_crowded_maps_are_rejected() -> None:
-    # Thirteen small pillars in a ring of radius 2 around (10, 5): all within a step of its centre.
-    ring = [_pillar(10 + 2 * math.cos(a), 5 + 2 * math.sin(a), 0.1)
+    # Thirteen small pillars in a ring of radius 2 around (10.5, 5.5), the centre of a cell: all
+    # within a step of it.
+    ring = [_pillar(10.5 + 2 * math.cos(a), 5.5 + 2 * math.sin(a), 0.1)
             for a in np.linspace(0, 2 * math.pi, 13, endpoint=False)]  # fmt: skip
-    where = r"\([\d.]+, [\d.]+\)"
-    with pytest.raises(MapError, match=rf"obstacles: 13 obstacles lie within 2.5 units of {where}; "
-                       r"at most 12 may"):  # fmt: skip
+    with pytest.raises(MapError, match=r"obstacles: 13 obstacles lie within one tick's reach "
+                       r"\(2.5 units\) of the cell x \d+-\d+, y \d+-\d+ \(counted out to 3.21 "
+                       r"from its centre\); at most 12 may"):  # fmt: skip
         parse(_doc(ring))
     check_playable(parse(_doc(ring[:12])))
 

@@ -13,9 +13,13 @@ BODY_RADIUS = 0.5
 MAX_OBSTACLES = 32
 # The longest move of one tick (the largest speed a mode may give a body).
 MAX_STEP = 2.0
-# At most this many obstacles lie within MAX_STEP + BODY_RADIUS of any point of a map (checked
-# when a map is read): movement sweeps only the obstacles a body can reach in one tick.
+# Movement sweeps only the obstacles a body can reach in one tick: each game keeps, for every
+# NEAR_CELL x NEAR_CELL cell of the field, the NEAR_OBSTACLES obstacles nearest to the cell's
+# centre. When a map is read it is checked that no more than NEAR_OBSTACLES obstacles lie within
+# MAX_STEP + BODY_RADIUS of any point of a cell, so the table holds every one a body can reach.
 NEAR_OBSTACLES = 12
+NEAR_CELL = 1.0
+NEAR_GRID = (round(MAP_WIDTH / NEAR_CELL), round(MAP_HEIGHT / NEAR_CELL))
 
 OBSTACLE_NONE = 0
 OBSTACLE_PILLAR = 1

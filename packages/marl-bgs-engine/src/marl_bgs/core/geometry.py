@@ -16,6 +16,9 @@ from marl_bgs.core.arena import (
     EPS,
     MAP_HEIGHT,
     MAP_WIDTH,
+    NEAR_CELL,
+    NEAR_GRID,
+    NEAR_OBSTACLES,
     OBSTACLE_NONE,
     OBSTACLE_PILLAR,
     OBSTACLE_WALL,
@@ -167,10 +170,22 @@ def _first_contact(
     return jnp.where(blocked, jnp.minimum(touch, deep), 1.0), blocked
 
 
-def nearest_obstacles(x: jnp.ndarray, y: jnp.ndarray, obs: Obstacles, count: int) -> Obstacles:
-    """The `count` obstacles nearest to each point x, y [...]: fields [..., count]."""
-    distance = obstacle_distance(jnp.stack([x, y], axis=-1), obs)  # [..., K]
-    _, index = jax.lax.top_k(-distance, count)
+def near_table(obs: Obstacles) -> jnp.ndarray:
+    """int8 [*NEAR_GRID, NEAR_OBSTACLES]: the obstacles nearest to each cell's centre (a map's
+    constant, kept with its obstacles; `near_obstacles` reads it)."""
+    cx = (jnp.arange(NEAR_GRID[0]) + 0.5) * NEAR_CELL
+    cy = (jnp.arange(NEAR_GRID[1]) + 0.5) * NEAR_CELL
+    centres = jnp.stack(jnp.meshgrid(cx, cy, indexing="ij"), axis=-1)
+    _, index = jax.lax.top_k(-obstacle_distance(centres, obs), NEAR_OBSTACLES)
+    return index.astype(jnp.int8)
+
+
+def near_obstacles(x: jnp.ndarray, y: jnp.ndarray, obs: Obstacles, near: jnp.ndarray) -> Obstacles:
+    """The obstacles a body at x, y [...] can reach in one tick, fields [..., NEAR_OBSTACLES]:
+    those listed for its cell in `near` (`near_table` of `obs`)."""
+    i = jnp.clip(jnp.floor(x / NEAR_CELL).astype(jnp.int32), 0, NEAR_GRID[0] - 1)
+    j = jnp.clip(jnp.floor(y / NEAR_CELL).astype(jnp.int32), 0, NEAR_GRID[1] - 1)
+    index = near[i, j].astype(jnp.int32)
     return jax.tree.map(lambda field: jnp.asarray(field)[index], obs)
 
 
@@ -179,7 +194,7 @@ def sweep_reach(
 ) -> jnp.ndarray:  # fmt: skip
     """Furthest fraction [..., P] of each straight path a body travels before it touches an
     obstacle or the map border: bodies at x, y [...], paths px, py [..., P], and for each body
-    the obstacles to test, fields [..., K] (e.g. from `nearest_obstacles`).
+    the obstacles to test, fields [..., K] (e.g. from `near_obstacles`).
 
     Exact (time of first contact of a moving disc against discs and rounded rectangles): a blocked
     body stops touching the obstacle. A path is blocked only where it would overlap an obstacle or

@@ -20,9 +20,8 @@ from marl_bgs.core.arena import (
     MAP_HEIGHT,
     MAP_WIDTH,
     MOVE_VECTORS,
-    NEAR_OBSTACLES,
 )
-from marl_bgs.core.geometry import Obstacles, body_fits, nearest_obstacles, sweep_reach
+from marl_bgs.core.geometry import Obstacles, body_fits, near_obstacles, near_table, sweep_reach
 
 CHARGE_STEPS = 8
 CONTACT = 2.0 * BODY_RADIUS
@@ -99,7 +98,9 @@ def charge(
     return jnp.where(clash[:, None], pos, landing)
 
 
-def _path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> tuple[jnp.ndarray, ...]:
+def _path(
+    start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles, near: jnp.ndarray
+) -> tuple[jnp.ndarray, ...]:
     """Each body's path past the obstacles: straight, else sliding along x or y.
 
     Returns (vx, vy, reach) [10]: the chosen path's full displacement and the fraction of it the
@@ -110,8 +111,9 @@ def _path(start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles) -> tuple[
     zero = jnp.zeros_like(sx)
     px = jnp.stack([sx, sx, zero], axis=1)  # [10, 3]: straight, x only, y only
     py = jnp.stack([sy, zero, sy], axis=1)
-    near = nearest_obstacles(start[:, 0], start[:, 1], obstacles, NEAR_OBSTACLES)
-    reach = sweep_reach(start[:, 0], start[:, 1], px, py, near)
+    reach = sweep_reach(
+        start[:, 0], start[:, 1], px, py, near_obstacles(start[:, 0], start[:, 1], obstacles, near)
+    )
     progress = reach * (px * sx[:, None] + py * sy[:, None])
     best = jax.nn.one_hot(jnp.argmax(progress + jnp.array([2e-5, 1e-5, 0.0]), axis=1), 3)
     pick = lambda a: jnp.sum(best * a, axis=1)  # noqa: E731
@@ -151,9 +153,12 @@ def _contacts(
 
 def move(
     start: jnp.ndarray, world_move: jnp.ndarray, speed: jnp.ndarray, mobile: jnp.ndarray,
-    solid: jnp.ndarray, obstacles: Obstacles,
+    solid: jnp.ndarray, obstacles: Obstacles, near: jnp.ndarray | None = None,
 ) -> jnp.ndarray:  # fmt: skip
     """Ordinary movement of every slot at once; returns final positions [10, 2].
+
+    `near` is the map's table of obstacles near each cell (`geometry.near_table`, kept in the
+    game state; computed here when not given).
 
     Bodies move at the same time, each at constant velocity along its path (`_path`) during the
     tick (t from 0 to 1). Events are resolved in time order: a body stops for the rest of the tick
@@ -163,7 +168,8 @@ def move(
     parallel (each group in its own time order).
     """
     step = jnp.asarray(MOVE_VECTORS)[world_move] * (speed * mobile)[:, None]
-    vx, vy, reach = _path(start, step, obstacles)
+    near = near_table(obstacles) if near is None else near
+    vx, vy, reach = _path(start, step, obstacles, near)
     moving = (vx != 0.0) | (vy != 0.0)
     n = start.shape[0]
     bx, by = start[:, 0], start[:, 1]

@@ -25,7 +25,7 @@ import numpy as np
 from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH, NUM_MOVES
 from marl_bgs.core.checks import check_bool, check_float, check_int, shown
 from marl_bgs.core.errors import ConfigError
-from marl_bgs.core.geometry import body_fits
+from marl_bgs.core.geometry import body_fits, near_table
 from marl_bgs.core.movement import free_grid
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm import maps
@@ -197,11 +197,12 @@ def author_state(
     t = check_int(tick, "tick", 0, rules.tick_limit - 1)
     waves = _pair(wave, "wave") if wave is not None else (rules.wave_period - 1,) * 2
     w = [check_int(waves[i], f"wave[{i}]", 0, rules.wave_period - 1) for i in (0, 1)]
-    free = free_grid(jax.tree.map(jnp.asarray, obstacles))
+    terrain = jax.tree.map(jnp.asarray, obstacles)
+    free, near = free_grid(terrain), near_table(terrain)
     map_number = jnp.int32(spec.record_id)
     unset = jnp.zeros((10, 10), bool)  # sight lines: computed below from the authored positions
     base = start_state(
-        obstacles, free, unset, jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(),
+        obstacles, free, near, unset, jnp.asarray(u["cls"]), jnp.bool_(swap), rules.to_rules(),
         map_number, jnp.int32(0), message_dim,
     )  # fmt: skip
     units_state = base.units.replace(

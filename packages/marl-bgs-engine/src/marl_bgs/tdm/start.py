@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from marl_bgs.core.geometry import Obstacles
+from marl_bgs.core.geometry import Obstacles, near_table
 from marl_bgs.core.movement import free_grid
 from marl_bgs.core.pool import StartPool, check_weights
 from marl_bgs.core.pytree import batch_states
@@ -27,12 +27,14 @@ from marl_bgs.tdm.tables import lookup, spawn_pads
 
 
 def start_state(
-    obstacles: Obstacles, free: jnp.ndarray, clear: jnp.ndarray, class_id: jnp.ndarray,
-    swap: jnp.ndarray, rules: Rules, map_id: jnp.ndarray, episode: jnp.ndarray, message_dim: int,
+    obstacles: Obstacles, free: jnp.ndarray, near: jnp.ndarray, clear: jnp.ndarray,
+    class_id: jnp.ndarray, swap: jnp.ndarray, rules: Rules, map_id: jnp.ndarray,
+    episode: jnp.ndarray, message_dim: int,
 ) -> GameState:  # fmt: skip
     """A game at tick 0: every roster agent alive on its pad at full health, no statuses.
 
-    `free` and `clear` are the map's free grid and the pads' sight lines for this swap."""
+    `free`, `near` and `clear` are the map's free grid and table of near obstacles
+    (`movement.free_grid`, `geometry.near_table`) and the pads' sight lines for this swap."""
     zeros = jnp.zeros(NUM_SLOTS, jnp.int32)
     units = Units(
         class_id=class_id.astype(jnp.int32),
@@ -58,6 +60,7 @@ def start_state(
         units=units,
         obstacles=obstacles,
         free=jnp.asarray(free, bool),
+        near=jnp.asarray(near, jnp.int8),
         clear=jnp.asarray(clear, bool),
         rules=rules,
         score=jnp.zeros(2, jnp.int32),
@@ -75,13 +78,13 @@ def _entry(
     obstacles: Obstacles, class_id: jnp.ndarray, rules: Rules, map_id: jnp.ndarray, message_dim: int
 ) -> GameState:
     """Both sides [2, ...] of one (map, roster pair) entry at tick 0."""
-    free = free_grid(obstacles)
+    free, near = free_grid(obstacles), near_table(obstacles)
 
     def side(swap: bool) -> GameState:
         clear = sight_lines(spawn_pads(jnp.bool_(swap)), obstacles)
         return start_state(
-            obstacles, free, clear, class_id, jnp.bool_(swap), rules, map_id, jnp.int32(0),
-            message_dim,
+            obstacles, free, near, clear, class_id, jnp.bool_(swap), rules, map_id,
+            jnp.int32(0), message_dim,
         )  # fmt: skip
 
     return batch_states([side(False), side(True)])
@@ -116,14 +119,16 @@ def entry_index(map_index: Any, roster_index: Any, num_rosters: int) -> jnp.ndar
 
 
 def with_active_obstacles(state: GameState, active: jax.Array) -> GameState:
-    """One game's state with obstacle slots switched on or off (bool [32]), its derived free grid
-    and sight lines recomputed. Map it over a pool's states (`jax.vmap` twice: entries, sides)
-    to make a curriculum stage; only active obstacles block bodies and sight."""
+    """One game's state with obstacle slots switched on or off (bool [32]), its derived free grid,
+    near-obstacle table and sight lines recomputed. Map it over a pool's states (`jax.vmap`
+    twice: entries, sides) to make a curriculum stage; only active obstacles block bodies and
+    sight."""
     obstacles = state.obstacles.replace(
         active=jnp.asarray(active, bool) & (state.obstacles.kind > 0)
     )
     return state.replace(
         obstacles=obstacles,
         free=free_grid(obstacles),
+        near=near_table(obstacles),
         clear=sight_lines(state.units.pos, obstacles),
     )

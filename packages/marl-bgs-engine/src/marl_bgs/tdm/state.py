@@ -1,11 +1,11 @@
 """The game state: one explicit pytree with fixed shapes per game (10 slots, padded obstacles).
 
-Slots 0-4 are team A's roster slots, 5-9 team B's. Positions are in the world frame. Two fields
-are caches derived from others and kept with them by every engine function: `free` (from the
-obstacles) and `clear` (sight lines, from positions and obstacles; after editing positions by hand,
-call `perception.refresh_sight_lines`). Every duration
-counts the number of upcoming decisions it still affects: a stun of 1 applied on tick t blocks the
-decision of tick t+1 and is gone after it. A leading batch axis is added by the environment.
+Slots 0-4 are team A's roster slots, 5-9 team B's. Positions are in the world frame. Three fields
+are caches derived from others and kept with them by every engine function: `free` and `near`
+(from the obstacles) and `clear` (sight lines, from positions and obstacles; after editing
+positions by hand, call `perception.refresh_sight_lines`). Every duration counts the number of
+upcoming decisions it still affects: a stun of 1 applied on tick t blocks the decision of tick
+t+1 and is gone after it. A leading batch axis is added by the environment.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class GameState:
     units: Units
     obstacles: Obstacles
     free: jnp.ndarray  # bool [81, 41]: where a body fits on a 0.25 grid (derived from obstacles)
+    near: jnp.ndarray  # int8 [20, 10, 12]: obstacles near each unit cell (derived from obstacles)
     clear: jnp.ndarray  # bool [10, 10]: no obstacle between slots i and j (derived from positions)
     rules: Rules
     score: jnp.ndarray  # int32 [2]: team A, team B

@@ -56,7 +56,7 @@ def transition(
     world_move = to_world_move(accepted[:, 0], state.swap)
     mobile = can_move(state) & units.alive
     speed = movement_speed(u0, state.rules.shield_speed)
-    moved = move(after_charge, world_move, speed, mobile, solid, state.obstacles)
+    moved = move(after_charge, world_move, speed, mobile, solid, state.obstacles, state.near)
     ending = units.alive & (u0.shield == 1)
     settled = units.alive & ((u0.shield == 0) | ending)
     cleared, displaced = clear_bodies(

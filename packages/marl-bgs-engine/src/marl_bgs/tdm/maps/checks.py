@@ -20,7 +20,14 @@ from functools import cache
 import jax
 import numpy as np
 
-from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH, MAX_STEP, NEAR_OBSTACLES
+from marl_bgs.core.arena import (
+    BODY_RADIUS,
+    MAP_HEIGHT,
+    MAP_WIDTH,
+    MAX_STEP,
+    NEAR_CELL,
+    NEAR_OBSTACLES,
+)
 from marl_bgs.core.geometry import body_fits, clearance, obstacle_distance, segment_blocked
 from marl_bgs.tdm.constants import SPAWN_PAD_X, SPAWN_PAD_Y
 from marl_bgs.tdm.maps.registry import MapError, MapSpec
@@ -123,32 +130,35 @@ def unreachable_pads(spec: MapSpec, resolution: float = 0.05) -> list[str]:
     return [PAD_NAMES[p] for p, (r, c) in enumerate(cells) if not reached[r, c]]
 
 
-def crowding(spec: MapSpec, resolution: float = 0.1) -> tuple[int, float, float]:
-    """The most obstacles within one tick's reach (MAX_STEP + BODY_RADIUS) of a body centre, and
-    the grid point (x, y) where they are.
+# How far from a cell's centre an obstacle a body in the cell can reach in one tick may lie.
+CELL_REACH = MAX_STEP + BODY_RADIUS + NEAR_CELL * math.sqrt(0.5)
 
-    Counted on a grid of body centres with the reach widened by half a cell diagonal, so the count
-    bounds every point between the grid nodes too.
+
+def crowding(spec: MapSpec) -> tuple[int, float, float]:
+    """The most obstacles a body in one NEAR_CELL cell of the field can reach in a tick, and that
+    cell's lower corner (x, y).
+
+    Counted from the cell's centre out to one tick's reach (MAX_STEP + BODY_RADIUS) plus half the
+    cell's diagonal, so every obstacle a body anywhere in the cell can touch is counted (movement
+    tests the NEAR_OBSTACLES obstacles nearest to the centre of the body's cell).
     """
-    nodes = _node_grid(resolution)
-    inside = (nodes[..., 0] >= BODY_RADIUS) & (nodes[..., 0] <= MAP_WIDTH - BODY_RADIUS)
-    inside &= (nodes[..., 1] >= BODY_RADIUS) & (nodes[..., 1] <= MAP_HEIGHT - BODY_RADIUS)
-    points = nodes[inside]
-    reach = MAX_STEP + BODY_RADIUS + resolution * math.sqrt(0.5)
-    counts = np.sum(np.asarray(_distance(points, spec.to_obstacles())) < reach, axis=-1)
-    worst = int(np.argmax(counts))
-    return int(counts[worst]), float(points[worst, 0]), float(points[worst, 1])
+    centres = _grid(NEAR_CELL, centred=True)
+    counts = np.sum(np.asarray(_distance(centres, spec.to_obstacles())) < CELL_REACH, axis=-1)
+    row, col = np.unravel_index(int(np.argmax(counts)), counts.shape)
+    return int(counts[row, col]), float(col * NEAR_CELL), float(row * NEAR_CELL)
 
 
 def check_playable(spec: MapSpec, source: str = "map", resolution: float = 0.05) -> None:
     """Raise MapError if a spawn pad is blocked, the pads are not all connected, or more than
-    NEAR_OBSTACLES obstacles lie within one tick's reach of a point (movement tests only that
-    many per body)."""
+    NEAR_OBSTACLES obstacles lie within one tick's reach of a cell of the field (`crowding`:
+    movement tests only that many per body)."""
     crowded, x, y = crowding(spec)
     if crowded > NEAR_OBSTACLES:
         raise MapError(
-            f"{source}.obstacles: {crowded} obstacles lie within {MAX_STEP + BODY_RADIUS:g} units "
-            f"of ({x:g}, {y:g}); at most {NEAR_OBSTACLES} may lie that close to any point"
+            f"{source}.obstacles: {crowded} obstacles lie within one tick's reach "
+            f"({MAX_STEP + BODY_RADIUS:g} units) of the cell x {x:g}-{x + NEAR_CELL:g}, "
+            f"y {y:g}-{y + NEAR_CELL:g} (counted out to {CELL_REACH:.2f} from its centre); at most "
+            f"{NEAR_OBSTACLES} may lie that close to one cell"
         )
     blocked = blocked_pads(spec)
     if blocked:

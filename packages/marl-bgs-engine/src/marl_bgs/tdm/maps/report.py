@@ -125,9 +125,9 @@ left pad 0`. Besides the keys and limits above:
 - Playability: every spawn pad holds a body clear of obstacles, and a body can walk from left pad
   0 to every other pad (a flood fill on a 0.05 grid with the engine's collision geometry).
 - Crowding: at most 12 obstacles lie within 2.5 map units (one tick's longest move plus a body's
-  radius) of any point a body can stand on, because movement tests only the 12 obstacles nearest
-  to each body (`marl_bgs.tdm.maps.checks.crowding` gives a map's count; the shipped maps have
-  at most 10).
+  radius) of any 1 x 1 cell of the field (counted out to 3.21 from the cell's centre), because
+  movement tests only the 12 obstacles a per-map table lists for the body's cell
+  (`marl_bgs.tdm.maps.checks.crowding` gives a map's count; the shipped maps have at most 12).
 
 Using a custom map:
 
