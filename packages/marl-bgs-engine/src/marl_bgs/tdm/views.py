@@ -159,7 +159,7 @@ def _observer_columns(pairs: jnp.ndarray) -> jnp.ndarray:
 def _unit_columns(state: GameState, team: int) -> tuple[jnp.ndarray, dict[str, jnp.ndarray]]:
     """Per-unit fields as `team` reads them (its frame, its naming), rows in world slot order.
 
-    Returns the `_PER_UNIT` values as one table [10 slots, U] and the `_ONE_HOT` indices [10].
+    Returns the `_PER_UNIT` values as one table [U, 10 slots] and the `_ONE_HOT` indices [10].
     """
     u = state.units
     cls = u.class_id
@@ -180,7 +180,7 @@ def _unit_columns(state: GameState, team: int) -> tuple[jnp.ndarray, dict[str, j
         "ultimate_amount": lookup(C.ULT_DAMAGE + C.ULT_HEAL, cls),
         "last_ultimate": u.last_ult,
     }  # fmt: skip
-    table = jnp.stack([values[name].astype(jnp.float32) for name in _PER_UNIT], axis=-1)
+    table = jnp.stack([values[name].astype(jnp.float32) for name in _PER_UNIT])
     indices = {
         "class_onehot": cls - 1,
         "last_move": jnp.where(left, u.last_move, jnp.asarray(MIRROR_MOVE)[u.last_move]),
@@ -251,9 +251,11 @@ def view_blocks(state: GameState, shared_sight: bool = True, full: bool = False)
         name: _by_team(*(f32(ix[name][:, None] == jnp.arange(k)) for ix in indices))
         for name, k in _ONE_HOT.items()
     }
-    per_unit = jnp.where(vis[..., None], _to_agents(_by_team(*tables)), 0.0)  # [2, 5, 10, U]
+    # [2, 5, U, 10]: built with rows last, the layout of the flat vector (no transposes).
+    by_team = jnp.stack([tables[0], jnp.roll(tables[1], TEAM_SIZE, axis=-1)])
+    per_unit = jnp.where(vis[:, :, None, :], _to_agents(by_team), 0.0)
     one_hot = {name: jnp.where(vis[..., None], _to_agents(c), 0.0) for name, c in codes.items()}
-    x = _to_agents(_by_team(*(t[:, _PER_UNIT.index("x")] for t in tables)))
+    x = _to_agents(_by_team(*(t[_PER_UNIT.index("x")] for t in tables)))
     self_x = _agents(_frame_x(u.pos[:, 0], spawn_left(state.swap)))[..., None]
     per_agent = {
         "visible": f32(vis),
@@ -275,7 +277,7 @@ def view_blocks(state: GameState, shared_sight: bool = True, full: bool = False)
         seen_by = seen_by | True
     return ViewBlocks(
         per_agent=jnp.stack([per_agent[name] for name in _PER_AGENT], axis=2),
-        per_unit=jnp.swapaxes(per_unit, 2, 3),
+        per_unit=per_unit,
         one_hot=one_hot,
         public=_to_agents(jnp.stack(public)),
         self_slot=jnp.asarray(SELF_SLOT),
