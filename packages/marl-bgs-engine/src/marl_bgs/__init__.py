@@ -29,6 +29,7 @@ from marl_bgs.tdm.authoring import UnitSpec, author_state
 from marl_bgs.tdm.facts import Facts
 from marl_bgs.tdm.mode import AGENTS, TDMEnv, TeamDeathmatch
 from marl_bgs.tdm.perception import refresh_sight_lines
+from marl_bgs.tdm.scripted import SCRIPTED, scripted_policy
 from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.views import AgentView
 
@@ -36,6 +37,7 @@ __version__ = _version("marl-bgs-engine")
 __all__ = [
     "AGENTS",
     "MODES",
+    "SCRIPTED",
     "ActionMasks",
     "AgentView",
     "BatchedEnv",
@@ -62,6 +64,7 @@ __all__ = [
     "random_policy",
     "refresh_sight_lines",
     "register",
+    "scripted_policy",
     "tdm",
     "team_inputs",
     "team_step",

@@ -1,0 +1,101 @@
+"""The scripted teams as team policies under the engine's team contract (see `marl_bgs.core.team`).
+
+Each reads only its team's `TeamInputs` (views and masks), is deterministic (keys unused) and
+keeps a small memory per game: the enemy health it saw last tick (to spot healed targets) and
+its agents' steering memory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.team import Policy, TeamInputs
+from marl_bgs.tdm.scripted import combat, route, steering
+from marl_bgs.tdm.scripted.picture import Picture, obstacles_seen, picture
+from marl_bgs.tdm.scripted.styles import STYLES, Style
+
+
+@pytree_dataclass
+class Memory:
+    """One game's memory of a scripted team."""
+
+    last_health: jnp.ndarray  # float32 [10]: health of each row last tick, -1 where unseen
+    enemy_pos: jnp.ndarray  # float32 [10, 2]: where each row was last seen alive
+    enemy_age: jnp.ndarray  # int32 [10]: ticks since then (FORGET: not remembered)
+    steering: steering.Steering
+    ready: jnp.ndarray  # bool []: `grid` has been worked out for this game's map
+    grid: route.Terrain  # the map's points and passable steps (`route.terrain`)
+    field: jnp.ndarray  # float32 [20, 10]: walking distance to the team's goal
+
+
+# Enemies seen this many ticks ago are no longer hunted where they were.
+FORGET = 20
+# Agents this close to where an enemy was last seen would see it if it were still there.
+ARRIVED = 2.0
+
+
+def _start(key: jax.Array) -> Memory:
+    del key
+    return Memory(
+        last_health=jnp.full(10, -1.0, jnp.float32),
+        enemy_pos=jnp.zeros((10, 2), jnp.float32),
+        enemy_age=jnp.full(10, FORGET, jnp.int32),
+        steering=steering.start_steering(),
+        ready=jnp.bool_(False),
+        grid=route.empty_terrain(),
+        field=route.start_field(),
+    )
+
+
+def _remember(p: Picture, memory: Memory) -> tuple[jnp.ndarray, jnp.ndarray, jnp.ndarray]:
+    """(enemy_pos, enemy_age, lead): last sightings updated, and the freshest one to hunt
+    ([2], NaN when none)."""
+    seen = p.enemy & p.alive & (p.shield == 0)
+    pos = jnp.where(seen[:, None], p.pos, memory.enemy_pos)
+    age = jnp.where(seen, 0, jnp.minimum(memory.enemy_age + 1, FORGET))
+    mine = p.alive & ~p.enemy
+    gap = jnp.sqrt(jnp.sum(jnp.square(pos[:, None] - p.pos[None, :]), axis=-1))
+    visited = jnp.any(mine[None, :] & (gap < ARRIVED), axis=1) & ~seen
+    age = jnp.where(visited | (p.known & ~p.alive) | ~p.enemy, FORGET, age)
+    fresh = jnp.argmin(age)
+    lead = jnp.where(age[fresh] < FORGET, pos[fresh], jnp.nan)
+    return pos, age, lead
+
+
+def decide(style: Style, inputs: Any, memory: Memory) -> tuple[jax.Array, Memory]:
+    """One game's actions [5, 3] (own frame) and memory; `inputs` without the game axis."""
+    p = picture(inputs.views)
+    target, ult = combat.choose(p, inputs.masks.pair, memory.last_health, style)
+    enemy_pos, enemy_age, lead = _remember(p, memory)
+    goal, wanted, team_goal = steering.goals(p, style, lead)
+    field = route.relax(memory.field, memory.grid, team_goal)
+    move, steer = steering.choose(
+        p, inputs.masks.move, memory.steering, style, goal, wanted, team_goal, field, memory.grid
+    )
+    seen = jnp.where(p.known, p.health, -1.0)
+    actions = jnp.stack([move, target, ult], axis=-1)
+    return actions, Memory(seen, enemy_pos, enemy_age, steer, memory.ready, memory.grid, field)
+
+
+def _obstacles(views: Any) -> Any:
+    return obstacles_seen(views.public)
+
+
+def scripted_policy(name: str) -> Policy:
+    """The scripted team `name`: "tdm-alpha", "tdm-beta", "tdm-gamma" or "rush"."""
+    if name not in STYLES:
+        raise ConfigError(f"name: unknown scripted team {name!r}; allowed: {sorted(STYLES)}")
+    style = STYLES[name]
+
+    def act(keys: jax.Array, memory: Memory, inputs: TeamInputs) -> tuple[jax.Array, Memory]:
+        del keys
+        grid = route.prepare(memory.ready, memory.grid, jax.vmap(_obstacles)(inputs.views))
+        memory = memory.replace(ready=jnp.ones_like(memory.ready), grid=grid)
+        return jax.vmap(lambda i, m: decide(style, i, m))(inputs, memory)
+
+    return Policy(name=name, act=act, init=_start)

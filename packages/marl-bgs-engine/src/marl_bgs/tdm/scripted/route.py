@@ -1,0 +1,139 @@
+"""Routes around obstacles for the scripted teams: walking distances on a 1 x 1 grid of the field.
+
+Each cell is stood for by its centre, or where a body does not fit there by the first of four
+points around it that fits (so narrow passages between obstacles stay connected). A game's
+`terrain` (those points, and which steps between neighbouring cells' points a body can take) is a
+constant of its map, worked out once per game from the public obstacles and kept in the team's
+memory; at most `FRESH_PER_TICK` games a tick work theirs out (all of them when more start at
+once, as at the first tick). The walking distance to the team's goal is relaxed a few sweeps every
+tick from the previous tick's field (the goal moves little from tick to tick), so a route settles
+within a few ticks of a new goal.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, NEAR_GRID, NEAR_OBSTACLES
+from marl_bgs.core.geometry import Obstacles, body_fits, near_obstacles, near_table
+
+SHAPE = (round(MAP_WIDTH), round(MAP_HEIGHT))  # cells of 1 x 1, [x, y]
+STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
+FAR = 99.0  # unreachable
+SWEEPS = 4  # relaxation sweeps per tick
+FRESH_PER_TICK = 8
+
+_CENTRES = np.stack(
+    np.meshgrid(np.arange(SHAPE[0]) + 0.5, np.arange(SHAPE[1]) + 0.5, indexing="ij"), axis=-1
+).astype(np.float32)  # [20, 10, 2]
+# Where a cell may be stood for: its centre first, then four points around it.
+_OFFSETS = np.array([(0, 0), (0.3, 0.3), (-0.3, 0.3), (0.3, -0.3), (-0.3, -0.3)], np.float32)
+
+# points [20, 10, 2], step lengths [20, 10, 8] (FAR where no step), near-obstacle table
+# (`geometry.near_table`)
+Terrain = tuple[jax.Array, jax.Array, jax.Array]
+# Each cell's neighbour in each direction of STEPS, as a flat index (200: outside the field).
+_NEIGHBOUR = np.full((SHAPE[0] * SHAPE[1], len(STEPS)), SHAPE[0] * SHAPE[1], np.int32)
+for _i in range(SHAPE[0]):
+    for _j in range(SHAPE[1]):
+        for _k, (_dx, _dy) in enumerate(STEPS):
+            if 0 <= _i + _dx < SHAPE[0] and 0 <= _j + _dy < SHAPE[1]:
+                _NEIGHBOUR[_i * SHAPE[1] + _j, _k] = (_i + _dx) * SHAPE[1] + _j + _dy
+
+
+def _shift(a: jax.Array, dx: int, dy: int, fill: float | bool) -> jax.Array:
+    """a[i + dx, j + dy] over the cells [20, 10, ...], `fill` outside the field."""
+    pad = [(1, 1), (1, 1)] + [(0, 0)] * (a.ndim - 2)
+    padded = jnp.pad(a, pad, constant_values=fill)
+    return padded[1 + dx : 1 + dx + SHAPE[0], 1 + dy : 1 + dy + SHAPE[1]]
+
+
+def terrain(obs: Obstacles) -> Terrain:
+    """Each cell's point (`_OFFSETS`; the centre where nothing fits), the length of the step
+    from it to the neighbour's point in each direction of `STEPS` (FAR where a body cannot take
+    it: both points and their midpoint must fit), and the obstacles near each cell (for testing
+    moves)."""
+    near = near_table(obs)
+    # The obstacles near each cell (all a body within reach of the cell can touch), [20, 10, 1, 12].
+    centres = jnp.asarray(_CENTRES)
+    local = near_obstacles(centres[..., 0], centres[..., 1], obs, near)
+    local = jax.tree.map(lambda f: f[:, :, None], local)
+    trials = centres[:, :, None, :] + jnp.asarray(_OFFSETS)  # [20, 10, 5, 2]
+    ok = body_fits(trials, local)
+    fits = jnp.any(ok, axis=-1)
+    first = jnp.argmax(ok, axis=-1)
+    points = jnp.take_along_axis(trials, first[:, :, None, None], axis=2)[:, :, 0]
+    steps = []
+    for dx, dy in STEPS:
+        other, other_fits = _shift(points, dx, dy, 0.0), _shift(fits, dx, dy, False)
+        mid = 0.5 * (points + other)
+        ok = fits & other_fits & body_fits(mid[:, :, None], local)[:, :, 0]
+        length = jnp.sqrt(jnp.sum(jnp.square(other - points), axis=-1))
+        steps.append(jnp.where(ok, length, FAR))
+    return points, jnp.stack(steps, axis=-1), near
+
+
+def empty_terrain() -> Terrain:
+    """The terrain of a game not worked out yet (no steps)."""
+    near = jnp.zeros((*NEAR_GRID, NEAR_OBSTACLES), jnp.int8)
+    return jnp.zeros((*SHAPE, 2), jnp.float32), jnp.full((*SHAPE, len(STEPS)), FAR), near
+
+
+def prepare(ready: jax.Array, grid: Terrain, obs: Obstacles) -> Terrain:
+    """Batched [n]: each game's `terrain`, worked out for the games not `ready` (see module)."""
+    n = ready.shape[0]
+    need = ~ready
+
+    def some(grid: Terrain) -> Terrain:
+        idx = jnp.nonzero(need, size=FRESH_PER_TICK, fill_value=n)[0]
+        fresh = jax.vmap(terrain)(jax.tree.map(lambda a: a[jnp.minimum(idx, n - 1)], obs))
+        return jax.tree.map(lambda g, f: g.at[idx].set(f, mode="drop"), grid, fresh)
+
+    def every(grid: Terrain) -> Terrain:
+        fresh = jax.vmap(terrain)(obs)
+        pick = lambda g, f: jnp.where(need.reshape(-1, *[1] * (g.ndim - 1)), f, g)  # noqa: E731
+        return jax.tree.map(pick, grid, fresh)
+
+    if n <= FRESH_PER_TICK:
+        return jax.lax.cond(jnp.any(need), every, lambda g: g, grid)
+    branch = jnp.where(jnp.any(need), 1 + (jnp.sum(need) > FRESH_PER_TICK), 0)
+    return jax.lax.switch(branch, [lambda g: g, some, every], grid)
+
+
+def relax(field: jax.Array, grid: Terrain, goal: jax.Array) -> jax.Array:
+    """One game: the walking-distance field [20, 10] (from each cell's point) to `goal` [2]
+    after `SWEEPS` sweeps from `field`. Cells whose point lies within 1.5 of the goal are seeded
+    with their straight distance."""
+    points, steps, _ = grid
+    straight = jnp.sqrt(jnp.sum(jnp.square(points - goal), axis=-1))
+    seed = jnp.where((straight <= 1.5) & jnp.any(steps < FAR, axis=-1), straight, FAR).ravel()
+    cost = steps.reshape(-1, len(STEPS))
+    neighbour = jnp.asarray(_NEIGHBOUR)
+
+    def sweep(flat: jax.Array, _: None) -> tuple[jax.Array, None]:
+        padded = jnp.append(flat, FAR)
+        best = jnp.min(padded[neighbour] + cost, axis=-1)
+        return jnp.minimum(jnp.minimum(best, seed), FAR), None
+
+    return jax.lax.scan(sweep, field.ravel(), None, length=SWEEPS)[0].reshape(SHAPE)
+
+
+def walking(field: jax.Array, grid: Terrain, at: jax.Array) -> jax.Array:
+    """Walking distance [...] from points `at` [..., 2] to the goal: through the best point of
+    the four nearest cells (FAR where none is reachable)."""
+    points, _, _ = grid
+    base = jnp.floor(at - 0.5).astype(jnp.int32)
+    best = jnp.full(at.shape[:-1], FAR, jnp.float32)
+    for ox, oy in ((0, 0), (1, 0), (0, 1), (1, 1)):
+        i = jnp.clip(base[..., 0] + ox, 0, SHAPE[0] - 1)
+        j = jnp.clip(base[..., 1] + oy, 0, SHAPE[1] - 1)
+        hop = jnp.sqrt(jnp.sum(jnp.square(at - points[i, j]), axis=-1))
+        best = jnp.minimum(best, field[i, j] + hop)
+    return best
+
+
+def start_field() -> jax.Array:
+    """A field with no goal yet."""
+    return jnp.full(SHAPE, FAR, jnp.float32)

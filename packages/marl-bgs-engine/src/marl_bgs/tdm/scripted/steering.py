@@ -1,0 +1,156 @@
+"""Where each agent of a scripted team steps: every legal move is scored by where it would end.
+
+A move is scored by how close its end point comes to the agent's wanted distance from its goal,
+whether the goal is in a straight line from there (so agents round obstacles instead of pressing
+into them), whether the body fits there, and the style's habits: formation around the Warrior,
+keeping out of enemy melee reach, not crowding teammates, leaving the own Red Zone while enemies
+are near. An agent stuck for two ticks detours sideways for a while (memory).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from marl_bgs.core.arena import MOVE_VECTORS
+from marl_bgs.core.geometry import body_fits, near_obstacles, segment_blocked
+from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.tdm import classes as C
+from marl_bgs.tdm.constants import TEAM_SIZE
+from marl_bgs.tdm.scripted import route
+from marl_bgs.tdm.scripted.combat import distances, priority, reach, threats
+from marl_bgs.tdm.scripted.picture import Picture
+from marl_bgs.tdm.scripted.styles import Style
+
+DETOUR_TICKS = 6
+# Fractions of a move tested for fit: at most 0.67 apart for a step of 2, so a body crossing a
+# wall between two of them comes within 0.34 of it at one (a body's radius is 0.5).
+PATH_SAMPLES = (1 / 3, 2 / 3, 1.0)
+DANGER = 7.0  # enemies this close make the own Red Zone a place to leave
+CROWD = 0.3  # how much agents avoid stepping into a teammate (the engine blocks bodies anyway)
+
+
+@pytree_dataclass
+class Steering:
+    """Per-agent movement memory [5]."""
+
+    last_pos: jnp.ndarray  # float32 [5, 2]
+    mobile: jnp.ndarray  # bool: could move last tick
+    stuck: jnp.ndarray  # int32: ticks in a row without progress
+    detour: jnp.ndarray  # int32: detour ticks left
+    side: jnp.ndarray  # float32: +1 left of the goal direction, -1 right
+
+
+def start_steering() -> Steering:
+    """Memory of a fresh game."""
+    return Steering(
+        last_pos=jnp.full((TEAM_SIZE, 2), -1.0, jnp.float32),
+        mobile=jnp.zeros(TEAM_SIZE, bool),
+        stuck=jnp.zeros(TEAM_SIZE, jnp.int32),
+        detour=jnp.zeros(TEAM_SIZE, jnp.int32),
+        side=jnp.ones(TEAM_SIZE, jnp.float32),
+    )
+
+
+def goals(p: Picture, style: Style, lead: jnp.ndarray) -> tuple[jnp.ndarray, ...]:
+    """(goal [5, 2], wanted distance from it [5]) of each own agent, and the team's goal [2]
+    (its focus, else where an enemy was last seen, else the rally point); `lead` [2] is where an
+    enemy was last seen (NaN when none is remembered)."""
+    cls = p.class_id[:TEAM_SIZE]
+    dist = distances(p)
+    foes = threats(p)
+    any_foe = jnp.any(foes)
+    pri = priority(p, style)
+    # Melee goes for the best enemy it can reach soon; ranged agents for the team's focus.
+    own_pick = jnp.argmax(jnp.where(foes[None, :], pri - 0.15 * dist, -jnp.inf), axis=1)
+    nearest = jnp.argmin(jnp.where(foes[None, :], dist, jnp.inf), axis=1)
+    focus = jnp.argmax(jnp.where(foes, pri, -jnp.inf))
+    melee = (cls == C.WARRIOR) | (cls == C.ROGUE)
+    target = jnp.where(melee, own_pick, focus)
+    if style.rush:
+        target = nearest
+    goal = p.pos[target]
+    wanted = jnp.where(melee | style.rush, 1.0, reach(p) - 0.4)
+    # The Priest follows the most hurt living ally (itself included), a little behind it.
+    allies = p.alive[:TEAM_SIZE]
+    patient = jnp.argmin(jnp.where(allies, p.frac[:TEAM_SIZE], jnp.inf))
+    behind = p.pos[patient] - jnp.asarray([style.priest_behind, 0.0])
+    priest = (cls == C.PRIEST) & ~style.rush
+    goal = jnp.where(priest[:, None], behind, goal)
+    wanted = jnp.where(priest, 0.0, wanted)
+    # Nobody known: where an enemy was last seen, else the style's rally point.
+    rally = jnp.where(jnp.isnan(lead), jnp.asarray(style.rally, jnp.float32), lead)
+    rally = jnp.broadcast_to(rally, (TEAM_SIZE, 2))
+    goal = jnp.where(any_foe | priest[:, None], goal, rally)
+    wanted = jnp.where(any_foe | priest, wanted, 0.0)
+    team_goal = jnp.where(any_foe, p.pos[focus], rally[0])
+    return goal, wanted, team_goal
+
+
+def choose(
+    p: Picture, move_mask: jnp.ndarray, memory: Steering, style: Style, goal: jnp.ndarray,
+    wanted: jnp.ndarray, team_goal: jnp.ndarray, field: jnp.ndarray, grid: route.Terrain,
+) -> tuple[jnp.ndarray, Steering]:  # fmt: skip
+    """(move [5], memory) from the move masks [5, 9], each agent's goal and wanted distance
+    (`goals`) and the walking distances to the team's goal (`route.relax`)."""
+    me = p.pos[:TEAM_SIZE]
+    cls = p.class_id[:TEAM_SIZE]
+    step = jnp.asarray(MOVE_VECTORS)[None, :, :] * p.speed[:TEAM_SIZE, None, None]
+    # Where each move ends against obstacles (bodies aside): as far along it as a body fits,
+    # tested at points along the way against the obstacles near the agent.
+    near = near_obstacles(me[:, 0], me[:, 1], p.obstacles, grid[2])  # [5, 12]
+    near = jax.tree.map(lambda f: f[:, None, None], near)
+    along = jnp.asarray(PATH_SAMPLES)[:, None]
+    ok = body_fits(me[:, None, None, :] + step[:, :, None, :] * along, near)  # [5, 9, S]
+    reach = jnp.max(jnp.cumprod(ok, axis=-1) * jnp.asarray(PATH_SAMPLES), axis=-1)
+    q = me[:, None, :] + step * reach[..., None]  # [5, 9, 2]
+    to_goal = goal[:, None, :] - q
+    d_goal = jnp.sqrt(jnp.sum(to_goal * to_goal, axis=-1))
+    # Agents heading for the team's goal follow the walking distances to it; others go straight
+    # at their own goal where the way is clear, else along the route to the team's goal (a
+    # little worse than any clear way, so they round obstacles to see their goal).
+    walk = route.walking(field, grid, q)
+    known_way = walk < route.FAR - 1.0
+    routed = jnp.where(known_way, -jnp.abs(walk - wanted[:, None]), -d_goal)
+    far = d_goal > wanted[:, None] + 0.5
+    # Whether the way is clear is judged from where the agent stands (one sight line per agent).
+    blocked = far & segment_blocked(me, goal, p.obstacles)[:, None]
+    direct = jnp.where(blocked, routed - 1.0, -jnp.abs(d_goal - wanted[:, None]))
+    on_team_goal = jnp.all(jnp.abs(goal - team_goal) < 1e-3, axis=-1)[:, None]
+    score = jnp.where(on_team_goal, routed, direct)
+    foes = threats(p)
+    gap = jnp.sqrt(jnp.sum(jnp.square(q[:, :, None, :] - p.pos[None, None, :, :]), axis=-1))
+    # [5, 9, 10]: distance from each end point to each row.
+    danger = jnp.any(foes[None, :] & (distances(p) < DANGER), axis=1)  # [5]
+    in_red = q[..., 0] < p.red_zone_depth
+    score -= 2.0 * (in_red & danger[:, None])
+    if not style.rush:
+        melee_foe = foes & ((p.class_id == C.WARRIOR) | (p.class_id == C.ROGUE))
+        soft = (cls != C.WARRIOR) & (cls != C.ROGUE)
+        keep = jnp.where(cls == C.PRIEST, 3.5, 2.2)[:, None, None]
+        press = jnp.sum(jnp.where(melee_foe, jnp.maximum(keep - gap, 0.0), 0.0), axis=-1)
+        score -= style.kite_weight * soft[:, None] * press
+        warrior = (p.class_id == C.WARRIOR) & p.alive & ~p.enemy
+        anchor = jnp.where(jnp.any(warrior), p.pos[jnp.argmax(warrior)], jnp.mean(me, axis=0))
+        spread = jnp.sqrt(jnp.sum(jnp.square(q - anchor), axis=-1))
+        loose = jnp.maximum(spread - style.anchor_radius, 0.0)
+        score -= style.anchor_weight * (cls != C.WARRIOR)[:, None] * loose
+    mates = p.alive & ~p.enemy & (jnp.arange(10)[None, :] != jnp.arange(TEAM_SIZE)[:, None])
+    crowd = jnp.where(mates[:, None, :], jnp.maximum(1.05 - gap, 0.0), 0.0)
+    score -= CROWD * jnp.sum(crowd, axis=-1)
+    # Detour: an agent far from its goal that could move but got nowhere for two ticks (pushing
+    # into an obstacle or a body, or held in a dead end of its scores) goes sideways.
+    moved = jnp.sqrt(jnp.sum(jnp.square(me - memory.last_pos), axis=-1))
+    want_far = (d_goal[:, 0] > wanted + 0.5) & p.alive[:TEAM_SIZE]
+    stuck = jnp.where(memory.mobile & (moved < 0.05) & want_far, memory.stuck + 1, 0)
+    start = (stuck >= 2) & (memory.detour == 0)
+    side = jnp.where(start, -memory.side, memory.side)
+    detour = jnp.where(start, DETOUR_TICKS, jnp.maximum(memory.detour - 1, 0))
+    heading = to_goal[:, 0] / jnp.maximum(d_goal[:, :1], 1e-6)
+    perp = jnp.stack([-heading[:, 1], heading[:, 0]], axis=-1) * side[:, None]
+    sideways = jnp.sum(jnp.asarray(MOVE_VECTORS)[None] * perp[:, None, :], axis=-1)
+    score += jnp.where((detour > 0)[:, None], 1.5 * sideways, 0.0)
+    move = jnp.argmax(jnp.where(move_mask, score, -jnp.inf), axis=-1).astype(jnp.int32)
+    mobile = jnp.any(move_mask[:, 1:], axis=-1)
+    memory = Steering(last_pos=me, mobile=mobile, stuck=stuck, detour=detour, side=side)
+    return move, memory

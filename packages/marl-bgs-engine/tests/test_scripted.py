@@ -1,0 +1,229 @@
+"""The scripted teams (TDM-Alpha, TDM-Beta, TDM-Gamma, rush): they read only their own team's
+inputs, act legally and deterministically, play every map and roster, and beat random play."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import marl_bgs
+from marl_bgs import team_inputs
+from marl_bgs.core.geometry import body_fits
+from marl_bgs.tdm.perception import refresh_sight_lines
+from marl_bgs.tdm.scripted.styles import STYLES
+
+NAMES = sorted(STYLES)
+POLICIES = {name: marl_bgs.scripted_policy(name) for name in NAMES}
+
+
+def _inputs_a(env, state):
+    return team_inputs(env, state)[0]
+
+
+def _act(name, inputs, memory=None, seed=0):
+    policy = POLICIES[name]
+    n = inputs.obs.shape[0]
+    keys = jax.random.split(jax.random.key(seed), n)
+    if memory is None:
+        memory = jax.vmap(policy.init)(keys)
+    return jax.jit(policy.act)(keys, memory, inputs)
+
+
+def test_unknown_names_are_refused():
+    with pytest.raises(marl_bgs.ConfigError, match=r"name: unknown scripted team 'tdm-delta'; "
+                       r"allowed: \['rush', 'tdm-alpha', 'tdm-beta', 'tdm-gamma'\]"):  # fmt: skip
+        marl_bgs.scripted_policy("tdm-delta")
+
+
+def _hide_more(state, env, rng):
+    """The state with everything team A cannot see about team B changed: hidden enemies get
+    other health, statuses, cooldowns, last actions and (where they stay hidden) positions."""
+    views = env.views(state)
+    hidden = ~np.any(np.asarray(views.units.visible[:, :5, 5:]) > 0.5, axis=1)  # [n, 5]
+    u = state.units
+    n = hidden.shape[0]
+    slots = np.zeros((n, 10), bool)
+    slots[:, 5:] = hidden
+    mask = jnp.asarray(slots)
+
+    def swap(field, values):
+        return jnp.where(mask, jnp.asarray(values, field.dtype), field)
+
+    health = np.asarray(u.health) * rng.uniform(0.3, 1.0, (n, 10))
+    units = u.replace(
+        health=swap(u.health, np.maximum(health, 1.0)),
+        cooldown=swap(u.cooldown, rng.integers(0, 31, (n, 10))),
+        stun=swap(u.stun, rng.integers(0, 2, (n, 10))),
+        slow_poison=swap(u.slow_poison, rng.integers(0, 6, (n, 10))),
+        burst=swap(u.burst, rng.integers(0, 6, (n, 10))),
+        last_move=swap(u.last_move, rng.integers(0, 9, (n, 10))),
+        last_target=swap(u.last_target, rng.integers(0, 11, (n, 10))),
+        last_ult=swap(u.last_ult, rng.integers(0, 2, (n, 10))),
+    )
+    changed = refresh_sight_lines_batch(state.replace(units=units))
+    # Move each hidden enemy a little where it stays hidden and fits.
+    pos = np.asarray(changed.units.pos).copy()
+    for g, s in zip(*np.nonzero(slots), strict=True):
+        for _ in range(20):
+            trial = pos.copy()
+            trial[g, s] += rng.uniform(-0.6, 0.6, 2)
+            if not bool(body_fits(jnp.asarray(trial[g, s]), _game(state.obstacles, g))):
+                continue
+            others = np.delete(trial[g], s, axis=0)
+            if np.min(np.linalg.norm(others - trial[g, s], axis=-1)) < 1.0:
+                continue
+            moved = refresh_sight_lines_batch(
+                changed.replace(units=changed.units.replace(pos=jnp.asarray(trial)))
+            )
+            seen = np.asarray(env.views(moved).units.visible[g, :5, s]) > 0.5
+            if not seen.any():
+                pos, changed = trial, moved
+                break
+    return changed, slots
+
+
+def _game(tree, g):
+    return jax.tree.map(lambda a: a[g], tree)
+
+
+refresh_sight_lines_batch = jax.jit(jax.vmap(refresh_sight_lines))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_what_a_team_cannot_see_does_not_change_its_actions(name, env47, played):
+    rng = np.random.default_rng(5)
+    compared = 0
+    for state in played[::2]:
+        other, slots = _hide_more(state, env47, rng)
+        if not slots.any():
+            continue
+        mine, theirs = _inputs_a(env47, state), _inputs_a(env47, other)
+        # Team B's own inputs changed: the edit is real.
+        changed_b = team_inputs(env47, other)[1].obs != team_inputs(env47, state)[1].obs
+        assert bool(jnp.any(changed_b))
+        acts, memory = _act(name, mine)
+        acts2, memory2 = _act(name, theirs)
+        np.testing.assert_array_equal(acts, acts2)
+        jax.tree.map(np.testing.assert_array_equal, memory, memory2)
+        compared += int(slots.sum())
+    assert compared >= 10
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_actions_are_legal_deterministic_and_ignore_keys(name, env47, played):
+    for state in played[::3]:
+        inputs = _inputs_a(env47, state)
+        acts, _ = _act(name, inputs, seed=0)
+        again, _ = _act(name, inputs, seed=1)
+        np.testing.assert_array_equal(acts, again)
+        a = np.asarray(acts)
+        masks = inputs.masks
+        n = a.shape[0]
+        g, k = np.meshgrid(np.arange(n), np.arange(5), indexing="ij")
+        assert np.all(np.asarray(masks.move)[g, k, a[..., 0]])
+        assert np.all(np.asarray(masks.pair)[g, k, a[..., 1], a[..., 2]])
+
+
+def _outcomes(env, policies, ticks: int = 300, seed: int = 0) -> np.ndarray:
+    """Outcome [n] of `env.num_envs` games played from reset for `ticks` (1: team A won)."""
+    step = marl_bgs.team_step(env, policies)
+    n = env.num_envs
+    _, state = env.reset(jax.random.key(seed))
+    memories = tuple(jax.vmap(p.init)(jax.random.split(jax.random.key(seed), n)) for p in policies)
+
+    @jax.jit
+    def play(state, memories):
+        def body(carry, t):
+            key = jax.random.fold_in(jax.random.key(seed + 1), t)
+            keys = [jax.random.split(jax.random.fold_in(key, team), n) for team in (0, 1)]
+            out = step(carry[0], carry[1], keys)
+            return (out.state, out.memories), None
+
+        return jax.lax.scan(body, (state, memories), jnp.arange(ticks))[0][0]
+
+    return np.asarray(play(state, memories).outcome)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_scripted_team_beats_random_play(name):
+    # Test maps 48 and 50, both spawn ends; the full record (200 games per team on maps 47-51)
+    # is in docs/opponents.md.
+    env = marl_bgs.make("tdm", map_id=[48, 50], num_envs=8)
+    outcome = _outcomes(env, [POLICIES[name], marl_bgs.random_policy(env.mode)])
+    assert np.sum(outcome == 1) >= 7, outcome
+
+
+# --- the kit: each rule of how the scripted teams use their classes ------------------------------
+U = marl_bgs.UnitSpec
+FAR_ENEMIES = [U(5, "W", 19.0, 1.0), U(6, "M", 19.0, 3.0)]  # out of everyone's sight
+
+
+def _decide(env, units, name="tdm-alpha", memory=None, **kw):
+    """Team A's actions [5, 3] for one authored game on the open map 0 (and its memory)."""
+    state = marl_bgs.batch_states([marl_bgs.author_state(map_id=0, units=units, **kw)])
+    acts, memory = _act(name, _inputs_a(env, state), memory)
+    return np.asarray(acts[0]), memory
+
+
+@pytest.mark.parametrize("name", ["tdm-alpha", "tdm-beta", "tdm-gamma"])
+def test_the_priest_heals_the_most_hurt_ally_in_reach(name, env47):
+    units = [U(4, "P", 5.0, 5.0), U(1, "W", 6.0, 5.0, health=120), U(0, "M", 5.0, 7.0, health=40),
+             *FAR_ENEMIES]  # fmt: skip
+    acts, _ = _decide(env47, units, name)
+    assert acts[4, 1:].tolist() == [
+        1,
+        0,
+    ]  # Lesser Heal on own slot 0 (the Mage at 50%, the Warrior at 60%)
+
+
+def test_salvation_saves_a_dying_ally(env47):
+    units = [U(4, "P", 5.0, 5.0), U(1, "W", 8.0, 5.0, health=40), *FAR_ENEMIES]
+    acts, _ = _decide(env47, units)
+    assert acts[4, 1:].tolist() == [2, 1]  # Salvation on own slot 1
+    cooling = [U(4, "P", 5.0, 5.0, cooldown=3), U(1, "W", 7.0, 5.0, health=40), *FAR_ENEMIES]
+    acts, _ = _decide(env47, cooling)
+    assert acts[4, 1:].tolist() == [2, 0]  # no Salvation ready: Lesser Heal instead
+
+
+def test_a_trapped_enemy_is_left_alone_unless_it_can_be_finished(env47):
+    units = [U(0, "M", 5.0, 5.0, cooldown=5), U(5, "W", 7.5, 5.0, trap=3), U(6, "R", 7.0, 7.0)]
+    acts, _ = _decide(env47, units)
+    assert acts[0, 1:].tolist() == [7, 0]  # the Rogue (enemy slot 1), not the trapped Warrior
+    alone = [U(0, "M", 5.0, 5.0, cooldown=5), U(5, "W", 7.5, 5.0, trap=3)]
+    assert _decide(env47, alone)[0][0, 1:].tolist() == [0, 0]
+    finish = [U(0, "M", 5.0, 5.0, cooldown=5), U(5, "W", 7.5, 5.0, trap=3, health=10)]
+    assert _decide(env47, finish)[0][0, 1:].tolist() == [6, 0]
+
+
+def test_the_mage_bursts_with_enemies_in_reach(env47):
+    near = [U(0, "M", 5.0, 5.0), U(5, "W", 8.5, 5.0)]
+    assert _decide(env47, near)[0][0, 1:].tolist() == [0, 1]
+    far = [U(0, "M", 5.0, 5.0), U(5, "W", 10.0, 5.0)]
+    assert _decide(env47, far)[0][0, 2] == 0
+
+
+def test_the_warrior_charges_the_backline(env47):
+    units = [U(1, "W", 5.0, 5.0), U(5, "W", 6.2, 5.0), U(9, "P", 9.5, 5.5)]
+    acts, _ = _decide(env47, units)
+    assert acts[1, 1:].tolist() == [10, 1]  # Charge onto the Priest (enemy slot 4)
+
+
+def test_the_rogue_poisons_the_healed_target(env47):
+    def units(health):
+        return [U(3, "R", 5.0, 5.0), U(5, "W", 6.0, 5.6, health=150),
+                U(6, "H", 6.0, 4.4, health=health)]  # fmt: skip
+
+    _, memory = _decide(env47, units(50.0))
+    acts, _ = _decide(env47, units(58.0), memory=memory)
+    assert acts[3, 1:].tolist() == [7, 1]  # Poison on the Hunter, healed since last tick
+
+
+def test_agents_keep_out_of_their_own_red_zone_with_enemies_near(env47):
+    # The Priest would stand behind its patient, inside its own Red Zone (x < 5); with an enemy
+    # in sight it keeps out.
+    units = [U(4, "P", 5.6, 5.0), U(1, "W", 6.0, 7.0, health=100), U(5, "R", 10.0, 5.0)]
+    acts, _ = _decide(env47, units)
+    move = acts[4, 0]
+    assert 5.6 + float(marl_bgs.core.arena.MOVE_VECTORS[move][0]) >= 5.0
