@@ -45,7 +45,7 @@ def _host_random(key_data: np.ndarray, memory: tuple, inputs: ev.TeamInputs) -> 
     return np.stack([move, pair // 2, pair % 2], axis=-1), memory
 
 
-RUSH = ev.system(_rush, name="rush")
+RUSH = ev.system(_rush, name="eastward")
 BROKEN = ev.system(_broken, name="broken")
 HOST = ev.system(_host_random, name="host-first", host=True)
 MIXED = ev.team(
@@ -53,7 +53,7 @@ MIXED = ev.team(
     rest=RUSH,
     name="mixed",
 )
-ev.register("rush", lambda: RUSH)
+ev.register("eastward", lambda: RUSH)
 ev.register("mixed", lambda: MIXED)
 
 

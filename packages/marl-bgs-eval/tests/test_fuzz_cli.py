@@ -474,7 +474,9 @@ def _shows(*words: str) -> Callable[..., None]:
 
 def _accepted_cases() -> list[Case]:
     return [
-        Case("systems", "accepted", command("systems"), _shows("idle", "mixed", "random", "rush")),
+        Case(
+            "systems", "accepted", command("systems"), _shows("idle", "mixed", "random", "eastward")
+        ),
         Case(
             "systems --plugin json",
             "accepted",

@@ -75,10 +75,10 @@ def test_mixed_team_host_member_pool_and_repairs(base_games: pd.DataFrame, kit) 
     assert all(shape[1] == 5 for shape in kit.host_calls)
     assert set(g["system_a_slot0"]) == {"host-first"}
     assert set(g["system_a_slot4"]) == {"broken"}
-    assert set(g["system_a_slot2"]) == {"rush"}
-    assert set(g["system_a_slot3"]) == {"rush"}
+    assert set(g["system_a_slot2"]) == {"eastward"}
+    assert set(g["system_a_slot3"]) == {"eastward"}
     # The pool draws per game from memory-start keys (which fold the game's own number).
-    assert set(g["system_a_slot1"]) == {"rush", "random"}
+    assert set(g["system_a_slot1"]) == {"eastward", "random"}
     # The broken Priest's every action is repaired and counted: one per tick.
     assert (g["a_rejected_actions"] == g["ticks"]).all()
     assert set(g["system_b_slot0"]) == {"random"}

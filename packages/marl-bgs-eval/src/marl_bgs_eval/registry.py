@@ -1,4 +1,5 @@
-"""System names for the command line and results files: "random", "idle" and any registered.
+"""System names for the command line and results files: "random", "idle", the engine's scripted
+teams ("tdm-alpha", "tdm-beta", "tdm-gamma", "rush") and any registered.
 
 Other packages add names with `register(name, factory)` or through the entry-point group
 `marl_bgs_eval.systems` (name = "module:factory"), which is read on first look-up.
@@ -7,12 +8,23 @@ Other packages add names with `register(name, factory)` or through the entry-poi
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from importlib.metadata import entry_points
 
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.systems import System, idle_system, random_system
+from marl_bgs_eval.systems import (
+    SCRIPTED_SYSTEMS,
+    System,
+    idle_system,
+    random_system,
+    scripted_system,
+)
 
-_REGISTRY: dict[str, Callable[[], System]] = {"random": random_system, "idle": idle_system}
+_REGISTRY: dict[str, Callable[[], System]] = {
+    "random": random_system,
+    "idle": idle_system,
+    **{name: partial(scripted_system, name) for name in SCRIPTED_SYSTEMS},
+}
 
 
 def register(name: str, factory: Callable[[], System]) -> None:

@@ -24,7 +24,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import io_callback
 
-from marl_bgs import TeamDeathmatch, TeamInputs, idle_policy, random_policy
+from marl_bgs import (
+    SCRIPTED,
+    TeamDeathmatch,
+    TeamInputs,
+    idle_policy,
+    random_policy,
+    scripted_policy,
+)
 from marl_bgs.core.team import no_memory
 from marl_bgs.tdm.classes import CLASS_LETTERS, CLASS_NAMES
 from marl_bgs_eval.errors import EvalError
@@ -141,6 +148,22 @@ def parse_classes(classes: str | Sequence[int] | None, field: str) -> frozenset[
 # Team Deathmatch's own sampler and idle choice, through the engine's team contract.
 RANDOM = system(random_policy(TeamDeathmatch()).act, name="random")
 IDLE = system(idle_policy(TeamDeathmatch()).act, name="idle")
+
+
+def _scripted(name: str) -> System:
+    policy = scripted_policy(name)
+    return system(policy.act, name=name, init=policy.init)
+
+
+SCRIPTED_SYSTEMS = {name: _scripted(name) for name in SCRIPTED}
+
+
+def scripted_system(name: str) -> System:
+    """The engine's scripted team `name` ("tdm-alpha", "tdm-beta", "tdm-gamma", "rush") as a
+    System (the same object every call, so its compiled programs are reused)."""
+    if name not in SCRIPTED_SYSTEMS:
+        raise EvalError(f"name: unknown scripted team {name!r}; allowed: {sorted(SCRIPTED)}")
+    return SCRIPTED_SYSTEMS[name]
 
 
 def random_system() -> System:
