@@ -238,7 +238,7 @@ def mutation(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The main job: a few Team Deathmatch games with random legal actions."""
+    """The main job: Team Deathmatch matches of the scripted teams and random play."""
     _sync(session, "marl-bgs-engine", "--no-editable")
     session.run("python", "-m", "marl_bgs.demo", *session.posargs)
 

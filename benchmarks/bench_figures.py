@@ -59,33 +59,15 @@ def scripted_rollout(num_envs: int, ticks: int) -> Rollout:
     """TDM on test map 47 with both teams scripted (TDM-Alpha vs TDM-Beta): each team's policy
     acts from its own inputs, then the env steps; finished games restart with fresh memories."""
     import marl_bgs
-    from marl_bgs.core.pytree import where_games
 
     env = marl_bgs.make("tdm", map_id=TDM_MAP_ID, num_envs=num_envs)
     policies = [marl_bgs.scripted_policy("tdm-alpha"), marl_bgs.scripted_policy("tdm-beta")]
-    step = marl_bgs.team_step(env, policies)
 
-    @jax.jit
-    def run(key: jax.Array) -> jax.Array:
-        key, k_reset = jax.random.split(key)
-        _, state = env.reset(k_reset)
-        fresh = tuple(jax.vmap(p.init)(jax.random.split(key, num_envs)) for p in policies)
+    def summarize(out: Any) -> jax.Array:
+        return jnp.sum(out.reward) + jnp.sum(out.actions)
 
-        def tick(carry: tuple[Any, Any, jax.Array, jax.Array], _: None) -> tuple[Any, None]:
-            state, memories, key, acc = carry
-            key, k_a, k_b, k_reset = jax.random.split(key, 4)
-            keys = [jax.random.split(k, num_envs) for k in (k_a, k_b)]
-            out = step(state, memories, keys)
-            obs, state = env.reset_done(k_reset, out.state)
-            memories = where_games(out.done, fresh, out.memories)
-            acc = acc + _obs_sum(obs) + jnp.sum(out.reward)
-            return (state, memories, key, acc), None
-
-        init = (state, fresh, key, jnp.float32(0.0))
-        (_, _, _, acc), _ = jax.lax.scan(tick, init, None, length=ticks)
-        return acc
-
-    return run
+    play = marl_bgs.team_rollout(env, policies, ticks, summarize)
+    return jax.jit(lambda key: jnp.sum(play(key)))
 
 
 def smax_rollout(num_envs: int, ticks: int) -> Rollout:

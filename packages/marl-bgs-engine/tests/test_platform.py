@@ -335,3 +335,19 @@ def test_a_reward_function_of_the_wrong_shape_is_named():
 def test_an_opponent_that_is_not_a_policy_is_named(env47):
     with pytest.raises(ConfigError, match=r"^opponent: expected a team policy with act"):
         marl_bgs.OpponentEnv(env47, lambda keys, memory, inputs: None)  # type: ignore[arg-type]
+
+
+def test_team_rollout_restarts_games_with_fresh_memories():
+    # Games end at the tick limit of 3; the counting team's memory restarts with each game.
+    env = marl_bgs.make("tdm", map_id=47, num_envs=4, tick_limit=3)
+    policies = [marl_bgs.random_policy(env.mode), counting_policy(env.mode)]
+
+    def summarize(out):
+        return out.memories[1], out.done, out.state.tick
+
+    play = jax.jit(marl_bgs.team_rollout(env, policies, 7, summarize))
+    counts, done, ticks = (np.asarray(a) for a in play(jax.random.key(3)))
+    assert counts.shape == (7, 4)
+    np.testing.assert_array_equal(counts[:, 0], [1, 2, 3, 1, 2, 3, 1])
+    np.testing.assert_array_equal(done[:, 0], [False, False, True] * 2 + [False])
+    np.testing.assert_array_equal(ticks[:, 0], [1, 2, 3, 1, 2, 3, 1])

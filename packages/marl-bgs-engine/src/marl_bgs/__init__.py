@@ -21,6 +21,7 @@ from marl_bgs.core.team import (
     idle_policy,
     random_policy,
     team_inputs,
+    team_rollout,
     team_step,
 )
 from marl_bgs.tdm import maps
@@ -67,5 +68,6 @@ __all__ = [
     "scripted_policy",
     "tdm",
     "team_inputs",
+    "team_rollout",
     "team_step",
 ]

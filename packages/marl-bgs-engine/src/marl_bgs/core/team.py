@@ -23,6 +23,7 @@ import jax.numpy as jnp
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import Mode, ModeSpec
+from marl_bgs.core.pytree import where_games
 
 
 class TeamInputs(NamedTuple):
@@ -144,3 +145,36 @@ def team_step(
         return TeamStep(nxt, memories, actions, env.stack(reward), done["__all__"], info)
 
     return step
+
+
+def team_rollout(
+    env: BatchedEnv,
+    policies: Sequence[TeamPolicy],
+    ticks: int,
+    summarize: Callable[[TeamStep], Any],
+) -> Callable[[jax.Array], Any]:
+    """A jittable `run(key) -> summaries` that plays `env.num_envs` games from `env.reset` for
+    `ticks` ticks, every team's policy acting from its own inputs; finished games restart in
+    place (`env.reset_done`) with fresh memories. `summarize(TeamStep)` is stacked per tick."""
+    step = team_step(env, policies)
+    n = env.num_envs
+
+    def run(key: jax.Array) -> Any:
+        key, k_reset, k_memory = jax.random.split(key, 3)
+        _, state = env.reset(k_reset)
+        fresh = tuple(
+            jax.vmap(p.init)(jax.random.split(jax.random.fold_in(k_memory, t), n))
+            for t, p in enumerate(policies)
+        )
+
+        def tick(carry: tuple[Any, Any, jax.Array], _: None) -> tuple[Any, Any]:
+            state, memories, key = carry
+            key, k_reset, *k_teams = jax.random.split(key, 2 + len(policies))
+            out = step(state, memories, [jax.random.split(k, n) for k in k_teams])
+            _, state = env.reset_done(k_reset, out.state)
+            memories = where_games(out.done, fresh, out.memories)
+            return (state, memories, key), summarize(out)
+
+        return jax.lax.scan(tick, (state, fresh, key), None, length=ticks)[1]
+
+    return run
