@@ -227,3 +227,25 @@ def test_agents_keep_out_of_their_own_red_zone_with_enemies_near(env47):
     acts, _ = _decide(env47, units)
     move = acts[4, 0]
     assert 5.6 + float(marl_bgs.core.arena.MOVE_VECTORS[move][0]) >= 5.0
+
+
+def test_every_scripted_team_plays_every_map_roster_and_spawn_end():
+    # All 52 maps, full and unequal rosters (1-5 a side, repeated classes), both spawn ends: 40
+    # ticks of each style against the next one, every action legal, positions on the field.
+    rosters = [("MWHRP", "MWHRP"), ("MW", "HRPWM"), ("P", "RRR"), ("WWHH", "M")]
+    env = marl_bgs.make("tdm", map_id=list(range(52)), num_envs=52, rosters=rosters)
+    games = np.arange(52)
+    start = env.start_games(games, games % len(rosters), games % 2 == 1)
+
+    def summarize(out):
+        facts = out.info["facts"]
+        pos = out.state.units.pos
+        inside = (pos >= 0.0) & (pos <= jnp.asarray([20.0, 10.0]))
+        return jnp.any(facts.move_rejected | facts.combat_rejected), jnp.all(inside)
+
+    for k, name in enumerate(NAMES):
+        foe = POLICIES[NAMES[(k + 1) % len(NAMES)]]
+        play = jax.jit(marl_bgs.team_rollout(env, [POLICIES[name], foe], 40, summarize))
+        rejected, inside = play(jax.random.key(k), start)
+        assert not bool(jnp.any(rejected)), name
+        assert bool(jnp.all(inside)), name

@@ -153,15 +153,17 @@ def team_rollout(
     ticks: int,
     summarize: Callable[[TeamStep], Any],
 ) -> Callable[[jax.Array], Any]:
-    """A jittable `run(key) -> summaries` that plays `env.num_envs` games from `env.reset` for
-    `ticks` ticks, every team's policy acting from its own inputs; finished games restart in
-    place (`env.reset_done`) with fresh memories. `summarize(TeamStep)` is stacked per tick."""
+    """A jittable `run(key, state=None) -> summaries` that plays `env.num_envs` games for `ticks`
+    ticks from `state` (default: `env.reset`), every team's policy acting from its own inputs;
+    finished games restart in place (`env.reset_done`) with fresh memories.
+    `summarize(TeamStep)` is stacked per tick."""
     step = team_step(env, policies)
     n = env.num_envs
 
-    def run(key: jax.Array) -> Any:
+    def run(key: jax.Array, state: Any = None) -> Any:
         key, k_reset, k_memory = jax.random.split(key, 3)
-        _, state = env.reset(k_reset)
+        if state is None:
+            _, state = env.reset(k_reset)
         fresh = tuple(
             jax.vmap(p.init)(jax.random.split(jax.random.fold_in(k_memory, t), n))
             for t, p in enumerate(policies)
