@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import evaluate
 from marl_bgs_eval.ratings import rate
 from marl_bgs_eval.systems import scripted_system
@@ -51,6 +52,8 @@ def measure(games_per_map: int = 40, seed: int = 0) -> dict[str, pd.DataFrame]:
     """The three tables: against random, against rush, and the head-to-head ratings.
     `games_per_map` is spread over the rosters (a multiple of 2 x len(ROSTERS), or fewer rosters
     are used)."""
+    if isinstance(games_per_map, bool) or not isinstance(games_per_map, int) or games_per_map < 2:
+        raise EvalError(f"games_per_map: expected an even number >= 2, got {games_per_map!r}")
     per_roster = max(2, games_per_map // len(ROSTERS) // 2 * 2)
     pairs = [(r, r) for r in ROSTERS[: max(1, games_per_map // per_roster)]]
     common = {"maps": MAPS, "games_per_map": per_roster, "seed": seed, "rosters": pairs}

@@ -12,8 +12,9 @@ from marl_bgs.tdm.scripted.picture import Picture
 from marl_bgs.tdm.scripted.styles import Style
 from marl_bgs.tdm.tables import lookup
 
-# Health a single hit of any class can take away (a Rogue's Basic with a Mage aura): below it an
-# enemy is worth finishing whatever else the team wants.
+# At or below this health an enemy is worth finishing whatever else the team wants: about one
+# Basic of the hardest hitters (Rogue 12, Mage 13; x1.15 under a Mage aura). A tuned value, not
+# a rule: the record in docs/opponents.md was measured with it.
 FINISH = 14.0
 # Below this health fraction the Priest saves an ally with Salvation.
 SAVE = 0.3
@@ -25,6 +26,11 @@ def distances(p: Picture) -> jnp.ndarray:
     """[5 agents, 10 rows] distance from each own agent to each row."""
     d = p.pos[:TEAM_SIZE, None, :] - p.pos[None, :, :]
     return jnp.sqrt(jnp.sum(d * d, axis=-1))
+
+
+def melee(class_id: jnp.ndarray) -> jnp.ndarray:
+    """Whether each class id fights at melee range (Warrior, Rogue)."""
+    return (class_id == C.WARRIOR) | (class_id == C.ROGUE)
 
 
 def threats(p: Picture) -> jnp.ndarray:
@@ -55,7 +61,8 @@ def choose(
     healed = p.known & (last_health >= 0) & (p.health > last_health + 0.5)
     finishing = p.health <= C.ULT_DAMAGE.max()
     ready = jnp.sum((p.cooldown[:TEAM_SIZE] == 0) & p.alive[:TEAM_SIZE])
-    hold = jnp.where(ready >= style.ults_together, 0.0, 3.0) * ~finishing  # [10]
+    held = jnp.where(ready >= style.ults_together, 0.0, 3.0)  # too few Ultimates ready together
+    hold = held * ~finishing  # [10]
 
     hurt = p.max_health - p.health
     heal = jnp.where(hurt > 3.0, 0.5 + 2.0 * (1.0 - p.frac), -1.0)  # [10]
@@ -69,9 +76,8 @@ def choose(
     else:
         basic = jnp.where(p.enemy, 1.0 + pri - 0.02 * dist, jnp.where(mine(C.PRIEST), heal, -1.0))
         control = (p.stun > 0) | (p.trap > 0)
-        melee_enemy = (p.class_id == C.WARRIOR) | (p.class_id == C.ROGUE)
         charge = 1.6 + pri + 0.4 * (dist > C.BASIC_RANGE[C.WARRIOR] + 0.1)
-        trap = 1.4 + pri + 0.6 * melee_enemy - 2.0 * control
+        trap = 1.4 + pri + 0.6 * melee(p.class_id) - 2.0 * control
         poison = 1.2 + pri + 1.0 * healed + 0.5 * (p.frac < 0.6) - 1.0 * control
         on_enemy = jnp.where(
             mine(C.WARRIOR),
@@ -80,7 +86,7 @@ def choose(
         )
         targeted = jnp.where(p.enemy, on_enemy - hold, jnp.where(mine(C.PRIEST), save, -1.0))
         near = jnp.any(threats(p)[None, :] & (dist <= BURST_REACH), axis=1)
-        burst = jnp.where(near, 2.0 - jnp.where(ready >= style.ults_together, 0.0, 3.0), -1.0)
+        burst = jnp.where(near, 2.0 - held, -1.0)
     value = jnp.zeros((TEAM_SIZE, 11, 2), jnp.float32)
     value = value.at[:, 1:, 0].set(basic).at[:, 1:, 1].set(targeted).at[:, 0, 1].set(burst)
     value = jnp.where(pair, value, -jnp.inf).at[:, 0, 0].set(0.0)

@@ -18,7 +18,7 @@ from marl_bgs.core.pytree import pytree_dataclass
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.scripted import route
-from marl_bgs.tdm.scripted.combat import distances, priority, reach, threats
+from marl_bgs.tdm.scripted.combat import distances, melee, priority, reach, threats
 from marl_bgs.tdm.scripted.picture import Picture
 from marl_bgs.tdm.scripted.styles import Style
 
@@ -65,12 +65,12 @@ def goals(p: Picture, style: Style, lead: jnp.ndarray) -> tuple[jnp.ndarray, ...
     own_pick = jnp.argmax(jnp.where(foes[None, :], pri - 0.15 * dist, -jnp.inf), axis=1)
     nearest = jnp.argmin(jnp.where(foes[None, :], dist, jnp.inf), axis=1)
     focus = jnp.argmax(jnp.where(foes, pri, -jnp.inf))
-    melee = (cls == C.WARRIOR) | (cls == C.ROGUE)
-    target = jnp.where(melee, own_pick, focus)
+    close = melee(cls)
+    target = jnp.where(close, own_pick, focus)
     if style.rush:
         target = nearest
     goal = p.pos[target]
-    wanted = jnp.where(melee | style.rush, 1.0, reach(p) - 0.4)
+    wanted = jnp.where(close | style.rush, 1.0, reach(p) - 0.4)
     # The Priest follows the most hurt living ally (itself included), a little behind it.
     allies = p.alive[:TEAM_SIZE]
     patient = jnp.argmin(jnp.where(allies, p.frac[:TEAM_SIZE], jnp.inf))
@@ -102,8 +102,8 @@ def choose(
     near = jax.tree.map(lambda f: f[:, None, None], near)
     along = jnp.asarray(PATH_SAMPLES)[:, None]
     ok = body_fits(me[:, None, None, :] + step[:, :, None, :] * along, near)  # [5, 9, S]
-    reach = jnp.max(jnp.cumprod(ok, axis=-1) * jnp.asarray(PATH_SAMPLES), axis=-1)
-    q = me[:, None, :] + step * reach[..., None]  # [5, 9, 2]
+    covered = jnp.max(jnp.cumprod(ok, axis=-1) * jnp.asarray(PATH_SAMPLES), axis=-1)
+    q = me[:, None, :] + step * covered[..., None]  # [5, 9, 2]
     to_goal = goal[:, None, :] - q
     d_goal = jnp.sqrt(jnp.sum(to_goal * to_goal, axis=-1))
     # Agents heading for the team's goal follow the walking distances to it; others go straight
@@ -125,8 +125,8 @@ def choose(
     in_red = q[..., 0] < p.red_zone_depth
     score -= 2.0 * (in_red & danger[:, None])
     if not style.rush:
-        melee_foe = foes & ((p.class_id == C.WARRIOR) | (p.class_id == C.ROGUE))
-        soft = (cls != C.WARRIOR) & (cls != C.ROGUE)
+        melee_foe = foes & melee(p.class_id)
+        soft = ~melee(cls)
         keep = jnp.where(cls == C.PRIEST, 3.5, 2.2)[:, None, None]
         press = jnp.sum(jnp.where(melee_foe, jnp.maximum(keep - gap, 0.0), 0.0), axis=-1)
         score -= style.kite_weight * soft[:, None] * press
