@@ -1,8 +1,9 @@
 """Which compiled kernels one TDM tick spends its time in, from a `jax.profiler` trace.
 
     JAX_PLATFORMS=cpu python benchmarks/bench_trace.py --num-envs 1024 --ticks 20 --top 30
+    JAX_PLATFORMS=cpu python benchmarks/bench_trace.py --figure tdm-scripted   # scripted teams
 
-Compiles the `tdm` rollout of `bench_figures` (the paper's Listing S1 under one `jit`), runs it
+Compiles a rollout of `bench_figures` (`--figure`, default `tdm`) (the paper's Listing S1 under one `jit`), runs it
 once to warm up, then once under `jax.profiler`, and prints the XLA kernels (fusions) that took
 the most time per tick, each with the JAX operation it came from (`jit(transition)/...`,
 `jit(_observe)/...`). `bench_profile.py` times the engine's phases one by one; this shows what
@@ -44,10 +45,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--num-envs", type=int, default=1024)
     p.add_argument("--ticks", type=int, default=20)
     p.add_argument("--top", type=int, default=30)
+    p.add_argument("--figure", default="tdm", choices=sorted(bench_figures.FIGURES))
     p.add_argument("--out", type=Path, default=Path("/tmp/marl-bgs-trace"))
     args = p.parse_args(argv)
 
-    run = bench_figures.tdm_rollout(args.num_envs, args.ticks)
+    run = bench_figures.FIGURES[args.figure](args.num_envs, args.ticks)
     compiled = run.lower(jax.random.key(0)).compile()  # type: ignore[attr-defined]
     compiled(jax.random.key(0)).block_until_ready()
     jax.profiler.start_trace(str(args.out), create_perfetto_trace=True)

@@ -249,3 +249,30 @@ def test_every_scripted_team_plays_every_map_roster_and_spawn_end():
         rejected, inside = play(jax.random.key(k), start)
         assert not bool(jnp.any(rejected)), name
         assert bool(jnp.all(inside)), name
+
+
+def test_move_ends_equal_a_plain_test_against_every_obstacle():
+    # `steering.move_ends` (games on the last axis, the 12 obstacles listed for each agent's
+    # cell, one at a time) against a plain per-game test of every path sample against all 32
+    # obstacles: on the most crowded maps, standing points drawn where a body fits, any speed.
+    from marl_bgs.core.arena import MOVE_VECTORS
+    from marl_bgs.tdm.scripted.steering import PATH_SAMPLES, move_ends
+
+    maps = [39, 45, 47, 12]
+    env = marl_bgs.make("tdm", map_id=maps, num_envs=64)
+    _, state = env.reset(jax.random.key(0))
+    rng = np.random.default_rng(5)
+    trial = rng.uniform([0.5, 0.5], [19.5, 9.5], (64, 400, 2)).astype(np.float32)
+    fits = np.asarray(jax.vmap(body_fits)(jnp.asarray(trial), state.obstacles))  # [64, 400]
+    me = np.stack([trial[g][fits[g]][:5] for g in range(64)])  # [64, 5, 2]
+    speed = rng.choice([0.0, 0.7, 1.0, 1.3, 2.0], (64, 5)).astype(np.float32)
+    ends = np.asarray(jax.jit(move_ends)(jnp.asarray(me), jnp.asarray(speed), state.obstacles,
+                                         state.near))  # fmt: skip
+    step = MOVE_VECTORS[None, None] * speed[..., None, None]  # [64, 5, 9, 2]
+    samples = me[:, :, None, None] + step[:, :, :, None] * np.asarray(PATH_SAMPLES)[:, None]
+    ok = np.asarray(jax.vmap(body_fits)(jnp.asarray(samples), state.obstacles))  # [64, 5, 9, S]
+    run = np.cumprod(ok, axis=-1).astype(bool)
+    covered = np.max(np.where(run, np.asarray(PATH_SAMPLES), 0.0), axis=-1)
+    expected = me[:, :, None] + step * covered[..., None]
+    np.testing.assert_allclose(ends, expected, atol=1e-6)
+    assert 0.05 < np.mean(covered < 1.0) < 0.95  # both free and blocked moves are tested

@@ -8,6 +8,8 @@ vectorised over leading axes.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
@@ -42,25 +44,45 @@ class Obstacles:
         return jnp.where(self.active, self.kind, OBSTACLE_NONE)
 
 
-def _frame(obs: Obstacles) -> tuple[jnp.ndarray, ...]:
-    """Per-obstacle centre, rotation and rounded-rectangle shape, as separate [K] arrays.
+def length(v: jnp.ndarray) -> jnp.ndarray:
+    """Euclidean length [...] of vectors [..., 2] (written out: a sum over an axis of two is a
+    slow reduction kernel on CPU)."""
+    return jnp.sqrt(jnp.square(v[..., 0]) + jnp.square(v[..., 1]))
 
-    A pillar is a point rounded by its radius; a wall a rectangle with no rounding. Empty slots
-    get a huge negative rounding so that they never count as hit.
-    """
+
+class Frame(NamedTuple):
+    """Obstacles as the distance tests read them, fields [..., K]: centre, rotation (cosine and
+    sine), half sizes and rounding. A pillar is a point rounded by its radius; a wall a rectangle
+    with no rounding; empty or inactive slots get a huge negative rounding (never hit). Work it
+    out once (`frame`) where many points are tested against the same obstacles."""
+
+    cx: jnp.ndarray
+    cy: jnp.ndarray
+    c: jnp.ndarray
+    s: jnp.ndarray
+    hx: jnp.ndarray
+    hy: jnp.ndarray
+    rounding: jnp.ndarray
+
+
+def frame(obs: Obstacles | Frame) -> Frame:
+    """The obstacles' `Frame` (unchanged when given one)."""
+    if isinstance(obs, Frame):
+        return obs
     kind = obs.live_kind
     pillar = kind == OBSTACLE_PILLAR
-    cx, cy = obs.center[..., 0], obs.center[..., 1]
-    c, s = jnp.cos(obs.theta), jnp.sin(obs.theta)
     hx = jnp.where(pillar, 0.0, obs.size[..., 0] / 2.0)
     hy = jnp.where(pillar, 0.0, obs.size[..., 1] / 2.0)
     rounding = jnp.where(pillar, obs.size[..., 0], jnp.where(kind == OBSTACLE_NONE, -1e9, 0.0))
-    return cx, cy, c, s, hx, hy, rounding
+    return Frame(
+        obs.center[..., 0], obs.center[..., 1], jnp.cos(obs.theta), jnp.sin(obs.theta),
+        hx, hy, rounding,
+    )  # fmt: skip
 
 
-def obstacle_distance(points: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
+def obstacle_distance(points: jnp.ndarray, obs: Obstacles | Frame) -> jnp.ndarray:
     """Signed distance from points [..., 2] to every obstacle [..., K] (huge for empty slots)."""
-    cx, cy, c, s, hx, hy, rounding = _frame(obs)
+    cx, cy, c, s, hx, hy, rounding = frame(obs)
     dx = points[..., 0, None] - cx
     dy = points[..., 1, None] - cy
     qx = jnp.abs(c * dx + s * dy) - hx
@@ -70,12 +92,12 @@ def obstacle_distance(points: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
     return outside + inside - rounding
 
 
-def clearance(points: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
+def clearance(points: jnp.ndarray, obs: Obstacles | Frame) -> jnp.ndarray:
     """Distance from points [..., 2] to the nearest obstacle surface [...]."""
     return jnp.min(obstacle_distance(points, obs), axis=-1)
 
 
-def body_fits(points: jnp.ndarray, obs: Obstacles) -> jnp.ndarray:
+def body_fits(points: jnp.ndarray, obs: Obstacles | Frame) -> jnp.ndarray:
     """True where a body centred at the point lies inside the map and overlaps no obstacle."""
     x, y = points[..., 0], points[..., 1]
     r = BODY_RADIUS - EPS
@@ -90,7 +112,7 @@ def segment_blocked(p: jnp.ndarray, q: jnp.ndarray, obs: Obstacles) -> jnp.ndarr
     centre lies strictly inside the disc. Walls: slab clipping of the segment in the wall's frame,
     blocked when a piece longer than EPS lies strictly inside.
     """
-    cx, cy, c, s, hx, hy, rounding = _frame(obs)
+    cx, cy, c, s, hx, hy, rounding = frame(obs)
     px, py = p[..., 0, None] - cx, p[..., 1, None] - cy  # [..., K], relative to the centre
     ex, ey = q[..., 0, None] - p[..., 0, None], q[..., 1, None] - p[..., 1, None]  # [..., 1]
     # Pillars (theta is irrelevant): closest point of the segment to the centre.
@@ -200,7 +222,7 @@ def sweep_reach(
     body stops touching the obstacle. A path is blocked only where it would overlap an obstacle or
     cross the border by more than EPS, so sliding along a surface one touches is free.
     """
-    cx, cy, c, s, hx, hy, rounding = (a[..., None, :] for a in _frame(obs))  # [..., 1, K]
+    cx, cy, c, s, hx, hy, rounding = (a[..., None, :] for a in frame(obs))  # [..., 1, K]
     rx, ry = x[..., None, None] - cx, y[..., None, None] - cy
     ox, oy = c * rx + s * ry, c * ry - s * rx
     dx = c * px[..., None] + s * py[..., None]  # [..., P, K]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from marl_bgs.core.geometry import length
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.scripted.picture import Picture
@@ -24,8 +25,7 @@ BURST_REACH = C.BASIC_RANGE[C.MAGE] + 1.0
 
 def distances(p: Picture) -> jnp.ndarray:
     """[5 agents, 10 rows] distance from each own agent to each row."""
-    d = p.pos[:TEAM_SIZE, None, :] - p.pos[None, :, :]
-    return jnp.sqrt(jnp.sum(d * d, axis=-1))
+    return length(p.pos[:TEAM_SIZE, None, :] - p.pos[None, :, :])
 
 
 def melee(class_id: jnp.ndarray) -> jnp.ndarray:
@@ -44,7 +44,7 @@ def priority(p: Picture, style: Style) -> jnp.ndarray:
     pri = style.low_health * (1.0 - p.frac) + bonus + (p.health <= FINISH)
     # Peel: enemies near the team's own living Priest come first.
     own_priest = (p.class_id == C.PRIEST) & p.alive & ~p.enemy
-    gap = jnp.sqrt(jnp.sum(jnp.square(p.pos[:, None] - p.pos[None, :]), axis=-1))
+    gap = length(p.pos[:, None] - p.pos[None, :])
     pri += style.peel * jnp.any(own_priest[None, :] & (gap < 3.0), axis=1)
     # A trapped enemy is left alone (damage breaks the Trap) unless it can be finished.
     return jnp.where((p.trap > 0) & (p.health > FINISH), pri - 3.0, pri)

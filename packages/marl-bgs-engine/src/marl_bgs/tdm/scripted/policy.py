@@ -13,8 +13,10 @@ import jax
 import jax.numpy as jnp
 
 from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.geometry import length
 from marl_bgs.core.pytree import pytree_dataclass
 from marl_bgs.core.team import Policy, TeamInputs
+from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.scripted import combat, route, steering
 from marl_bgs.tdm.scripted.picture import Picture, obstacles_seen, picture
 from marl_bgs.tdm.scripted.styles import STYLES, Style
@@ -59,7 +61,7 @@ def _remember(p: Picture, memory: Memory) -> tuple[jnp.ndarray, jnp.ndarray, jnp
     pos = jnp.where(seen[:, None], p.pos, memory.enemy_pos)
     age = jnp.where(seen, 0, jnp.minimum(memory.enemy_age + 1, FORGET))
     mine = p.alive & ~p.enemy
-    gap = jnp.sqrt(jnp.sum(jnp.square(pos[:, None] - p.pos[None, :]), axis=-1))
+    gap = length(pos[:, None] - p.pos[None, :])
     visited = jnp.any(mine[None, :] & (gap < ARRIVED), axis=1) & ~seen
     age = jnp.where(visited | (p.known & ~p.alive) | ~p.enemy, FORGET, age)
     fresh = jnp.argmin(age)
@@ -67,15 +69,17 @@ def _remember(p: Picture, memory: Memory) -> tuple[jnp.ndarray, jnp.ndarray, jnp
     return pos, age, lead
 
 
-def decide(style: Style, inputs: Any, memory: Memory) -> tuple[jax.Array, Memory]:
-    """One game's actions [5, 3] (own frame) and memory; `inputs` without the game axis."""
-    p = picture(inputs.views)
-    target, ult = combat.choose(p, inputs.masks.pair, memory.last_health, style)
+def decide(
+    style: Style, p: Picture, masks: Any, memory: Memory, ends: jax.Array
+) -> tuple[jax.Array, Memory]:  # fmt: skip
+    """One game's actions [5, 3] (own frame) and memory from the team's picture, its action
+    masks and where each move would end (`steering.move_ends`), without the game axis."""
+    target, ult = combat.choose(p, masks.pair, memory.last_health, style)
     enemy_pos, enemy_age, lead = _remember(p, memory)
     goal, wanted, team_goal = steering.goals(p, style, lead)
     field = route.relax(memory.field, memory.grid, team_goal)
     move, steer = steering.choose(
-        p, inputs.masks.move, memory.steering, style, goal, wanted, team_goal, field, memory.grid
+        p, masks.move, memory.steering, style, goal, wanted, team_goal, field, memory.grid, ends
     )
     seen = jnp.where(p.known, p.health, -1.0)
     actions = jnp.stack([move, target, ult], axis=-1)
@@ -96,6 +100,9 @@ def scripted_policy(name: str) -> Policy:
         del keys
         grid = route.prepare(memory.ready, memory.grid, jax.vmap(_obstacles)(inputs.views))
         memory = memory.replace(ready=jnp.ones_like(memory.ready), grid=grid)
-        return jax.vmap(lambda i, m: decide(style, i, m))(inputs, memory)
+        p = jax.vmap(picture)(inputs.views)
+        me, speed = p.pos[:, :TEAM_SIZE], p.speed[:, :TEAM_SIZE]
+        ends = steering.move_ends(me, speed, p.obstacles, grid[2])
+        return jax.vmap(lambda *a: decide(style, *a))(p, inputs.masks, memory, ends)
 
     return Policy(name=name, act=act, init=_start)

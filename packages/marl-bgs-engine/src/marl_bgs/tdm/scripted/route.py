@@ -3,9 +3,8 @@
 Each cell is stood for by its centre, or where a body does not fit there by the first of four
 points around it that fits (so narrow passages between obstacles stay connected). A game's
 `terrain` (those points, and which steps between neighbouring cells' points a body can take) is a
-constant of its map, worked out once per game from the public obstacles and kept in the team's
-memory; at most `FRESH_PER_TICK` games a tick work theirs out (all of them when more start at
-once, as at the first tick). The walking distance to the team's goal is relaxed a few sweeps every
+constant of its map, worked out on a game's first tick from the public obstacles and kept in the
+team's memory. The walking distance to the team's goal is relaxed a few sweeps every
 tick from the previous tick's field (the goal moves little from tick to tick), so a route settles
 within a few ticks of a new goal.
 """
@@ -17,13 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, NEAR_GRID, NEAR_OBSTACLES
-from marl_bgs.core.geometry import Obstacles, body_fits, near_obstacles, near_table
+from marl_bgs.core.geometry import Obstacles, body_fits, length, near_obstacles, near_table
 
 SHAPE = (round(MAP_WIDTH), round(MAP_HEIGHT))  # cells of 1 x 1, [x, y]
 STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
 FAR = 99.0  # unreachable
 SWEEPS = 4  # relaxation sweeps per tick
-FRESH_PER_TICK = 8
+BATCH = 8  # games whose terrain is worked out together (`prepare`)
 
 _CENTRES = np.stack(
     np.meshgrid(np.arange(SHAPE[0]) + 0.5, np.arange(SHAPE[1]) + 0.5, indexing="ij"), axis=-1
@@ -70,8 +69,7 @@ def terrain(obs: Obstacles) -> Terrain:
         other, other_fits = _shift(points, dx, dy, 0.0), _shift(fits, dx, dy, False)
         mid = 0.5 * (points + other)
         ok = fits & other_fits & body_fits(mid[:, :, None], local)[:, :, 0]
-        length = jnp.sqrt(jnp.sum(jnp.square(other - points), axis=-1))
-        steps.append(jnp.where(ok, length, FAR))
+        steps.append(jnp.where(ok, length(other - points), FAR))
     return points, jnp.stack(steps, axis=-1), near
 
 
@@ -82,24 +80,22 @@ def empty_terrain() -> Terrain:
 
 
 def prepare(ready: jax.Array, grid: Terrain, obs: Obstacles) -> Terrain:
-    """Batched [n]: each game's `terrain`, worked out for the games not `ready` (see module)."""
+    """Batched [n]: each game's `terrain`, worked out for the games not `ready` (their first
+    tick), `BATCH` games at a time in a loop that runs no round on a tick where no game starts
+    (the grid is updated in place, never copied)."""
     n = ready.shape[0]
     need = ~ready
+    size = min(BATCH, n)
+    order = jnp.nonzero(need, size=n, fill_value=n)[0]  # the games to work out first
+    order = jnp.concatenate([order, jnp.full(size, n, order.dtype)])  # a last round's padding
 
-    def some(grid: Terrain) -> Terrain:
-        idx = jnp.nonzero(need, size=FRESH_PER_TICK, fill_value=n)[0]
+    def one_round(k: jax.Array, grid: Terrain) -> Terrain:
+        idx = jax.lax.dynamic_slice(order, (k * size,), (size,))
         fresh = jax.vmap(terrain)(jax.tree.map(lambda a: a[jnp.minimum(idx, n - 1)], obs))
         return jax.tree.map(lambda g, f: g.at[idx].set(f, mode="drop"), grid, fresh)
 
-    def every(grid: Terrain) -> Terrain:
-        fresh = jax.vmap(terrain)(obs)
-        pick = lambda g, f: jnp.where(need.reshape(-1, *[1] * (g.ndim - 1)), f, g)  # noqa: E731
-        return jax.tree.map(pick, grid, fresh)
-
-    if n <= FRESH_PER_TICK:
-        return jax.lax.cond(jnp.any(need), every, lambda g: g, grid)
-    branch = jnp.where(jnp.any(need), 1 + (jnp.sum(need) > FRESH_PER_TICK), 0)
-    return jax.lax.switch(branch, [lambda g: g, some, every], grid)
+    rounds = (jnp.sum(need) + size - 1) // size
+    return jax.lax.fori_loop(0, rounds, one_round, grid)
 
 
 def relax(field: jax.Array, grid: Terrain, goal: jax.Array) -> jax.Array:
@@ -107,17 +103,16 @@ def relax(field: jax.Array, grid: Terrain, goal: jax.Array) -> jax.Array:
     after `SWEEPS` sweeps from `field`. Cells whose point lies within 1.5 of the goal are seeded
     with their straight distance."""
     points, steps, _ = grid
-    straight = jnp.sqrt(jnp.sum(jnp.square(points - goal), axis=-1))
+    straight = length(points - goal)
     seed = jnp.where((straight <= 1.5) & jnp.any(steps < FAR, axis=-1), straight, FAR).ravel()
-    cost = steps.reshape(-1, len(STEPS))
-    neighbour = jnp.asarray(_NEIGHBOUR)
-
-    def sweep(flat: jax.Array, _: None) -> tuple[jax.Array, None]:
-        padded = jnp.append(flat, FAR)
-        best = jnp.min(padded[neighbour] + cost, axis=-1)
-        return jnp.minimum(jnp.minimum(best, seed), FAR), None
-
-    return jax.lax.scan(sweep, field.ravel(), None, length=SWEEPS)[0].reshape(SHAPE)
+    seed = seed.reshape(SHAPE)
+    out = field
+    for _ in range(SWEEPS):
+        best = seed
+        for k, (dx, dy) in enumerate(STEPS):
+            best = jnp.minimum(best, _shift(out, dx, dy, FAR) + steps[..., k])
+        out = jnp.minimum(best, FAR)
+    return out
 
 
 def walking(field: jax.Array, grid: Terrain, at: jax.Array) -> jax.Array:
@@ -129,7 +124,7 @@ def walking(field: jax.Array, grid: Terrain, at: jax.Array) -> jax.Array:
     for ox, oy in ((0, 0), (1, 0), (0, 1), (1, 1)):
         i = jnp.clip(base[..., 0] + ox, 0, SHAPE[0] - 1)
         j = jnp.clip(base[..., 1] + oy, 0, SHAPE[1] - 1)
-        hop = jnp.sqrt(jnp.sum(jnp.square(at - points[i, j]), axis=-1))
+        hop = length(at - points[i, j])
         best = jnp.minimum(best, field[i, j] + hop)
     return best
 
