@@ -3,12 +3,12 @@
     JAX_PLATFORMS=cpu python benchmarks/bench_trace.py --num-envs 1024 --ticks 20 --top 30
     JAX_PLATFORMS=cpu python benchmarks/bench_trace.py --figure tdm-scripted   # scripted teams
 
-Compiles a rollout of `bench_figures` (`--figure`, default `tdm`) (the paper's Listing S1 under one `jit`), runs it
-once to warm up, then once under `jax.profiler`, and prints the XLA kernels (fusions) that took
-the most time per tick, each with the JAX operation it came from (`jit(transition)/...`,
-`jit(_observe)/...`). `bench_profile.py` times the engine's phases one by one; this shows what
-XLA actually runs inside the whole step, after fusion. The trace is kept under `--out` and opens
-in Perfetto (ui.perfetto.dev) or TensorBoard.
+Compiles a rollout of `bench_figures` (`--figure`; the default `tdm` is the paper's Listing S1
+under one `jit`), runs it once to warm up, then once under `jax.profiler`, and prints the XLA
+kernels (fusions) that took the most time per tick, each with the JAX operation it came from
+(`jit(transition)/...`, `jit(_observe)/...`). `bench_profile.py` times the engine's phases one by
+one; this shows what XLA actually runs inside the whole step, after fusion. The trace is kept
+under `--out` and opens in Perfetto (ui.perfetto.dev) or TensorBoard.
 """
 
 from __future__ import annotations

@@ -276,3 +276,19 @@ def test_move_ends_equal_a_plain_test_against_every_obstacle():
     expected = me[:, :, None] + step * covered[..., None]
     np.testing.assert_allclose(ends, expected, atol=1e-6)
     assert 0.05 < np.mean(covered < 1.0) < 0.95  # both free and blocked moves are tested
+
+
+def test_a_team_that_finds_nobody_searches_the_enemy_end():
+    # Against a team that stands still, waiting at the rally point would draw every game; each
+    # style crosses these maps (where TDM-Alpha, TDM-Beta or TDM-Gamma once sat at its rally
+    # point for 300 ticks) and scores from both spawn ends.
+    maps = [14, 44, 46]
+    env = marl_bgs.make("tdm", map_id=maps, num_envs=6)
+    games = np.arange(6)
+    start = env.start_games(games % 3, np.zeros(6, int), games >= 3)
+    idle = marl_bgs.core.team.idle_policy(env.mode)
+    for name in ("tdm-alpha", "tdm-beta", "tdm-gamma"):
+        play = jax.jit(marl_bgs.team_rollout(env, [POLICIES[name], idle], 150,
+                                             lambda out: out.state.score[:, 0]))  # fmt: skip
+        scored = np.asarray(play(jax.random.key(0), start)).max(axis=0)
+        assert (scored > 0).all(), (name, scored)

@@ -37,7 +37,10 @@ def test_the_report_section_replaces_its_old_self(tmp_path):
     frame = pd.DataFrame([{"team": "tdm-alpha", "against": "random", "games": 2, "wins": 2}])
     elo = pd.DataFrame([{"rank": 1, "system": "tdm-alpha", "elo": 1000}])
     elo.attrs["games"] = 2
-    tables = {"random": frame, "rush": frame, "pairings": frame, "elo": elo}
+    path = pd.DataFrame([{"team": "rush", "maps won from both ends": "52 of 52"}])
+    stuck = pd.DataFrame([{"map": 25, "team": "rush", "spawn end": "left", "outcome": "no win"}])
+    tables = {"random": frame, "rush": frame, "pairings": frame, "elo": elo, "pathing": path,
+              "stuck": stuck}  # fmt: skip
     doc = tmp_path / "opponents.md"
     doc.write_text("# Scripted opponents\n\nhand-written\n")
     for _ in range(2):
@@ -48,3 +51,4 @@ def test_the_report_section_replaces_its_old_self(tmp_path):
     assert text.startswith("# Scripted opponents\n\nhand-written\n")
     assert "| tdm-alpha | random | 2 | 2 |" in text
     assert "Elo from these 2 games" in text
+    assert "| 25 | rush | left | no win |" in text

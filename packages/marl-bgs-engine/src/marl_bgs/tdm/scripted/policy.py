@@ -29,6 +29,7 @@ class Memory:
     last_health: jnp.ndarray  # float32 [10]: health of each row last tick, -1 where unseen
     enemy_pos: jnp.ndarray  # float32 [10, 2]: where each row was last seen alive
     enemy_age: jnp.ndarray  # int32 [10]: ticks since then (FORGET: not remembered)
+    quiet: jnp.ndarray  # int32 []: ticks in a row without any enemy to fight or hunt
     steering: steering.Steering
     ready: jnp.ndarray  # bool []: `grid` has been worked out for this game's map
     grid: route.Terrain  # the map's points and passable steps (`route.terrain`)
@@ -37,6 +38,8 @@ class Memory:
 
 # Enemies seen this many ticks ago are no longer hunted where they were.
 FORGET = 20
+# After this many quiet ticks a team searches the enemy's end of the map.
+QUIET = 25
 # Agents this close to where an enemy was last seen would see it if it were still there.
 ARRIVED = 2.0
 
@@ -47,6 +50,7 @@ def _start(key: jax.Array) -> Memory:
         last_health=jnp.full(10, -1.0, jnp.float32),
         enemy_pos=jnp.zeros((10, 2), jnp.float32),
         enemy_age=jnp.full(10, FORGET, jnp.int32),
+        quiet=jnp.int32(0),
         steering=steering.start_steering(),
         ready=jnp.bool_(False),
         grid=route.empty_terrain(),
@@ -76,14 +80,17 @@ def decide(
     masks and where each move would end (`steering.move_ends`), without the game axis."""
     target, ult = combat.choose(p, masks.pair, memory.last_health, style)
     enemy_pos, enemy_age, lead = _remember(p, memory)
-    goal, wanted, team_goal = steering.goals(p, style, lead)
+    calm = ~jnp.any(combat.threats(p)) & jnp.isnan(lead[0])
+    quiet = jnp.where(calm, jnp.minimum(memory.quiet + 1, QUIET), 0)
+    goal, wanted, team_goal = steering.goals(p, style, lead, quiet >= QUIET)
     field = route.relax(memory.field, memory.grid, team_goal)
     move, steer = steering.choose(
         p, masks.move, memory.steering, style, goal, wanted, team_goal, field, memory.grid, ends
     )
     seen = jnp.where(p.known, p.health, -1.0)
     actions = jnp.stack([move, target, ult], axis=-1)
-    return actions, Memory(seen, enemy_pos, enemy_age, steer, memory.ready, memory.grid, field)
+    kept = (steer, memory.ready, memory.grid, field)
+    return actions, Memory(seen, enemy_pos, enemy_age, quiet, *kept)
 
 
 def _obstacles(views: Any) -> Any:

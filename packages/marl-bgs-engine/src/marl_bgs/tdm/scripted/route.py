@@ -16,10 +16,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, NEAR_GRID, NEAR_OBSTACLES
-from marl_bgs.core.geometry import Obstacles, body_fits, length, near_obstacles, near_table
+from marl_bgs.core.geometry import (
+    Obstacles,
+    body_fits,
+    length,
+    near_obstacles,
+    near_table,
+    sweep_reach,
+)
 
 SHAPE = (round(MAP_WIDTH), round(MAP_HEIGHT))  # cells of 1 x 1, [x, y]
 STEPS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
+_OPPOSITE = tuple(STEPS.index((-dx, -dy)) for dx, dy in STEPS)
 FAR = 99.0  # unreachable
 SWEEPS = 4  # relaxation sweeps per tick
 BATCH = 8  # games whose terrain is worked out together (`prepare`)
@@ -51,25 +59,27 @@ def _shift(a: jax.Array, dx: int, dy: int, fill: float | bool) -> jax.Array:
 
 def terrain(obs: Obstacles) -> Terrain:
     """Each cell's point (`_OFFSETS`; the centre where nothing fits), the length of the step
-    from it to the neighbour's point in each direction of `STEPS` (FAR where a body cannot take
-    it: both points and their midpoint must fit), and the obstacles near each cell (for testing
-    moves)."""
+    from it to the neighbour's point in each direction of `STEPS` (FAR where a body cannot walk
+    it straight: both points fit and a body walks each half of the segment to its midpoint
+    without touching an obstacle, exact by `sweep_reach`, each half tested against the obstacles
+    near its own cell), and the obstacles near each cell (for testing moves)."""
     near = near_table(obs)
-    # The obstacles near each cell (all a body within reach of the cell can touch), [20, 10, 1, 12].
+    # The obstacles near each cell (all a body within reach of the cell can touch), [20, 10, 12].
     centres = jnp.asarray(_CENTRES)
     local = near_obstacles(centres[..., 0], centres[..., 1], obs, near)
-    local = jax.tree.map(lambda f: f[:, :, None], local)
     trials = centres[:, :, None, :] + jnp.asarray(_OFFSETS)  # [20, 10, 5, 2]
-    ok = body_fits(trials, local)
+    ok = body_fits(trials, jax.tree.map(lambda f: f[:, :, None], local))
     fits = jnp.any(ok, axis=-1)
     first = jnp.argmax(ok, axis=-1)
     points = jnp.take_along_axis(trials, first[:, :, None, None], axis=2)[:, :, 0]
+    others = jnp.stack([_shift(points, dx, dy, 0.0) for dx, dy in STEPS], axis=2)  # [20, 10, 8, 2]
+    half = 0.5 * (others - points[:, :, None])
+    clear = sweep_reach(points[..., 0], points[..., 1], half[..., 0], half[..., 1], local) >= 1.0
     steps = []
-    for dx, dy in STEPS:
-        other, other_fits = _shift(points, dx, dy, 0.0), _shift(fits, dx, dy, False)
-        mid = 0.5 * (points + other)
-        ok = fits & other_fits & body_fits(mid[:, :, None], local)[:, :, 0]
-        steps.append(jnp.where(ok, length(other - points), FAR))
+    for k, (dx, dy) in enumerate(STEPS):
+        back = _shift(clear[..., _OPPOSITE[k]], dx, dy, False)  # the neighbour's half, walked back
+        ok = fits & _shift(fits, dx, dy, False) & clear[..., k] & back
+        steps.append(jnp.where(ok, length(others[:, :, k] - points), FAR))
     return points, jnp.stack(steps, axis=-1), near
 
 

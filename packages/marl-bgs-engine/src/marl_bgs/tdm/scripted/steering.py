@@ -12,7 +12,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from marl_bgs.core.arena import MOVE_VECTORS, NEAR_OBSTACLES
+from marl_bgs.core.arena import MAP_WIDTH, MOVE_VECTORS, NEAR_OBSTACLES
 from marl_bgs.core.geometry import (
     Obstacles,
     body_fits,
@@ -35,6 +35,7 @@ DETOUR_TICKS = 6
 PATH_SAMPLES = (1 / 3, 2 / 3, 1.0)
 DANGER = 7.0  # enemies this close make the own Red Zone a place to leave
 CROWD = 0.3  # how much agents avoid stepping into a teammate (the engine blocks bodies anyway)
+SEARCH_X = MAP_WIDTH - 1.5  # where a team looks for enemies it has not found (own frame)
 
 
 @pytree_dataclass
@@ -59,10 +60,13 @@ def start_steering() -> Steering:
     )
 
 
-def goals(p: Picture, style: Style, lead: jnp.ndarray) -> tuple[jnp.ndarray, ...]:
+def goals(
+    p: Picture, style: Style, lead: jnp.ndarray, searching: jnp.ndarray
+) -> tuple[jnp.ndarray, ...]:  # fmt: skip
     """(goal [5, 2], wanted distance from it [5]) of each own agent, and the team's goal [2]
-    (its focus, else where an enemy was last seen, else the rally point); `lead` [2] is where an
-    enemy was last seen (NaN when none is remembered)."""
+    (its focus, else where an enemy was last seen, else the rally point, or the enemy's end of
+    the map while `searching`); `lead` [2] is where an enemy was last seen (NaN when none is
+    remembered)."""
     cls = p.class_id[:TEAM_SIZE]
     dist = distances(p)
     foes = threats(p)
@@ -85,8 +89,12 @@ def goals(p: Picture, style: Style, lead: jnp.ndarray) -> tuple[jnp.ndarray, ...
     priest = (cls == C.PRIEST) & ~style.rush
     goal = jnp.where(priest[:, None], behind, goal)
     wanted = jnp.where(priest, 0.0, wanted)
-    # Nobody known: where an enemy was last seen, else the style's rally point.
-    rally = jnp.where(jnp.isnan(lead), jnp.asarray(style.rally, jnp.float32), lead)
+    # Nobody known: where an enemy was last seen, else the style's rally point, or after a quiet
+    # while the enemy's end of the map on the style's line (a team that waits is never found by
+    # one that waits too).
+    search = jnp.asarray([SEARCH_X, style.rally[1]], jnp.float32)
+    rally = jnp.where(searching, search, jnp.asarray(style.rally, jnp.float32))
+    rally = jnp.where(jnp.isnan(lead), rally, lead)
     rally = jnp.broadcast_to(rally, (TEAM_SIZE, 2))
     goal = jnp.where(any_foe | priest[:, None], goal, rally)
     wanted = jnp.where(any_foe | priest, wanted, 0.0)
@@ -180,7 +188,8 @@ def choose(
     detour = jnp.where(start, DETOUR_TICKS, jnp.maximum(memory.detour - 1, 0))
     heading = to_goal[:, 0] / jnp.maximum(d_goal[:, :1], 1e-6)
     perp = jnp.stack([-heading[:, 1], heading[:, 0]], axis=-1) * side[:, None]
-    sideways = jnp.sum(jnp.asarray(MOVE_VECTORS)[None] * perp[:, None, :], axis=-1)
+    gone = q - me[:, None, :]  # how far each move would really take the agent, [5, 9, 2]
+    sideways = gone[..., 0] * perp[:, None, 0] + gone[..., 1] * perp[:, None, 1]
     score += jnp.where((detour > 0)[:, None], 1.5 * sideways, 0.0)
     move = jnp.argmax(jnp.where(move_mask, score, -jnp.inf), axis=-1).astype(jnp.int32)
     mobile = jnp.any(move_mask[:, 1:], axis=-1)
