@@ -41,13 +41,6 @@ _OFFSETS = np.array([(0, 0), (0.3, 0.3), (-0.3, 0.3), (0.3, -0.3), (-0.3, -0.3)]
 # points [20, 10, 2], step lengths [20, 10, 8] (FAR where no step), near-obstacle table
 # (`geometry.near_table`)
 Terrain = tuple[jax.Array, jax.Array, jax.Array]
-# Each cell's neighbour in each direction of STEPS, as a flat index (200: outside the field).
-_NEIGHBOUR = np.full((SHAPE[0] * SHAPE[1], len(STEPS)), SHAPE[0] * SHAPE[1], np.int32)
-for _i in range(SHAPE[0]):
-    for _j in range(SHAPE[1]):
-        for _k, (_dx, _dy) in enumerate(STEPS):
-            if 0 <= _i + _dx < SHAPE[0] and 0 <= _j + _dy < SHAPE[1]:
-                _NEIGHBOUR[_i * SHAPE[1] + _j, _k] = (_i + _dx) * SHAPE[1] + _j + _dy
 
 
 def _shift(a: jax.Array, dx: int, dy: int, fill: float | bool) -> jax.Array:
@@ -114,8 +107,7 @@ def relax(field: jax.Array, grid: Terrain, goal: jax.Array) -> jax.Array:
     with their straight distance."""
     points, steps, _ = grid
     straight = length(points - goal)
-    seed = jnp.where((straight <= 1.5) & jnp.any(steps < FAR, axis=-1), straight, FAR).ravel()
-    seed = seed.reshape(SHAPE)
+    seed = jnp.where((straight <= 1.5) & jnp.any(steps < FAR, axis=-1), straight, FAR)
     out = field
     for _ in range(SWEEPS):
         best = seed

@@ -127,7 +127,8 @@ def move_ends(
     # A loop, not unrolled: its result is stored, where XLA would fuse an unrolled chain of
     # element-wise tests into every later use of the ends.
     ok = jax.lax.fori_loop(0, NEAR_OBSTACLES, test, jnp.ones(trials.shape[:-1], bool))
-    covered, clear = jnp.zeros(ok.shape[:2] + ok.shape[3:]), ok[:, :, 0]  # [5, 9, n]
+    covered = jnp.zeros(ok.shape[:2] + ok.shape[3:])  # [5, 9, n]
+    clear = jnp.ones_like(ok[:, :, 0])
     for k, fraction in enumerate(PATH_SAMPLES):  # the last sample of an unbroken run of fits
         clear = clear & ok[:, :, k]
         covered = jnp.where(clear, fraction, covered)
