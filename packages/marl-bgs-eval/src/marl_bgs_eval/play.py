@@ -18,7 +18,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh
 
 import marl_bgs
-from marl_bgs import GameState, team_inputs
+from marl_bgs import Facts, GameState, TeamInputs, team_inputs
 from marl_bgs.core.env import shard_games
 from marl_bgs.core.pytree import where_games
 from marl_bgs.core.team import act_teams
@@ -57,6 +57,32 @@ class Carry(NamedTuple):
     next_game: jax.Array  # int32 []
     n_done: jax.Array  # int32 []
     out: Out
+
+
+class Tick(NamedTuple):
+    """One played tick of a batch of games: what results, metrics and replays read."""
+
+    before: GameState  # the state the tick started from
+    inputs: tuple[TeamInputs, TeamInputs]  # each team's permitted inputs (observations, masks)
+    actions: jax.Array  # int32 [n, 10, 3]: the actions the Systems chose (before repair)
+    state: GameState  # the state after the tick
+    memories: tuple[Any, Any]  # each team's memory after the tick
+    facts: Facts  # what happened (batched [n, ...])
+    whos: tuple[jax.Array, jax.Array]  # int32 [n, 5] per team: leaf System index per slot
+
+
+def play_tick(
+    env: Any, teams: tuple[System, System], root: jax.Array, seeds: jax.Array,
+    state: GameState, memories: tuple[Any, Any],
+) -> Tick:  # fmt: skip
+    """Both teams act on their permitted inputs with keys of (seed number, tick, team), then the
+    engine steps: the one definition of a tick that evaluation and replay recording share."""
+    inputs = team_inputs(env, state)
+    keys = [action_keys(root, seeds, state.tick, t, s.per_agent) for t, s in enumerate(teams)]
+    whos = tuple(s.who(m, i) for s, m, i in zip(teams, memories, inputs, strict=True))
+    actions, mems = act_teams(env.spec, teams, keys, memories, inputs)
+    _, nxt, _, _, info = env.step(root, state, actions)
+    return Tick(state, inputs, actions, nxt, tuple(mems), info["facts"], whos)  # type: ignore[arg-type]
 
 
 def _take(tree: Any, idx: jax.Array) -> Any:
@@ -106,17 +132,11 @@ def programs(
         )
 
     def tick(c: Carry, plan: Plan) -> Carry:
-        st = c.state
         g_pad = plan.seed_number.shape[0]
-        row = jnp.maximum(c.slot_game, 0)
-        seeds = plan.seed_number[row]
-        inputs = team_inputs(env, st)
-        memories = (c.mem_a, c.mem_b)
-        keys = [action_keys(plan.root, seeds, st.tick, t, s.per_agent) for t, s in enumerate(teams)]
-        whos = [s.who(m, i) for s, m, i in zip(teams, memories, inputs, strict=True)]
-        actions, mems = act_teams(env.spec, teams, keys, memories, inputs)
-        _, nxt, _, _, info = env.step(plan.root, st, actions)
-        counters = c.counters + mt.tally(info["facts"], level)
+        seeds = plan.seed_number[jnp.maximum(c.slot_game, 0)]
+        t = play_tick(env, teams, plan.root, seeds, c.state, (c.mem_a, c.mem_b))
+        nxt, mems, whos = t.state, t.memories, t.whos
+        counters = c.counters + mt.tally(t.facts, level)
         finished = (nxt.outcome != 0) & (c.slot_game >= 0)
         idx = jnp.where(finished, c.slot_game, g_pad)
         o = c.out
