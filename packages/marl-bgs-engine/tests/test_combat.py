@@ -160,6 +160,36 @@ def test_warrior_auras_multiply_down_to_0_7225(warriors: int, count: int) -> Non
     assert hp(nxt)[8] == pytest.approx(100 - 6 * 0.85**count)
 
 
+def test_aura_shares_go_to_the_auras_that_covered_the_hit() -> None:
+    """Two Mages cover the Rogue (x1.3225) and one Warrior covers the Hunter it hits: each Mage
+    is credited half the damage added, the Warrior all of the damage blocked."""
+    s = game(
+        U(slot=0, cls="M", x=5.0, y=5.0), U(slot=1, cls="M", x=5.0, y=7.0),
+        U(slot=3, cls="R", x=6.0, y=6.0), U(slot=7, cls="H", x=7.0, y=5.0),
+        U(slot=5, cls="W", x=8.5, y=5.0),
+    )  # fmt: skip
+    _, f = step(s, acts(basic={3: 7}))
+    added = 12 * (1.15**2 - 1) * 0.85
+    blocked = 12 * 1.15**2 * 0.15
+    assert float(f.mage_aura_added[3, 7]) == pytest.approx(added, abs=1e-5)
+    assert float(f.mage_aura_added_by[0, 3]) == pytest.approx(added / 2, abs=1e-5)
+    assert float(f.mage_aura_added_by[1, 3]) == pytest.approx(added / 2, abs=1e-5)
+    assert float(np.sum(f.mage_aura_added_by)) == pytest.approx(added, abs=1e-5)
+    assert float(f.warrior_aura_prevented_by[5, 7]) == pytest.approx(blocked, abs=1e-5)
+    assert float(np.sum(f.warrior_aura_prevented_by)) == pytest.approx(blocked, abs=1e-5)
+    cover = np.asarray(f.aura_cover)
+    assert np.argwhere(cover).tolist() == [
+        [0, 0],
+        [0, 1],
+        [0, 3],
+        [1, 0],
+        [1, 1],
+        [1, 3],
+        [5, 5],
+        [5, 7],
+    ]
+
+
 def test_warrior_aura_reaches_2_not_2_01() -> None:
     base = [U(slot=2, cls="H", x=7.0, y=5.0), U(slot=8, cls="R", x=10.0, y=5.0)]
     _, f = step(game(*base, U(slot=5, cls="W", x=12.0, y=5.0)), acts(basic={2: 8}))
@@ -470,6 +500,7 @@ def test_damage_on_a_later_tick_breaks_the_trap() -> None:
     assert int(s.units.trap[8]) == 3
     s, f = step(s, acts(basic={0: 8}, move={8: NORTH}))  # tick 2: hit, still held this tick
     assert bool(f.trap_broken[8])
+    assert np.flatnonzero(np.asarray(f.trap_broken_by[:, 8])).tolist() == [0]
     assert pos(s, 8) == pytest.approx([5.5, 5.0])
     assert int(s.units.trap[8]) == 0
     s, f = step(s, acts(move={8: NORTH}))  # tick 3: free

@@ -100,12 +100,14 @@ def test_red_zone_uses_the_position_at_the_start_of_the_tick() -> None:
     nxt, _, f = step(s, acts(basic={3: 7}, move={7: EAST}))  # own frame: east = toward x = 0
     assert int(f.death_points[7]) == 2
     assert np.asarray(f.red_zone_death).tolist() == [False] * 7 + [True, False, False]
+    assert np.asarray(f.in_red_zone).tolist() == [False] * 7 + [True, False, False]
     assert nxt.score.tolist() == [2, 0]
     assert pos(nxt, 7) == pytest.approx([15.2, 5.0])  # the dead do not move
     s = kill_game(U(slot=7, cls="H", x=14.5, y=5.0, health=1.0))
     nxt, _, f = step(s, acts(basic={3: 7}, move={7: WEST}))
     assert int(f.death_points[7]) == 1
     assert not np.asarray(f.red_zone_death).any()
+    assert not np.asarray(f.in_red_zone).any()
 
 
 @pytest.mark.parametrize(

@@ -27,6 +27,9 @@ class CombatResult:
     heal_ultimate: jnp.ndarray
     mage_aura_added: jnp.ndarray
     warrior_aura_prevented: jnp.ndarray
+    mage_aura_added_by: jnp.ndarray  # [Mage emitter, actor]: its aura's share of what it added
+    warrior_aura_prevented_by: jnp.ndarray  # [Warrior emitter, recipient]: share it blocked
+    aura_cover: jnp.ndarray  # bool [emitter, covered]: Mage and Warrior auras
     mage_auras: jnp.ndarray
     warrior_auras: jnp.ndarray
     burst_active: jnp.ndarray
@@ -39,13 +42,25 @@ class CombatResult:
     saved: jnp.ndarray
 
 
-def aura_counts(state: GameState, dist: jnp.ndarray, emitter_class: int) -> jnp.ndarray:
-    """[10] number of same-team auras of a class covering each slot, capped (shield blocks both)."""
+def aura_cover(state: GameState, dist: jnp.ndarray, emitter_class: int) -> jnp.ndarray:
+    """bool [10, 10] [emitter, covered]: a living, unshielded emitter of the class covers a
+    living, unshielded teammate (itself included) within the aura radius."""
     u = state.units
     live = u.alive & (u.shield == 0)
     emits = live & (u.class_id == emitter_class)
-    covered = emits[:, None] & live[None, :] & jnp.asarray(SAME_TEAM) & (dist <= C.AURA_RADIUS)
-    return jnp.minimum(jnp.sum(covered, axis=0), C.AURA_STACK_CAP).astype(jnp.int32)
+    return emits[:, None] & live[None, :] & jnp.asarray(SAME_TEAM) & (dist <= C.AURA_RADIUS)
+
+
+def aura_counts(cover: jnp.ndarray) -> jnp.ndarray:
+    """[10] number of auras covering each slot, capped at the stacking limit."""
+    return jnp.minimum(jnp.sum(cover, axis=0), C.AURA_STACK_CAP).astype(jnp.int32)
+
+
+def _per_emitter(cover: jnp.ndarray, amount: jnp.ndarray) -> jnp.ndarray:
+    """[emitter, covered]: each covered slot's `amount` [10] shared equally among the auras
+    covering it (an aura beyond the stacking cap shares too: no aura is preferred)."""
+    n = jnp.sum(cover, axis=0)
+    return cover * jnp.where(n > 0, amount / jnp.maximum(n, 1), 0.0)[None, :]
 
 
 def resolve_combat(state: GameState, seen: Perception, accepted: jnp.ndarray) -> CombatResult:
@@ -56,8 +71,9 @@ def resolve_combat(state: GameState, seen: Perception, accepted: jnp.ndarray) ->
     slot = absolute_target(target)
     on_target = (slot[:, None] == jnp.arange(10)[None, :]) & (target > 0)[:, None]
     basic = (target > 0) & ~ult
-    mage_n = aura_counts(state, seen.dist, C.MAGE)
-    warrior_n = aura_counts(state, seen.dist, C.WARRIOR)
+    mage_cover = aura_cover(state, seen.dist, C.MAGE)
+    warrior_cover = aura_cover(state, seen.dist, C.WARRIOR)
+    mage_n, warrior_n = aura_counts(mage_cover), aura_counts(warrior_cover)
     mage_mult = C.MAGE_AURA_MULT**mage_n
     warrior_mult = C.WARRIOR_AURA_MULT**warrior_n
     burst = u.burst > 0
@@ -101,6 +117,9 @@ def resolve_combat(state: GameState, seen: Perception, accepted: jnp.ndarray) ->
         heal_ultimate=heal_u,
         mage_aura_added=added,
         warrior_aura_prevented=prevented,
+        mage_aura_added_by=_per_emitter(mage_cover, jnp.sum(added, axis=1)),
+        warrior_aura_prevented_by=_per_emitter(warrior_cover, jnp.sum(prevented, axis=0)),
+        aura_cover=mage_cover | warrior_cover,
         mage_auras=mage_n,
         warrior_auras=warrior_n,
         burst_active=burst & (dealt > 0),

@@ -28,6 +28,9 @@ class Facts:
     warrior_aura_prevented: (
         jnp.ndarray
     )  # float32 [10, 10]: damage the victim's Warrior auras blocked
+    mage_aura_added_by: jnp.ndarray  # float32 [10, 10]: [Mage, actor] that aura's equal share
+    warrior_aura_prevented_by: jnp.ndarray  # float32 [10, 10]: [Warrior, recipient] its share
+    aura_cover: jnp.ndarray  # bool [10, 10]: [emitter, covered] a Mage or Warrior aura covers
     mage_auras: jnp.ndarray  # int32 [10]: Mage auras covering each slot (capped at 2)
     warrior_auras: jnp.ndarray  # int32 [10]: Warrior auras covering each slot (capped at 2)
     burst_active: jnp.ndarray  # bool [10]: Burst multiplied this slot's damage
@@ -38,6 +41,7 @@ class Facts:
     poisoned: jnp.ndarray  # bool [10, 10]: slow, stun and anti-heal of Crippling Poison
     freed: jnp.ndarray  # bool [10, 10]: Blessing of Freedom granted
     trap_broken: jnp.ndarray  # bool [10]: an existing Trap was broken by damage
+    trap_broken_by: jnp.ndarray  # bool [10, 10]: [attacker, trapped] its damage hit the Trap
     regen: jnp.ndarray  # float32 [10]: out-of-combat regeneration received
     overheal: jnp.ndarray  # float32 [10]: healing and regeneration lost to the health cap
     saved: jnp.ndarray  # bool [10]: would have died without this tick's healing
@@ -45,6 +49,7 @@ class Facts:
     died: jnp.ndarray  # bool [10]
     death_points: jnp.ndarray  # int32 [10]: points the death gave the other team (1 or 2)
     red_zone_death: jnp.ndarray  # bool [10]: died in its own Red Zone (the 2-point death)
+    in_red_zone: jnp.ndarray  # bool [10]: alive in its own Red Zone at the start of the tick
     charge_from: jnp.ndarray  # float32 [10, 2]: position before the Charge relocation
     charge_to: jnp.ndarray  # float32 [10, 2]: position after it
     moved: jnp.ndarray  # float32 [10]: distance of the ordinary move

@@ -78,10 +78,14 @@ def advance_statuses(units: Units, combat: CombatResult, applied: Applied) -> Un
     )
 
 
+def trap_breakers(units: Units, combat: CombatResult) -> jnp.ndarray:
+    """bool [attacker, trapped]: the attacker's positive damage landed on an existing Trap."""
+    return (combat.damage_basic + combat.damage_ultimate > 0) & (units.trap > 0)[None, :]
+
+
 def trap_broken(units: Units, combat: CombatResult) -> jnp.ndarray:
     """[10] an existing Trap broken by positive damage this tick."""
-    taken = jnp.sum(combat.damage_basic + combat.damage_ultimate, axis=0)
-    return (units.trap > 0) & (taken > 0)
+    return jnp.any(trap_breakers(units, combat), axis=0)
 
 
 def speed_fraction(units: Units) -> jnp.ndarray:

@@ -19,7 +19,7 @@ from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.actions import action_masks, can_move, repair, to_world_move
 from marl_bgs.tdm.combat import resolve_combat
 from marl_bgs.tdm.facts import Facts
-from marl_bgs.tdm.lifecycle import death_points, kill, outcome, respawn_waves
+from marl_bgs.tdm.lifecycle import death_points, in_own_red_zone, kill, outcome, respawn_waves
 from marl_bgs.tdm.perception import perceive, sight_lines
 from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.statuses import (
@@ -27,6 +27,7 @@ from marl_bgs.tdm.statuses import (
     advance_statuses,
     applied_statuses,
     movement_speed,
+    trap_breakers,
     trap_broken,
 )
 from marl_bgs.tdm.tables import absolute_target, spawn_left
@@ -97,6 +98,9 @@ def transition(
         heal_ultimate=combat.heal_ultimate,
         mage_aura_added=combat.mage_aura_added,
         warrior_aura_prevented=combat.warrior_aura_prevented,
+        mage_aura_added_by=combat.mage_aura_added_by,
+        warrior_aura_prevented_by=combat.warrior_aura_prevented_by,
+        aura_cover=combat.aura_cover,
         mage_auras=combat.mage_auras,
         warrior_auras=combat.warrior_auras,
         burst_active=combat.burst_active,
@@ -107,6 +111,7 @@ def transition(
         poisoned=applied.poisoned,
         freed=applied.freed,
         trap_broken=trap_broken(u0, combat),
+        trap_broken_by=trap_breakers(u0, combat),
         regen=combat.regen,
         overheal=combat.overheal,
         saved=combat.saved,
@@ -114,6 +119,7 @@ def transition(
         died=combat.died,
         death_points=pts,
         red_zone_death=home,
+        in_red_zone=u0.alive & in_own_red_zone(u0.pos, state.swap, state.rules.red_zone_depth),
         charge_from=u0.pos,
         charge_to=after_charge,
         moved=jnp.linalg.norm(moved - after_charge, axis=-1),
