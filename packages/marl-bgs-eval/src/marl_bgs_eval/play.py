@@ -54,6 +54,7 @@ class Carry(NamedTuple):
     mem_b: Any
     slot_game: jax.Array  # int32 [B]: schedule row each slot plays (-1: idle)
     counters: jax.Array  # float32 [B, K]
+    memory: mt.Memory  # the metrics' per-game memory [B, ...]
     next_game: jax.Array  # int32 []
     n_done: jax.Array  # int32 []
     out: Out
@@ -126,6 +127,7 @@ def programs(
             mem_b=mem_b,
             slot_game=jnp.where(rows < plan.n_games, rows, -1),
             counters=jnp.zeros((batch, width), jnp.float32),
+            memory=mt.fresh_memory(batch),
             next_game=n_first,
             n_done=jnp.int32(0),
             out=out,
@@ -136,30 +138,38 @@ def programs(
         seeds = plan.seed_number[jnp.maximum(c.slot_game, 0)]
         t = play_tick(env, teams, plan.root, seeds, c.state, (c.mem_a, c.mem_b))
         nxt, mems, whos = t.state, t.memories, t.whos
-        counters = c.counters + mt.tally(t.facts, level)
+        pair_mask = jnp.concatenate([i.masks.pair for i in t.inputs], axis=1)
+        added, memory = mt.tally(level, t.before, t.facts, pair_mask, c.memory)
+        counters = c.counters + added
         finished = (nxt.outcome != 0) & (c.slot_game >= 0)
-        idx = jnp.where(finished, c.slot_game, g_pad)
-        o = c.out
-        out = Out(
-            outcome=o.outcome.at[idx].set(nxt.outcome, mode="drop"),
-            score=o.score.at[idx].set(nxt.score, mode="drop"),
-            ticks=o.ticks.at[idx].set(nxt.tick, mode="drop"),
-            counters=o.counters.at[idx].set(counters, mode="drop"),
-            who_a=o.who_a.at[idx].set(whos[0], mode="drop"),
-            who_b=o.who_b.at[idx].set(whos[1], mode="drop"),
-        )
         carry = Carry(
             nxt,
             mems[0],
             mems[1],
             c.slot_game,
             counters,
+            memory,
             c.next_game,
             c.n_done + jnp.sum(finished, dtype=jnp.int32),
-            out,
+            c.out,
         )
 
+        def write(k: Carry) -> Carry:
+            """Results of the games that just ended into their schedule rows."""
+            idx = jnp.where(finished, k.slot_game, g_pad)
+            o = k.out
+            out = Out(
+                outcome=o.outcome.at[idx].set(nxt.outcome, mode="drop"),
+                score=o.score.at[idx].set(nxt.score, mode="drop"),
+                ticks=o.ticks.at[idx].set(nxt.tick, mode="drop"),
+                counters=o.counters.at[idx].set(counters, mode="drop"),
+                who_a=o.who_a.at[idx].set(whos[0], mode="drop"),
+                who_b=o.who_b.at[idx].set(whos[1], mode="drop"),
+            )
+            return k._replace(out=out)
+
         def restart(k: Carry) -> Carry:
+            k = write(k)
             new_row = k.next_game + jnp.cumsum(finished, dtype=jnp.int32) - 1
             real = finished & (new_row < plan.n_games)
             take = jnp.minimum(new_row, g_pad - 1)
@@ -170,6 +180,7 @@ def programs(
                 mem_b=where_games(real, fresh_b, k.mem_b),
                 slot_game=jnp.where(finished, jnp.where(real, new_row, -1), k.slot_game),
                 counters=jnp.where(finished[:, None], 0.0, k.counters),
+                memory=where_games(finished, mt.fresh_memory(batch), k.memory),
                 next_game=jnp.minimum(
                     k.next_game + jnp.sum(finished, dtype=jnp.int32), plan.n_games
                 ),

@@ -59,7 +59,13 @@ COLUMNS: dict[str, str] = {
     "tick_limit": INT,
     "winning_score": INT,
 }
-METRIC_COLUMNS = {c: FLOAT if mt.is_amount(c) else INT for c in mt.priority_columns()}
+METRIC_COLUMNS = {
+    c: FLOAT if mt.is_amount(c) else INT for c in mt.priority_columns() + mt.full_columns()
+}
+# The metric columns a table may hold beyond the base ones: one level's set, whole.
+LEVEL_COLUMNS = {
+    level: frozenset(mt.columns(level)) - frozenset(mt.base_columns()) for level in mt.LEVELS
+}
 SCHEMA = {**COLUMNS, **METRIC_COLUMNS}
 VALUES = {"result": {"win", "draw", "loss"}, "a_spawn": {"left", "right"}}
 RESULT_OF_OUTCOME = {1: "win", 2: "loss", 3: "draw"}
@@ -121,13 +127,16 @@ def frame(
     cols["result"] = [RESULT_OF_OUTCOME[int(o)] for o in outcome]
     score = np.asarray(out.score)
     cols["points_a"], cols["points_b"] = score[:, 0], score[:, 1]
-    names = mt.base_columns() + (mt.priority_columns() if level == "priority" else [])
-    for j, name in enumerate(names):
-        cols[name] = counters[:, j] if mt.is_amount(name) else np.rint(counters[:, j])
+    metrics = {
+        name: counters[:, j] if mt.is_amount(name) else np.rint(counters[:, j])
+        for j, name in enumerate(mt.columns(level))
+    }
     cols["ticks"] = np.asarray(out.ticks)
     cols["tick_limit"], cols["winning_score"] = meta["tick_limit"], meta["winning_score"]
-    order = list(COLUMNS) + [c for c in METRIC_COLUMNS if c in cols]
-    return normalize(pd.DataFrame(cols)[order])
+    cols.update({c: metrics[c] for c in mt.base_columns()})
+    table = pd.DataFrame(cols)[list(COLUMNS)]
+    extra = pd.DataFrame({c: v for c, v in metrics.items() if c in METRIC_COLUMNS})
+    return normalize(pd.concat([table, extra], axis=1))
 
 
 def normalize(df: pd.DataFrame) -> pd.DataFrame:
@@ -145,11 +154,14 @@ def validate(df: pd.DataFrame, source: str = "results", *, complete: bool = True
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise EvalError(f"{source}: missing column(s) {missing}")
-    present = [c for c in METRIC_COLUMNS if c in df.columns]
-    if present and len(present) != len(METRIC_COLUMNS):
-        gone = [c for c in METRIC_COLUMNS if c not in df.columns]
+    present = frozenset(c for c in METRIC_COLUMNS if c in df.columns)
+    if present not in LEVEL_COLUMNS.values():
+        level = "full" if present - LEVEL_COLUMNS["priority"] else "priority"
+        gone = sorted(LEVEL_COLUMNS[level] - present)
         raise EvalError(
-            f"{source}: metric column(s) {gone} missing (give all {len(METRIC_COLUMNS)} or none)"
+            f"{source}: metric column(s) {gone[:5]}{' ...' if len(gone) > 5 else ''} missing: "
+            f"a table holds every column of one metric level or none ({len(gone)} missing of "
+            f"the {len(LEVEL_COLUMNS[level])} of level {level!r})"
         )
     extra = [c for c in df.columns if c not in SCHEMA]
     if extra:

@@ -30,6 +30,9 @@ EPS = 1e-4
 
 # Moves 0-8: stay, north, south, east, west, northeast, northwest, southeast, southwest.
 NUM_MOVES = 9
+MOVE_NAMES = (
+    "stay", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest",
+)  # fmt: skip
 # Index of each move after mirroring x -> MAP_WIDTH - x (east <-> west and so on).
 MIRROR_MOVE = np.asarray((0, 1, 2, 4, 3, 6, 5, 8, 7), np.int32)
 

@@ -68,14 +68,20 @@ class Facts:
         return self.heal_basic + self.heal_ultimate
 
     @property
-    def excess_healing(self) -> jnp.ndarray:
-        """Ability healing lost to the health cap [..., 10, 10], each healer's share in proportion
-        to what it gave. The cap's loss is charged to ability healing before regeneration, so
-        useful healing is never overstated."""
+    def excess_share(self) -> jnp.ndarray:
+        """[..., 10] per recipient: the share of its ability healing lost to the health cap. The
+        cap's loss is charged to ability healing before regeneration, so useful healing is never
+        overstated; every heal a recipient got (Basic or Ultimate, from any healer) loses the
+        same share."""
         received = jnp.sum(self.healing, axis=-2)  # [..., 10] per recipient
         lost = jnp.minimum(self.overheal, received)
-        share = jnp.where(received > 0, lost / jnp.where(received > 0, received, 1.0), 0.0)
-        return self.healing * share[..., None, :]
+        return jnp.where(received > 0, lost / jnp.where(received > 0, received, 1.0), 0.0)
+
+    @property
+    def excess_healing(self) -> jnp.ndarray:
+        """Ability healing lost to the health cap [..., 10, 10], each healer's share in proportion
+        to what it gave (`excess_share`)."""
+        return self.healing * self.excess_share[..., None, :]
 
     @property
     def useful_healing(self) -> jnp.ndarray:
