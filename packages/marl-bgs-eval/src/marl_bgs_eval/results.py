@@ -127,22 +127,31 @@ def frame(
     cols["result"] = [RESULT_OF_OUTCOME[int(o)] for o in outcome]
     score = np.asarray(out.score)
     cols["points_a"], cols["points_b"] = score[:, 0], score[:, 1]
-    metrics = {
-        name: counters[:, j] if mt.is_amount(name) else np.rint(counters[:, j])
-        for j, name in enumerate(mt.columns(level))
-    }
+    names = mt.columns(level)
+    amount = np.asarray([mt.is_amount(c) for c in names], bool)
+    ints = pd.DataFrame(
+        np.rint(counters[:, ~amount]).astype(np.int64), columns=np.asarray(names)[~amount]
+    )
+    floats = pd.DataFrame(counters[:, amount], columns=np.asarray(names)[amount])
+    metrics = pd.concat([ints, floats], axis=1)[names]
     cols["ticks"] = np.asarray(out.ticks)
     cols["tick_limit"], cols["winning_score"] = meta["tick_limit"], meta["winning_score"]
-    cols.update({c: metrics[c] for c in mt.base_columns()})
+    cols.update({c: metrics[c].to_numpy() for c in mt.base_columns()})
     table = pd.DataFrame(cols)[list(COLUMNS)]
-    extra = pd.DataFrame({c: v for c, v in metrics.items() if c in METRIC_COLUMNS})
+    extra = metrics[[c for c in names if c in METRIC_COLUMNS]]
     return normalize(pd.concat([table, extra], axis=1))
 
 
 def normalize(df: pd.DataFrame) -> pd.DataFrame:
     """Cast every known column to its schema dtype (a fresh frame with a plain index)."""
     df = df.reset_index(drop=True)
-    return df.astype({c: SCHEMA[c] for c in df.columns if c in SCHEMA})
+    dtypes = df.dtypes
+    cast = {c: SCHEMA[c] for c, d in dtypes.items() if c in SCHEMA and str(d) != SCHEMA[c]}
+    if len(cast) > 64:  # a table from a file: one pass over every column
+        return df.astype(cast)
+    for col, kind in cast.items():  # a few columns (a played table): leave the rest untouched
+        df[col] = df[col].astype(kind)
+    return df
 
 
 def validate(df: pd.DataFrame, source: str = "results", *, complete: bool = True) -> pd.DataFrame:
