@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from marl_bgs import ConfigError
+from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import registry
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import evaluate
@@ -94,7 +95,7 @@ def play(
     games_per_map: Annotated[int, typer.Option(help="Games per map (even)")] = 40,
     seed: Annotated[int, typer.Option(help="Root seed")] = 0,
     batch_size: Annotated[int, typer.Option(help="Games played at once")] = 128,
-    metrics: Annotated[str, typer.Option(help="none or priority")] = "priority",
+    metrics: Annotated[str, typer.Option(help="none, priority or full")] = "priority",
     tick_limit: Annotated[int, typer.Option(help="Draw after this many ticks")] = 300,
     winning_score: Annotated[int, typer.Option(help="Points that win")] = 20,
     out: Annotated[Path | None, typer.Option(help="Save results (.parquet or .csv)")] = None,
@@ -201,6 +202,31 @@ def leaderboard(
     r = r.assign(win_chance=(100 * r["win_chance"]).round(1))
     cols = ["rank", "system", "tier", "elo", "elo_low", "elo_high", "win_chance", "games"]
     console.print(_table(r[[*cols, "distinct_games"]], "Leaderboard"))
+
+
+@app.command()
+def metrics(
+    query: Annotated[str | None, typer.Argument(help="Text to find in names and meanings")] = None,
+    doc: Annotated[
+        Path | None, typer.Option(help="Write the metrics page (docs/metrics.md)")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, help="Rows to show")] = 40,
+) -> None:
+    """Search the metric columns (column, level, topic, unit, meaning); --doc writes the page."""
+    if doc is not None:
+        doc.write_text(mt.markdown(), encoding="utf-8")
+        console.print(f"wrote {doc}")
+        return
+    try:
+        found = mt.schema() if query is None else mt.find(query)
+    except EvalError as err:
+        _fail(err)
+        return
+    cols = ["column", "level", "topic", "unit", "meaning"]
+    title = f"{len(found)} metric column(s)" + ("" if query is None else f" matching {query!r}")
+    if len(found) > limit:
+        title += f"; the first {limit} (--limit)"
+    console.print(_table(found[cols].head(limit), title))
 
 
 @app.command()

@@ -1,0 +1,129 @@
+"""Zero-shot coordination (paper 7.7, S9): a stranger plays one class of a base team.
+
+Each stranger (and, as the floor, a random agent) takes one class of the base team in turn; every
+resulting team plays every field member on the same maps, spawn ends and seed numbers as the base
+team alone, so game n of each team starts from the same position. A stranger's cost is its
+team's point margin per game minus the base team's in the same game, with a 95% interval from
+resampling whole seed pairs within each opponent. Full metrics give its spacing: its mean
+distance to its four teammates, against the base team's agent of that class in the same games.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from marl_bgs.tdm.classes import CLASS_LETTERS
+from marl_bgs_eval.compose import team
+from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.evaluate import as_system, evaluate
+from marl_bgs_eval.systems import System, random_system
+
+RANDOM = "random"  # the stranger name of the random-agent floor
+
+
+def _distance(games: pd.DataFrame, letter: str) -> pd.Series:
+    """Per game: mean distance from team A's agent of class `letter` to its living teammates,
+    weighted by the ticks both lived (NaN where the roster has no such agent)."""
+    out = pd.Series(np.nan, index=games.index)
+    for roster, g in games.groupby("roster_a", sort=False):
+        i = str(roster).find(letter)
+        if i < 0:
+            continue
+        pairs = [f"a{min(i, j)}>a{max(i, j)}" for j in range(len(str(roster))) if j != i]
+        ticks = g[[f"teammate_ticks.{p}" for p in pairs]].sum(axis=1)
+        dist = g[[f"teammate_distance.{p}" for p in pairs]].sum(axis=1)
+        out[g.index] = dist / ticks.where(ticks > 0)
+    return out
+
+
+def _interval(diff: pd.DataFrame, bootstrap: int, rng: np.random.Generator) -> tuple[float, float]:
+    """95% interval of the mean per-game change, resampling seed pairs within each opponent."""
+    per_pair = diff.groupby(["opponent", "pair_id"], sort=True)["change"].agg(["sum", "size"])
+    means = np.zeros(bootstrap)
+    total = 0
+    for _, block in per_pair.groupby(level="opponent", sort=True):
+        s, n = block["sum"].to_numpy(), block["size"].to_numpy()
+        draw = rng.integers(0, len(s), size=(bootstrap, len(s)))
+        means += s[draw].sum(axis=1)
+        total += n[draw].sum(axis=1)
+    low, high = np.percentile(means / total, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def zero_shot(
+    base: System | str,
+    strangers: Sequence[System | str],
+    field: Sequence[System | str],
+    *,
+    classes: str = "MWHRP",
+    with_random: bool = True,
+    bootstrap: int = 2000,
+    seed: int = 0,
+    **evaluate_kwargs: Any,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each stranger in each class of `classes` (plus a random agent per class with
+    `with_random`) inside the base team, against every System of `field`.
+
+    `evaluate_kwargs` go to every `evaluate` call (maps, games_per_map, batch_size, rule
+    keywords); every team plays with the same `seed`, so game n matches across teams. Returns
+    (summary, games): one summary row per (stranger, class) with the mean point-margin change
+    per game against the base team alone, its 95% interval (`bootstrap` resamples of seed pairs
+    within each opponent, from `seed`), and spacing: the stranger's mean distance to its
+    teammates, the base agent's in the same games, and the difference. `games` holds every
+    game played, with `team` and `stranger`/`class` columns.
+    """
+    if "metrics" in evaluate_kwargs:
+        raise EvalError("metrics: zero_shot always records full metrics (for spacing)")
+    if not isinstance(classes, str) or not classes or set(classes) - set(CLASS_LETTERS):
+        raise EvalError(f"classes: expected letters of MWHRP, got {classes!r}")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 1:
+        raise EvalError(f"bootstrap: expected a positive number of resamples, got {bootstrap!r}")
+    home = as_system(base, "base")
+    guests = [as_system(s, f"strangers[{k}]") for k, s in enumerate(strangers)]
+    opponents = [as_system(s, f"field[{k}]") for k, s in enumerate(field)]
+    if not opponents:
+        raise EvalError("field: expected at least one System to play against")
+    teams: list[tuple[str, str, System]] = [("", "", home)]
+    named = [(g.name, g) for g in guests] + ([(RANDOM, random_system())] if with_random else [])
+    for label, guest in named:
+        for c in classes:
+            mixed = team(classes={c: guest}, rest=home, name=f"{home.name}+{label}@{c}")
+            teams.append((label, c, mixed))
+    frames = []
+    for label, c, t in teams:
+        for opp in opponents:
+            g = evaluate(t, opp, metrics="full", seed=seed, **evaluate_kwargs)
+            frames.append(g.assign(stranger=label, **{"class": c}, opponent=opp.name))
+    games = pd.concat(frames, ignore_index=True)
+    return _summarize(games, home.name, bootstrap, seed), games
+
+
+def _summarize(games: pd.DataFrame, base: str, bootstrap: int, seed: int) -> pd.DataFrame:
+    games = games.assign(margin=games["points_a"] - games["points_b"])
+    alone = games[games["stranger"] == ""].set_index(["opponent", "game"])
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (label, c), g in games[games["stranger"] != ""].groupby(["stranger", "class"], sort=False):
+        ref = alone.loc[list(zip(g["opponent"], g["game"], strict=True))].reset_index()
+        diff = pd.DataFrame(
+            {
+                "opponent": g["opponent"].to_numpy(),
+                "pair_id": g["pair_id"].to_numpy(),
+                "change": g["margin"].to_numpy() - ref["margin"].to_numpy(),
+            }
+        )
+        low, high = _interval(diff, bootstrap, rng)
+        own = float(_distance(g, c).mean())
+        home = float(_distance(ref, c).mean())
+        rows.append(
+            {
+                "base": base, "stranger": label, "class": c, "games": len(g),
+                "margin_change": float(diff["change"].mean()), "low": low, "high": high,
+                "distance": own, "base_distance": home, "distance_added": own - home,
+            }
+        )  # fmt: skip
+    return pd.DataFrame(rows)
