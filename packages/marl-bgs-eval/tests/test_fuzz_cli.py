@@ -371,13 +371,13 @@ def _rating_cases() -> list[Case]:
                 f"{cmd} --bootstrap 0",
                 "error",
                 command(cmd, "{tmp}/g.parquet", "--bootstrap", "0", files=_saved),
-                E + "bootstrap: expected a number of refits in \\[1, 1000000\\], got 0",
+                E + "bootstrap: expected a number of resamples in \\[1, 1000000\\], got 0",
             ),
             Case(
                 f"{cmd} --bootstrap -5",
                 "error",
                 command(cmd, "{tmp}/g.parquet", "--bootstrap", "-5", files=_saved),
-                E + "bootstrap: expected a number of refits in \\[1, 1000000\\], got -5",
+                E + "bootstrap: expected a number of resamples in \\[1, 1000000\\], got -5",
             ),
             Case(
                 f"{cmd} --seed -1",

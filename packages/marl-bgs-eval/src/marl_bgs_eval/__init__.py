@@ -1,5 +1,8 @@
 """Evaluation for MARL-BattleGrounds: Systems, evaluate, metrics, cross-play, Elo with intervals.
 
+Metrics at three levels (`metrics.find("heal")` searches the 2,740 full columns), analysis
+measures per System from its own side (`system_metrics`), zero-shot coordination (`zero_shot`).
+
 import marl_bgs_eval as ev
 games = ev.evaluate(ev.random_system(), "idle", maps=[47, 48], games_per_map=4)
 ratings = ev.rate(games, bootstrap=1000, seed=0)
@@ -11,18 +14,23 @@ from marl_bgs_eval.compose import pool, team
 from marl_bgs_eval.crossplay import cross_play
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import evaluate, resolve_maps
-from marl_bgs_eval.metrics import base_columns, priority_columns
+from marl_bgs_eval.metrics import base_columns, find, priority_columns, schema
+from marl_bgs_eval.metrics.analysis import MEASURES, Measure
+from marl_bgs_eval.metrics.compare import plot_measure_vs_elo, system_metrics
 from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
 from marl_bgs_eval.registry import get_system, register
 from marl_bgs_eval.results import combine, distinct_games, load, mirror_pairs, save, validate
 from marl_bgs_eval.systems import System, TeamInputs, idle_system, random_system, system
 from marl_bgs_eval.tiers import TIERS, division, tier, win_chance
+from marl_bgs_eval.zero_shot import zero_shot
 
 __version__ = _version("marl-bgs-eval")
 __all__ = [
+    "MEASURES",
     "TIERS",
     "BTDFit",
     "EvalError",
+    "Measure",
     "System",
     "TeamInputs",
     "__version__",
@@ -32,11 +40,13 @@ __all__ = [
     "distinct_games",
     "division",
     "evaluate",
+    "find",
     "fit_btd",
     "get_system",
     "idle_system",
     "load",
     "mirror_pairs",
+    "plot_measure_vs_elo",
     "pool",
     "priority_columns",
     "random_system",
@@ -44,9 +54,12 @@ __all__ = [
     "register",
     "resolve_maps",
     "save",
+    "schema",
     "system",
+    "system_metrics",
     "team",
     "tier",
     "validate",
     "win_chance",
+    "zero_shot",
 ]

@@ -24,6 +24,7 @@ from scipy.optimize import minimize
 
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.metrics import base_columns, priority_columns
+from marl_bgs_eval.resampling import check_bootstrap, check_seed, draw_counts, pair_units
 from marl_bgs_eval.results import OUTCOME, mirror_pairs
 from marl_bgs_eval.tiers import MEAN_ELO, tier, win_chance
 
@@ -31,7 +32,6 @@ ELO_PER_LOGIT = 400.0 / math.log(10.0)
 NEEDED = ("system_a", "system_b", "map", "pair_id", "result")
 OPTIONAL = ("map_hash", "seed", *OUTCOME, *base_columns(), *priority_columns())
 SCORE = {"win": 0, "draw": 1, "loss": 2}
-MAX_BOOTSTRAP = 1_000_000  # refits; each holds a [pairings, 3] table
 
 
 @dataclass(frozen=True)
@@ -138,20 +138,16 @@ def _design(names: list[str], g: pd.DataFrame) -> tuple:
     i = np.asarray([idx[s] for s in g["system_a"].tolist()])
     j = np.asarray([idx[s] for s in g["system_b"].tolist()])
     onehot = np.eye(3)[np.asarray([SCORE[r] for r in g["result"].tolist()])]
-    maps = np.unique(np.asarray(g["map"].tolist()), return_inverse=True)[1]
-    pairs = np.unique(np.asarray(g["pair_id"].tolist()), return_inverse=True)[1]
     pairing_keys, p_game = np.unique(np.stack([i, j], axis=1), axis=0, return_inverse=True)
     p_game = p_game.ravel()
-    unit_keys, unit = np.unique(
-        np.stack([p_game, maps, pairs], axis=1), axis=0, return_inverse=True
-    )
-    unit = unit.ravel()
-    unit_c = np.zeros((len(unit_keys), 3))
+    unit, strata = pair_units(g)
+    unit_c = np.zeros((len(strata), 3))
     np.add.at(unit_c, unit, onehot)
+    unit_p = np.zeros(len(strata), np.int64)
+    unit_p[unit] = p_game
     counts = np.zeros((len(pairing_keys), 3))
     np.add.at(counts, p_game, onehot)
-    strata = np.unique(unit_keys[:, :2], axis=0, return_inverse=True)[1].ravel()
-    return pairing_keys[:, 0], pairing_keys[:, 1], counts, unit_keys[:, 0], (strata, unit_c)
+    return pairing_keys[:, 0], pairing_keys[:, 1], counts, unit_p, (strata, unit_c)
 
 
 def bootstrap_elo(
@@ -162,27 +158,15 @@ def bootstrap_elo(
     chunk: int = 500,
 ) -> tuple[BTDFit, np.ndarray]:
     """The full fit and `bootstrap` refits' Elo [B, n] (pairs resampled within pairing and map)."""
-    if (
-        isinstance(bootstrap, bool)
-        or not isinstance(bootstrap, int | np.integer)
-        or not 1 <= bootstrap <= MAX_BOOTSTRAP
-    ):
-        raise EvalError(
-            f"bootstrap: expected a number of refits in [1, {MAX_BOOTSTRAP}], got {bootstrap!r}"
-        )
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
-        raise EvalError(f"seed: expected a non-negative integer, got {seed!r}")
+    bootstrap, seed = check_bootstrap(bootstrap), check_seed(seed)
     names, g = _tables(games)
     n = len(names)
     i, j, counts, unit_p, (strata, unit_c) = _design(names, g)
     X = _solve(i, j, counts[None], n, np.zeros((1, n)), prior_sd_elo)
     rng = np.random.default_rng(seed)
     boot = np.zeros((bootstrap, len(i), 3))
-    for s in np.unique(strata):
-        members = np.flatnonzero(strata == s)
-        k = members.size
-        draw = rng.integers(0, k, size=(bootstrap, k))  # k pairs drawn again, with replacement
-        boot[:, unit_p[members[0]], :] += unit_c[members][draw].sum(axis=1)
+    for members, drawn in draw_counts(strata, bootstrap, rng):
+        boot[:, unit_p[members[0]], :] += drawn @ unit_c[members]
     elos = []
     for lo in range(0, bootstrap, chunk):
         part = boot[lo : lo + chunk]
