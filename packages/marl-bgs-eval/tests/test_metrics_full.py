@@ -247,3 +247,25 @@ def test_schema_lists_every_column_once_in_28_topics() -> None:
 def test_docs_metrics_md_is_generated_from_the_code() -> None:
     doc = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     assert doc == mt.markdown(), "run: marl-bgs-eval metrics --doc docs/metrics.md"
+
+
+def test_full_tables_round_trip_through_files_and_refuse_a_missing_column(
+    played: dict[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    g = played["full"]
+    for name in ("g.parquet", "g.csv"):
+        back = ev.load(ev.save(g, tmp_path / name))
+        pd.testing.assert_frame_equal(back, g)
+    with pytest.raises(ev.EvalError, match=r"'burst.a0.pressed'\] missing: .* of level 'full'"):
+        ev.validate(g.drop(columns=["burst.a0.pressed"]))
+
+
+def test_system_metrics_on_played_games(played: dict[str, pd.DataFrame]) -> None:
+    g = played["full"]
+    table = ev.system_metrics(g, bootstrap=200, seed=1).set_index("measure")
+    assert set(table["system"]) == {"eastward"}
+    row = table.loc["ticks_with_two_or_more_attackers"]
+    both = g["coordination.a.two_or_more_attackers"] + g["coordination.b.two_or_more_attackers"]
+    assert row["value"] == pytest.approx(100 * both.sum() / (2 * g["ticks"].sum()))
+    assert row["low"] <= row["value"] <= row["high"]
+    assert row["games"] == len(g)
