@@ -269,3 +269,28 @@ def test_system_metrics_on_played_games(played: dict[str, pd.DataFrame]) -> None
     assert row["value"] == pytest.approx(100 * both.sum() / (2 * g["ticks"].sum()))
     assert row["low"] <= row["value"] <= row["high"]
     assert row["games"] == len(g)
+
+
+def test_cli_writes_full_results_and_replays_to_a_folder(
+    played: dict[str, pd.DataFrame], tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from marl_bgs_eval import replays
+    from marl_bgs_eval.cli import app
+
+    settings = ["--maps", "0", "--games-per-map", "4", "--seed", "5", "--tick-limit", "60"]
+    settings += ["--winning-score", "8", "--batch-size", "4", "--no-progress"]
+    out = tmp_path / "run"
+    args = ["play", "eastward", "eastward", *settings, "--metrics", "full", "--replays", "2"]
+    result = CliRunner().invoke(app, [*args, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    pd.testing.assert_frame_equal(ev.load(out / "results.parquet"), played["full"])
+    files = sorted((out / "replays").iterdir())
+    assert [f.name for f in files] == ["game-0.replay.zip", "game-1.replay.zip"]
+    for f, (_, row) in zip(files, played["full"].head(2).iterrows(), strict=True):
+        r = replays.load(f)
+        assert (r.header["points_a"], r.header["ticks"]) == (row["points_a"], row["ticks"])
+    missing = CliRunner().invoke(app, [*args])
+    assert missing.exit_code == 2
+    assert "replays: needs --out" in missing.output

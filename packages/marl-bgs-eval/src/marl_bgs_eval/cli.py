@@ -14,6 +14,7 @@ from rich.table import Table
 from marl_bgs import ConfigError
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import registry
+from marl_bgs_eval import replays as replay_tools
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import evaluate
 from marl_bgs_eval.journal import Journal, journal_path
@@ -98,7 +99,13 @@ def play(
     metrics: Annotated[str, typer.Option(help="none, priority or full")] = "priority",
     tick_limit: Annotated[int, typer.Option(help="Draw after this many ticks")] = 300,
     winning_score: Annotated[int, typer.Option(help="Points that win")] = 20,
-    out: Annotated[Path | None, typer.Option(help="Save results (.parquet or .csv)")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Save results: a .parquet or .csv file, or a folder (results.parquet)"),
+    ] = None,
+    replays: Annotated[
+        int, typer.Option(min=0, help="Record the first N games as replays (needs --out)")
+    ] = 0,
     resume: Annotated[
         bool, typer.Option(help="Finish an interrupted run from its journal next to --out")
     ] = False,
@@ -112,9 +119,12 @@ def play(
     if the run stops, the same command with --resume plays only the games still missing.
     """
     _plugins(plugin)
-    journal, earlier = None, None
+    journal, earlier, replay_dir = None, None, None
     try:
+        if replays and out is None:
+            raise EvalError("replays: needs --out (replays are saved beside the results)")
         if out is not None:
+            out, replay_dir = _outputs(out)
             out = check_path(out, overwrite=overwrite or resume)
             journal = Journal(journal_path(out))
             if journal.path.exists() and not resume:
@@ -147,6 +157,8 @@ def play(
         if out is not None and journal is not None:
             save(games, out)
             journal.remove()
+        if replays and replay_dir is not None:
+            _record(system_a, system_b, games, replays, replay_dir, _maps(maps), tick_limit)
     except (EvalError, ConfigError) as err:
         _fail(err)
         return
@@ -165,6 +177,33 @@ def play(
     )
     if out is not None:
         console.print(f"saved {len(games)} games to {out}")
+
+
+def _outputs(out: Path) -> tuple[Path, Path]:
+    """The results file and the replay folder of `--out`: a .parquet/.csv file (replays beside
+    it in <name>-replays/) or a folder (created; results.parquet and replays/ inside)."""
+    if out.suffix in (".parquet", ".csv"):
+        return out, out.with_name(f"{out.stem}-replays")
+    if out.exists() and not out.is_dir():
+        raise EvalError(f"out: {str(out)!r} is neither a folder nor a .parquet or .csv file")
+    if not out.parent.is_dir():
+        raise EvalError(f"out: folder {str(out.parent)!r} does not exist")
+    out.mkdir(exist_ok=True)
+    return out / "results.parquet", out / "replays"
+
+
+def _record(
+    system_a: str, system_b: str, games: pd.DataFrame, n: int, folder: Path,
+    maps: list[int | str], tick_limit: int,
+) -> None:  # fmt: skip
+    """Record the first `n` games (by game number) and save one replay file per game."""
+    picked = games.sort_values("game").head(n)
+    with console.status(f"recording {len(picked)} replay(s)"):
+        recorded = replay_tools.record(system_a, system_b, picked, maps=maps, tick_limit=tick_limit)
+    folder.mkdir(exist_ok=True)
+    for r in recorded:
+        replay_tools.save(r, folder / f"game-{r.header['game']}.replay.zip")
+    console.print(f"saved {len(recorded)} replay(s) to {folder}")
 
 
 def _rated(files: list[Path], bootstrap: int, seed: int, integrity: bool) -> pd.DataFrame:
