@@ -253,6 +253,15 @@ def bench(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+@nox.session(name="bench-metrics")
+def bench_metrics(session: nox.Session) -> None:
+    """Seconds and bytes per game of evaluation per metric level (benchmarks/metrics_cost.py)."""
+    _sync(session, "marl-bgs-eval", "--no-editable")
+    session.run(
+        "python", "benchmarks/metrics_cost.py", *session.posargs, env={"JAX_PLATFORMS": "cpu"}
+    )
+
+
 @nox.session(name="bench-gpu")
 def bench_gpu(session: nox.Session) -> None:
     """The GPU curve to 8192 games; exits 0 with a message where no GPU is visible.

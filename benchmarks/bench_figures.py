@@ -125,9 +125,6 @@ FIGURES: dict[str, Callable[[int, int], Rollout]] = {
     "smax": smax_rollout,
     "tdm-learn": _learner("tdm_learner"),  # bench_learner.py: a minimal learner loop
     "smax-learn": _learner("smax_learner"),
-    # Hook for a figure that needs a feature not written yet; it must add a real rollout here
-    # (and its name to engine_throughput.EXTRA_FIGURES) once the feature exists:
-    #   "tdm-metrics-<level>": TDM with per-tick metrics at each level (marl_bgs_eval.metrics).
 }
 
 

@@ -135,8 +135,8 @@ def _extras(rows: list[dict[str, Any]]) -> list[str]:
             f" | {r['compile_s']:.1f} | {rel} |"
         )
     lines.append(
-        "| tdm-metrics-* | - | not measured: the engine has no metrics levels yet (hook in"
-        " `benchmarks/bench_figures.py`) | | |"
+        "| metric levels | - | measured through evaluation: `nox -s bench-metrics`"
+        " (docs/performance.md, Metric levels) | | |"
     )
     return lines
 
