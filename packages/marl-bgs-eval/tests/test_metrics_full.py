@@ -262,8 +262,7 @@ PLAYED = {"maps": [0], "games_per_map": 4, "seed": 5, "tick_limit": 60, "winning
 @pytest.fixture(scope="module")
 def played(rush: ev.System) -> dict[str, pd.DataFrame]:
     return {
-        level: ev.evaluate(rush, rush, metrics=level, batch_size=4, **PLAYED)
-        for level in ("full", "none")
+        level: ev.evaluate(rush, rush, metrics=level, batch_size=4, **PLAYED) for level in mt.LEVELS
     }
 
 
@@ -277,10 +276,12 @@ def _sum(df: pd.DataFrame, prefix: str) -> np.ndarray:
 
 
 def test_the_metric_level_never_changes_a_game(played: dict[str, pd.DataFrame]) -> None:
-    full, none = played["full"], played["none"]
-    assert list(none.columns) == [c for c in full.columns if c in none.columns]
-    pd.testing.assert_frame_equal(full[none.columns], none)
-    assert len(full.columns) - len(none.columns) == len(mt.columns("full")) - 6
+    full = played["full"]
+    for level in ("none", "priority"):
+        other = played[level]
+        assert list(other.columns) == [c for c in full.columns if c in other.columns]
+        pd.testing.assert_frame_equal(full[other.columns], other)
+        assert len(full.columns) - len(other.columns) == mt.width("full") - mt.width(level)
 
 
 def test_full_metrics_add_up_on_played_games(played: dict[str, pd.DataFrame]) -> None:

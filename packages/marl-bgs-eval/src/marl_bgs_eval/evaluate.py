@@ -189,7 +189,8 @@ def evaluate(
     Games come in pairs that share a map and a seed number and swap spawn ends. `maps`: split
     names, shipped ids or names, map files or MapSpecs (see `resolve_maps`). `env_kwargs` are the
     engine's rule keywords (`winning_score`, `tick_limit`, `shared_sight`, ...). Returns one row
-    per game (see `marl_bgs_eval.results.COLUMNS`), sorted by game number. `order` (a
+    per game (see `marl_bgs_eval.results.COLUMNS`), sorted by game number, with the metric
+    columns of `metrics` ("none", "priority" or "full": see `marl_bgs_eval.metrics`). `order` (a
     permutation of the schedule) only changes which games share the device at a time, never a
     result. `on_games(frame)` receives finished games as they end (to save them at once);
     `resume` takes the games an interrupted run already finished and plays only the rest.
