@@ -125,6 +125,7 @@ def _bad_content(tmp: Path, base: Frame) -> None:
 def _existing(tmp: Path, base: Frame) -> None:
     ev.save(base.iloc[:8], tmp / "g.parquet")  # an earlier run's file
     (tmp / "d.parquet").mkdir()
+    (tmp / "plainfile").write_text("not a folder")
 
 
 def _plain(output: str) -> str:
@@ -181,7 +182,7 @@ def _play_cases() -> list[Case]:
             Case(f"play --winning-score {value}", "error", play(winning_score=value), message)
         )
     for value in ("all", "", "Priority"):
-        message = E + rf"metrics: expected one of \['none', 'priority'\], got '{value}'"
+        message = E + rf"metrics: expected one of \['none', 'priority', 'full'\], got '{value}'"
         cases.append(Case(f"play --metrics {value!r}", "error", play(metrics=value), message))
     maps = E + "--maps: expected names like test,validation or 47,48 or a.json; got "
     for value in ("", ",", "test,,validation", "0,", " "):
@@ -278,17 +279,28 @@ def _play_cases() -> list[Case]:
         (
             "--out results.txt",
             ["--out", "results.txt"],
-            E + "out: expected a .parquet or .csv file, got 'results.txt'",
+            E + r"out: expected a \.parquet or \.csv file, or a folder \(a name without a "
+            r"suffix\); got 'results\.txt'",
         ),
         (
             "--out x.PARQUET",
             ["--out", "{tmp}/x.PARQUET"],
-            E + r"out: expected a \.parquet or \.csv file, got '.*x\.PARQUET'",
+            E + r"out: expected a \.parquet or \.csv file, or a folder .*; got '.*x\.PARQUET'",
         ),
         (
-            "--out with no suffix",
-            ["--out", "{tmp}/results"],
-            E + r"out: expected a \.parquet or \.csv file",
+            "--out a file with no suffix",
+            ["--out", "{tmp}/plainfile"],
+            E + r"out: expected a \.parquet or \.csv file, or a folder .*; got '.*plainfile'",
+        ),
+        (
+            "--out a folder in a missing folder",
+            ["--out", "/missing/dir/run"],
+            E + "out: folder '/missing/dir' does not exist",
+        ),
+        (
+            "--replays without --out",
+            ["--replays", "2"],
+            E + r"replays: needs --out \(replays are saved beside the results\)",
         ),
         (
             "--out in a missing folder",

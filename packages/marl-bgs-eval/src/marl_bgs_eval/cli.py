@@ -184,8 +184,11 @@ def _outputs(out: Path) -> tuple[Path, Path]:
     it in <name>-replays/) or a folder (created; results.parquet and replays/ inside)."""
     if out.suffix in (".parquet", ".csv"):
         return out, out.with_name(f"{out.stem}-replays")
-    if out.exists() and not out.is_dir():
-        raise EvalError(f"out: {str(out)!r} is neither a folder nor a .parquet or .csv file")
+    if out.suffix or (out.exists() and not out.is_dir()):
+        raise EvalError(
+            f"out: expected a .parquet or .csv file, or a folder (a name without a suffix); "
+            f"got {str(out)!r}"
+        )
     if not out.parent.is_dir():
         raise EvalError(f"out: folder {str(out.parent)!r} does not exist")
     out.mkdir(exist_ok=True)
