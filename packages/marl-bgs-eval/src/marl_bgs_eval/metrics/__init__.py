@@ -179,5 +179,5 @@ def tally(
         return counts, memory
     live = before.outcome == 0
     together, memory = timing.together(facts.ultimate_used & live[:, None], before.tick, memory)
-    tick = families.Tick(before, facts, pair_mask, live, together)
+    tick = families.TickRecord(before, facts, pair_mask, live, together)
     return jnp.concatenate([counts, families.values(tick)], axis=-1), memory

@@ -24,7 +24,7 @@ from marl_bgs_eval.metrics import axes as ax
 from marl_bgs_eval.metrics.axes import Axis
 
 
-class Tick(NamedTuple):
+class TickRecord(NamedTuple):
     """What one tick of a batch of games offers the metrics (leading axis: games)."""
 
     before: GameState  # the state the tick started from
@@ -44,7 +44,7 @@ class Family:
     unit: str  # "HP", "map units", "ticks" or "count"
     meaning: str
     axes: tuple[Axis, ...]
-    value: Callable[[Tick], jnp.ndarray]  # [n, *axis sizes] for one tick
+    value: Callable[[TickRecord], jnp.ndarray]  # [n, *axis sizes] for one tick
 
     @property
     def whom(self) -> bool:
@@ -66,19 +66,19 @@ DAMAGE, RESULTS, TEAMWORK, KILLS, STATUS, ULTIMATES = (
 # --- what a tick's state and facts say, in the shapes the families need ------------------------
 
 
-def _alive(t: Tick) -> jnp.ndarray:
+def _alive(t: TickRecord) -> jnp.ndarray:
     """[n, 10] alive (and in a running game) at the start of the tick."""
     return t.before.units.alive & t.live[:, None]
 
 
-def _harm(t: Tick) -> jnp.ndarray:
+def _harm(t: TickRecord) -> jnp.ndarray:
     """[n, 10, 6] harmful effects each slot was under when the tick started (HARM order)."""
     u = t.before.units
     on = [u.stun, u.trap, u.slow_charge, u.slow_hunter, u.slow_poison, u.antiheal]
     return jnp.stack([s > 0 for s in on], axis=-1) & _alive(t)[..., None]
 
 
-def _statuses(t: Tick) -> jnp.ndarray:
+def _statuses(t: TickRecord) -> jnp.ndarray:
     """[n, 10, 9] every status (STATUS order) held when the tick started, by the living."""
     u = t.before.units
     on = [u.stun, u.trap, u.slow_charge, u.slow_hunter, u.slow_poison, u.antiheal, u.freedom,
@@ -86,32 +86,32 @@ def _statuses(t: Tick) -> jnp.ndarray:
     return jnp.stack([s > 0 for s in on], axis=-1) & _alive(t)[..., None]
 
 
-def _is(t: Tick, cls: int) -> jnp.ndarray:
+def _is(t: TickRecord, cls: int) -> jnp.ndarray:
     return t.before.units.class_id == cls
 
 
-def _useful(t: Tick) -> tuple[jnp.ndarray, jnp.ndarray]:
+def _useful(t: TickRecord) -> tuple[jnp.ndarray, jnp.ndarray]:
     """Useful Basic and Ultimate healing [n, 10, 10]: each loses its recipient's excess share."""
     keep = (1.0 - t.facts.excess_share)[:, None, :]
     return t.facts.heal_basic * keep, t.facts.heal_ultimate * keep
 
 
-def _excess(t: Tick) -> jnp.ndarray:
+def _excess(t: TickRecord) -> jnp.ndarray:
     share = t.facts.excess_share[:, None, :, None]
     return jnp.stack([t.facts.heal_basic, t.facts.heal_ultimate], axis=-1) * share
 
 
-def _hits(t: Tick) -> jnp.ndarray:
+def _hits(t: TickRecord) -> jnp.ndarray:
     """bool [n, 10, 10]: the source's damage landed on the recipient."""
     return t.facts.damage > 0
 
 
-def _kill_hits(t: Tick) -> jnp.ndarray:
+def _kill_hits(t: TickRecord) -> jnp.ndarray:
     """bool [n, 10, 10]: the source hit the recipient on the tick it died."""
     return _hits(t) & t.facts.died[:, None, :]
 
 
-def _heal_helped(t: Tick) -> jnp.ndarray:
+def _heal_helped(t: TickRecord) -> jnp.ndarray:
     """bool [n, healer, victim]: the healer's useful healing reached an ally who hit the victim
     on the tick it died (Table S9's kill credit for healers)."""
     b, u = _useful(t)
@@ -119,44 +119,44 @@ def _heal_helped(t: Tick) -> jnp.ndarray:
     return jnp.einsum("nha,nav->nhv", healed, _kill_hits(t).astype(jnp.float32)) > 0
 
 
-def _helpers(t: Tick) -> jnp.ndarray:
+def _helpers(t: TickRecord) -> jnp.ndarray:
     """[n, 10] per victim: how many agents dealt damage to it or healed one who did, on the
     tick it died."""
     return jnp.sum(_kill_hits(t) | _heal_helped(t), axis=1)
 
 
-def _by_killers(per_victim: jnp.ndarray, t: Tick) -> jnp.ndarray:
+def _by_killers(per_victim: jnp.ndarray, t: TickRecord) -> jnp.ndarray:
     """[n, 10, ...] per victim (zero unless it died) -> [n, 2, ...] per killing team."""
     died = t.facts.died.reshape(*t.facts.died.shape, *(1,) * (per_victim.ndim - 2))
     return ax.per_team(per_victim * died)[:, ::-1]
 
 
-def _targets(t: Tick) -> jnp.ndarray:
+def _targets(t: TickRecord) -> jnp.ndarray:
     """bool [n, 10, 10]: each agent's accepted target slot."""
     rel = t.facts.accepted[..., 1]
     slot = jnp.asarray(REL_TO_ABS)[jnp.arange(NUM_SLOTS)[None, :], rel]
     return slot[..., None] == jnp.arange(NUM_SLOTS)
 
 
-def _distances(t: Tick) -> jnp.ndarray:
+def _distances(t: TickRecord) -> jnp.ndarray:
     pos = t.before.units.pos
     return jnp.sqrt(jnp.sum((pos[:, :, None] - pos[:, None]) ** 2, axis=-1))
 
 
-def _mates_alive(t: Tick) -> jnp.ndarray:
+def _mates_alive(t: TickRecord) -> jnp.ndarray:
     """bool [n, 10, 10]: two different teammates, both alive."""
     alive = _alive(t)
     same = jnp.asarray(ax.TEAM_OF_SLOT[:, None] == ax.TEAM_OF_SLOT[None, :])
     return alive[:, :, None] & alive[:, None, :] & same & ~jnp.eye(NUM_SLOTS, dtype=bool)
 
 
-def _nearest_mate(t: Tick) -> jnp.ndarray:
+def _nearest_mate(t: TickRecord) -> jnp.ndarray:
     both = _mates_alive(t)
     near = jnp.min(jnp.where(both, _distances(t), jnp.inf), axis=-1)
     return jnp.where(jnp.any(both, axis=-1), near, 0.0)
 
 
-def _result(t: Tick) -> jnp.ndarray:
+def _result(t: TickRecord) -> jnp.ndarray:
     f = t.facts
     deaths = ax.per_team(f.died.astype(jnp.int32))
     score = t.before.score + f.points
@@ -164,7 +164,7 @@ def _result(t: Tick) -> jnp.ndarray:
     return jnp.stack([f.points, deaths[:, ::-1], deaths, ahead], axis=-1)
 
 
-def _coordination(t: Tick) -> jnp.ndarray:
+def _coordination(t: TickRecord) -> jnp.ndarray:
     hits = _hits(t)
     attackers = ax.per_team(jnp.any(hits, axis=2).astype(jnp.int32))
     per_target = hits.reshape(hits.shape[0], 2, TEAM_SIZE, NUM_SLOTS).sum(axis=2)
@@ -172,7 +172,7 @@ def _coordination(t: Tick) -> jnp.ndarray:
     return jnp.stack([attackers >= 2, focus], axis=-1)
 
 
-def _setups(t: Tick) -> jnp.ndarray:
+def _setups(t: TickRecord) -> jnp.ndarray:
     """[n, 10, 6] per victim (SETUP order): what helped the kill on its killing tick."""
     f, u = t.facts, t.before.units
     warrior = _is(t, C.WARRIOR)[:, :, None]
@@ -185,31 +185,31 @@ def _setups(t: Tick) -> jnp.ndarray:
     )  # fmt: skip
 
 
-def _helper_counts(t: Tick) -> jnp.ndarray:
+def _helper_counts(t: TickRecord) -> jnp.ndarray:
     return _helpers(t)[..., None] == jnp.arange(1, TEAM_SIZE + 1)
 
 
-def _auras(t: Tick) -> jnp.ndarray:
+def _auras(t: TickRecord) -> jnp.ndarray:
     f = t.facts
     kinds = [f.mage_auras == 1, f.mage_auras == 2, f.warrior_auras == 1, f.warrior_auras == 2]
     return jnp.stack(kinds, axis=-1).reshape(*f.mage_auras.shape, 2, 2)
 
 
-def _aura_totals(t: Tick) -> jnp.ndarray:
+def _aura_totals(t: TickRecord) -> jnp.ndarray:
     f = t.facts
     added = ax.per_team(jnp.sum(f.mage_aura_added, axis=2))
     prevented = ax.per_team(jnp.sum(f.warrior_aura_prevented, axis=1))
     return jnp.stack([added, prevented], axis=-1)
 
 
-def _burst(t: Tick) -> jnp.ndarray:
+def _burst(t: TickRecord) -> jnp.ndarray:
     pressed = t.facts.ultimate_used & _is(t, C.MAGE)
     enemy_basic = jnp.any(t.pair_mask[:, :, 1 + TEAM_SIZE :, 0], axis=-1)
     active = (t.before.units.burst > 0) & _alive(t)
     return jnp.stack([pressed, pressed & enemy_basic, active], axis=-1)
 
 
-def _charge_distance(t: Tick) -> jnp.ndarray:
+def _charge_distance(t: TickRecord) -> jnp.ndarray:
     f = t.facts
     moved = jnp.sqrt(jnp.sum((f.charge_to - f.charge_from) ** 2, axis=-1))
     return moved * (f.ultimate_used & _is(t, C.WARRIOR))
@@ -390,7 +390,7 @@ def meanings(f: Family) -> list[str]:
     ]
 
 
-def values(t: Tick) -> jnp.ndarray:
+def values(t: TickRecord) -> jnp.ndarray:
     """float32 [n, full width]: every family's value for one tick, flattened in column order."""
     n = t.live.shape[0]
     return jnp.concatenate(
