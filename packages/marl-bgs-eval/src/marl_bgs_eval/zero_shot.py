@@ -20,6 +20,7 @@ from marl_bgs.tdm.classes import CLASS_LETTERS
 from marl_bgs_eval.compose import team
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, evaluate
+from marl_bgs_eval.metrics.analysis import CLASSES
 from marl_bgs_eval.systems import System, random_system
 
 RANDOM = "random"  # the stranger name of the random-agent floor
@@ -59,7 +60,7 @@ def zero_shot(
     strangers: Sequence[System | str],
     field: Sequence[System | str],
     *,
-    classes: str = "MWHRP",
+    classes: str = CLASSES,
     with_random: bool = True,
     bootstrap: int = 2000,
     seed: int = 0,

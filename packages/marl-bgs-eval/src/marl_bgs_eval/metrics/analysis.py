@@ -20,6 +20,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
+from marl_bgs.tdm.classes import CLASS_LETTERS
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.metrics import axes as ax
@@ -28,7 +29,7 @@ from marl_bgs_eval.metrics import families, full_columns
 from marl_bgs_eval.metrics.families import FAMILIES
 
 SIDES = ("a", "b")
-CLASSES = "MWHRP"
+CLASSES = "".join(CLASS_LETTERS)  # "MWHRP", in class-id order
 EMPTY = "-"  # the class of a slot its roster leaves empty
 SCALE = {"rate": 1.0, "share": 100.0, "mean": 1.0}
 Parts = tuple[pd.Series, pd.Series]
