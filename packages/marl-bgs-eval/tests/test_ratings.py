@@ -146,3 +146,15 @@ def test_interval_is_the_middle_share_of_the_refits(level: float) -> None:
     for k, name in enumerate(fit.names):
         assert r.loc[name, "elo_low"] == pytest.approx(lo[k])
         assert r.loc[name, "elo_high"] == pytest.approx(hi[k])
+
+
+def test_pairs_of_runs_with_different_seeds_are_resampled_apart() -> None:
+    """Two runs (seeds 0 and 1) reuse pair ids: A wins every game of run 0 and loses every game
+    of run 1. Merged by pair id, every unit would hold two wins and two losses and the interval
+    would have zero width; kept apart, resampling sees all-win and all-loss pairs."""
+    games = pd.concat(
+        [_one_pairing(["win"] * 20).assign(seed=0), _one_pairing(["loss"] * 20).assign(seed=1)],
+        ignore_index=True,
+    )
+    r = rate(games, bootstrap=300).set_index("system")
+    assert r.loc["A", "elo_high"] - r.loc["A", "elo_low"] > 50
