@@ -86,6 +86,11 @@ def play_tick(
     return Tick(state, inputs, actions, nxt, tuple(mems), info["facts"], whos)  # type: ignore[arg-type]
 
 
+def join_teams(team_a: Any, team_b: Any) -> Any:
+    """Both teams' [n, 5, ...] leaves joined into slot order [n, 10, ...] (team A's slots first)."""
+    return jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=1), team_a, team_b)
+
+
 def _take(tree: Any, idx: jax.Array) -> Any:
     return jax.tree.map(lambda a: a[idx], tree)
 
@@ -138,7 +143,7 @@ def programs(
         seeds = plan.seed_number[jnp.maximum(c.slot_game, 0)]
         t = play_tick(env, teams, plan.root, seeds, c.state, (c.mem_a, c.mem_b))
         nxt, mems, whos = t.state, t.memories, t.whos
-        pair_mask = jnp.concatenate([i.masks.pair for i in t.inputs], axis=1)
+        pair_mask = join_teams(t.inputs[0].masks.pair, t.inputs[1].masks.pair)
         added, memory = mt.tally(level, t.before, t.facts, pair_mask, c.memory)
         counters = c.counters + added
         finished = (nxt.outcome != 0) & (c.slot_game >= 0)

@@ -35,7 +35,7 @@ from marl_bgs.tdm.mode import TDMEnv
 from marl_bgs_eval import results
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import MapsLike, as_system, resolve_maps
-from marl_bgs_eval.play import play_tick
+from marl_bgs_eval.play import join_teams, play_tick
 from marl_bgs_eval.replay_files import (
     FORMAT,
     Replay,
@@ -71,11 +71,6 @@ def _dynamic(state: GameState) -> dict[str, jax.Array]:
     return {k: v for k, v in named_leaves("state", state).items() if not is_static(k)}
 
 
-def _slots(team_a: Any, team_b: Any) -> Any:
-    """Both teams' [n, 5, ...] leaves joined into slot order [n, 10, ...]."""
-    return jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=1), team_a, team_b)
-
-
 @functools.cache
 def _recorder(n: int, ticks: int, shared_sight: bool, team_a: System, team_b: System) -> Callable:
     """The jitted `run(starts, seeds, games, root) -> (final state, per-tick records)`."""
@@ -89,9 +84,9 @@ def _recorder(n: int, ticks: int, shared_sight: bool, team_a: System, team_b: Sy
 
         def tick(carry: tuple[GameState, Any], _: None) -> tuple[Any, dict[str, jax.Array]]:
             t = play_tick(env, teams, root, seeds, *carry)
-            masks = _slots(t.inputs[0].masks, t.inputs[1].masks)
+            masks = join_teams(t.inputs[0].masks, t.inputs[1].masks)
             out = {
-                **_dynamic(t.before), "actions": t.actions, "who": _slots(*t.whos),
+                **_dynamic(t.before), "actions": t.actions, "who": join_teams(*t.whos),
                 **named_leaves("masks", masks), **named_leaves("facts", t.facts),
             }  # fmt: skip
             return (t.state, t.memories), out

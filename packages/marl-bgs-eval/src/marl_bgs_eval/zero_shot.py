@@ -21,6 +21,7 @@ from marl_bgs_eval.compose import team
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, evaluate
 from marl_bgs_eval.metrics.analysis import CLASSES
+from marl_bgs_eval.resampling import check_bootstrap, draw_counts
 from marl_bgs_eval.systems import System, random_system
 
 RANDOM = "random"  # the stranger name of the random-agent floor
@@ -42,16 +43,16 @@ def _distance(games: pd.DataFrame, letter: str) -> pd.Series:
 
 
 def _interval(diff: pd.DataFrame, bootstrap: int, rng: np.random.Generator) -> tuple[float, float]:
-    """95% interval of the mean per-game change, resampling seed pairs within each opponent."""
+    """95% interval of the mean per-game change, resampling seed pairs within each opponent
+    (`resampling.draw_counts`, the draws of the Elo and metric intervals)."""
     per_pair = diff.groupby(["opponent", "pair_id"], sort=True)["change"].agg(["sum", "size"])
-    means = np.zeros(bootstrap)
-    total = 0
-    for _, block in per_pair.groupby(level="opponent", sort=True):
-        s, n = block["sum"].to_numpy(), block["size"].to_numpy()
-        draw = rng.integers(0, len(s), size=(bootstrap, len(s)))
-        means += s[draw].sum(axis=1)
-        total += n[draw].sum(axis=1)
-    low, high = np.percentile(means / total, [2.5, 97.5])
+    strata = per_pair.index.get_level_values("opponent").factorize(sort=True)[0]
+    sums, sizes = per_pair["sum"].to_numpy(float), per_pair["size"].to_numpy(float)
+    change, games = np.zeros(bootstrap), np.zeros(bootstrap)
+    for members, counts in draw_counts(strata, bootstrap, rng):
+        change += counts @ sums[members]
+        games += counts @ sizes[members]
+    low, high = np.percentile(change / games, [2.5, 97.5])
     return float(low), float(high)
 
 
@@ -81,8 +82,7 @@ def zero_shot(
         raise EvalError("metrics: zero_shot always records full metrics (for spacing)")
     if not isinstance(classes, str) or not classes or set(classes) - set(CLASS_LETTERS):
         raise EvalError(f"classes: expected letters of MWHRP, got {classes!r}")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 1:
-        raise EvalError(f"bootstrap: expected a positive number of resamples, got {bootstrap!r}")
+    bootstrap = check_bootstrap(bootstrap)
     home = as_system(base, "base")
     guests = [as_system(s, f"strangers[{k}]") for k, s in enumerate(strangers)]
     opponents = [as_system(s, f"field[{k}]") for k, s in enumerate(field)]

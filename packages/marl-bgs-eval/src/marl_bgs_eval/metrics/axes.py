@@ -14,9 +14,10 @@ import numpy as np
 
 from marl_bgs.core.arena import MOVE_NAMES
 from marl_bgs.tdm.constants import NUM_SLOTS, TEAM_SIZE
+from marl_bgs.tdm.tables import SAME_TEAM
 
 SLOT_NAMES = tuple(f"{t}{i}" for t in "ab" for i in range(TEAM_SIZE))
-TEAM_OF_SLOT = np.repeat(np.arange(2), TEAM_SIZE)
+MATES = SAME_TEAM & ~np.eye(NUM_SLOTS, dtype=bool)  # [10, 10]: two different teammates
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,10 +33,9 @@ def _pairs(keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return src, dst
 
 
-_SAME = TEAM_OF_SLOT[:, None] == TEAM_OF_SLOT[None, :]
-ENEMY_SRC, ENEMY_DST = _pairs(~_SAME)  # 50 ordered (source, recipient) pairs across teams
-ALLY_SRC, ALLY_DST = _pairs(_SAME)  # 50 ordered pairs within a team, self included
-MATE_SRC, MATE_DST = _pairs(_SAME & (np.arange(NUM_SLOTS)[:, None] < np.arange(NUM_SLOTS)))
+ENEMY_SRC, ENEMY_DST = _pairs(~SAME_TEAM)  # 50 ordered (source, recipient) pairs across teams
+ALLY_SRC, ALLY_DST = _pairs(SAME_TEAM)  # 50 ordered pairs within a team, self included
+MATE_SRC, MATE_DST = _pairs(MATES & (np.arange(NUM_SLOTS)[:, None] < np.arange(NUM_SLOTS)))
 
 
 def _pair_axis(name: str, src: np.ndarray, dst: np.ndarray) -> Axis:

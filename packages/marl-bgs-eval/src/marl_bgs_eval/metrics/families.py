@@ -14,12 +14,13 @@ import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from marl_bgs import Facts, GameState
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import NUM_SLOTS, TEAM_SIZE
-from marl_bgs.tdm.tables import REL_TO_ABS
+from marl_bgs.tdm.tables import absolute_target
 from marl_bgs_eval.metrics import axes as ax
 from marl_bgs_eval.metrics.axes import Axis
 
@@ -133,8 +134,7 @@ def _by_killers(per_victim: jnp.ndarray, t: TickRecord) -> jnp.ndarray:
 
 def _targets(t: TickRecord) -> jnp.ndarray:
     """bool [n, 10, 10]: each agent's accepted target slot."""
-    rel = t.facts.accepted[..., 1]
-    slot = jnp.asarray(REL_TO_ABS)[jnp.arange(NUM_SLOTS)[None, :], rel]
+    slot = jax.vmap(absolute_target)(t.facts.accepted[..., 1])
     return slot[..., None] == jnp.arange(NUM_SLOTS)
 
 
@@ -146,8 +146,7 @@ def _distances(t: TickRecord) -> jnp.ndarray:
 def _mates_alive(t: TickRecord) -> jnp.ndarray:
     """bool [n, 10, 10]: two different teammates, both alive."""
     alive = _alive(t)
-    same = jnp.asarray(ax.TEAM_OF_SLOT[:, None] == ax.TEAM_OF_SLOT[None, :])
-    return alive[:, :, None] & alive[:, None, :] & same & ~jnp.eye(NUM_SLOTS, dtype=bool)
+    return alive[:, :, None] & alive[:, None, :] & jnp.asarray(ax.MATES)
 
 
 def _nearest_mate(t: TickRecord) -> jnp.ndarray:

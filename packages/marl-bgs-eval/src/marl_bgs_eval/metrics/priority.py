@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from marl_bgs import Facts, TeamDeathmatch
+from marl_bgs import Facts
+from marl_bgs_eval.metrics.axes import per_team
 from marl_bgs_eval.metrics.families import DAMAGE, KILLS, RESULTS
 
 TEAMS = ("a", "b")
@@ -38,11 +39,8 @@ def team_columns(names: dict[str, tuple[str, str, str, str]]) -> list[str]:
     return [f"{t}_{m}" for t in TEAMS for m in names]
 
 
-_SPEC = TeamDeathmatch().spec  # the slots of each team
-
-
 def _team_sum(x: jnp.ndarray, team: int) -> jnp.ndarray:
-    return jnp.sum(_SPEC.team_slice(x, team).astype(jnp.float32), axis=1)
+    return per_team(x.astype(jnp.float32))[:, team]
 
 
 def tally(facts: Facts, priority: bool) -> jnp.ndarray:

@@ -10,16 +10,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
-import numpy as np
 
 from marl_bgs.tdm.constants import NUM_SLOTS
-from marl_bgs_eval.metrics.axes import TEAM_OF_SLOT
+from marl_bgs_eval.metrics.axes import MATES
 
 WINDOW = 4
 NEVER = -(2**20)  # the last-Ultimate tick of a slot that has not used one
-_MATES = jnp.asarray(
-    (TEAM_OF_SLOT[:, None] == TEAM_OF_SLOT[None, :]) & ~np.eye(NUM_SLOTS, dtype=bool)
-)
+_MATES = jnp.asarray(MATES)
 
 
 class Memory(NamedTuple):
