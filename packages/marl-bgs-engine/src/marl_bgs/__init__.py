@@ -24,7 +24,7 @@ from marl_bgs.core.team import (
     team_rollout,
     team_step,
 )
-from marl_bgs.tdm import maps
+from marl_bgs.tdm import maps, scenarios
 from marl_bgs.tdm.actions import ActionMasks
 from marl_bgs.tdm.authoring import UnitSpec, author_state
 from marl_bgs.tdm.facts import Facts
@@ -65,6 +65,7 @@ __all__ = [
     "random_policy",
     "refresh_sight_lines",
     "register",
+    "scenarios",
     "scripted_policy",
     "tdm",
     "team_inputs",

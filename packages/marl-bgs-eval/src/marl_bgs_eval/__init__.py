@@ -1,7 +1,8 @@
 """Evaluation for MARL-BattleGrounds: Systems, evaluate, metrics, cross-play, Elo with intervals.
 
 Metrics at three levels (`metrics.find("heal")` searches the 2,740 full columns), analysis
-measures per System from its own side (`system_metrics`), zero-shot coordination (`zero_shot`).
+measures per System from its own side (`system_metrics`), zero-shot coordination (`zero_shot`),
+the endgame scenarios against random play (`evaluate_scenarios`).
 
 import marl_bgs_eval as ev
 games = ev.evaluate(ev.random_system(), "idle", maps=[47, 48], games_per_map=4)
@@ -20,6 +21,7 @@ from marl_bgs_eval.metrics.compare import plot_measure_vs_elo, system_metrics
 from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
 from marl_bgs_eval.registry import get_system, register
 from marl_bgs_eval.results import combine, distinct_games, load, mirror_pairs, save, validate
+from marl_bgs_eval.scenarios import evaluate_scenarios, scenario_games
 from marl_bgs_eval.systems import System, TeamInputs, idle_system, random_system, system
 from marl_bgs_eval.tiers import TIERS, division, tier, win_chance
 from marl_bgs_eval.zero_shot import zero_shot
@@ -40,6 +42,7 @@ __all__ = [
     "distinct_games",
     "division",
     "evaluate",
+    "evaluate_scenarios",
     "find",
     "fit_btd",
     "get_system",
@@ -54,6 +57,7 @@ __all__ = [
     "register",
     "resolve_maps",
     "save",
+    "scenario_games",
     "schema",
     "system",
     "system_metrics",

@@ -20,6 +20,7 @@ from marl_bgs_eval.evaluate import evaluate
 from marl_bgs_eval.journal import Journal, journal_path
 from marl_bgs_eval.ratings import rate as rate_games
 from marl_bgs_eval.results import check_path, combine, distinct_games, load, save
+from marl_bgs_eval.scenarios import evaluate_scenarios
 
 app = typer.Typer(help="Evaluate MARL-BattleGrounds Systems and rate them.", no_args_is_help=True)
 console = Console(width=120)
@@ -269,6 +270,37 @@ def metrics(
     if len(found) > limit:
         title += f"; the first {limit} (--limit)"
     console.print(_table(found[cols].head(limit), title))
+
+
+@app.command()
+def scenarios(
+    system: Annotated[str, typer.Argument(help="Team A's System name")],
+    games: Annotated[int, typer.Option(help="Games per scenario (even)")] = 256,
+    seed: Annotated[int, typer.Option(min=0, help="Root seed")] = 20261006,
+    only: Annotated[str | None, typer.Option(help="Scenario ids, comma-separated")] = None,
+    batch_size: Annotated[int, typer.Option(help="Games played at once")] = 128,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
+    plugin: Plugins = None,
+) -> None:
+    """Play SYSTEM as team A in the endgame scenarios; compare its wins with random play's."""
+    _plugins(plugin)
+    try:
+        chosen = None if only is None else [int(x) for x in only.split(",") if x.strip()]
+    except ValueError:
+        _fail(EvalError(f"only: expected scenario ids like 3,6, got {only!r}"))
+        return
+    try:
+        table = evaluate_scenarios(
+            system, n_games=games, seed=seed, scenarios=chosen, batch_size=batch_size,
+            progress=progress,
+        )  # fmt: skip
+    except (EvalError, ConfigError) as err:
+        _fail(err)
+        return
+    shown = table.assign(p_value=table["p_value"].map(lambda p: f"{p:.3g}"))
+    cols = ["scenario", "challenge", "opponent", "wins", "draws", "losses", "reference_wins",
+            "p_value"]  # fmt: skip
+    console.print(_table(shown[cols], f"{system} as team A, {games} games per scenario"))
 
 
 @app.command()

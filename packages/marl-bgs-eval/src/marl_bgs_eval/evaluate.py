@@ -237,7 +237,9 @@ def evaluate(
     earlier = _previous(resume, _identities(sched, a, b, specs, roster_ids, meta))
     if earlier is not None:
         perm = perm[~np.isin(sched["game"].to_numpy()[perm], earlier["game"].to_numpy())]
-    played = _play(env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games, mesh)
+    played = play_schedule(
+        env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games, mesh
+    )
     frames = [f for f in (earlier, played) if f is not None and len(f)]
     games = pd.concat(frames, ignore_index=True).sort_values("game", kind="stable")
     return results.normalize(games)
@@ -276,7 +278,7 @@ def _host(x: jax.Array) -> np.ndarray:
     return np.asarray(multihost_utils.process_allgather(x, tiled=True))
 
 
-def _play(
+def play_schedule(
     env: Any, sched: pd.DataFrame, rows: np.ndarray, teams: tuple[System, System], level: str,
     meta: dict[str, int], batch: int, chunk: int, progress: bool,
     on_games: Callable[[pd.DataFrame], None] | None, mesh: Mesh | None,

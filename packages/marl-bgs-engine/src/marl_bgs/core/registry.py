@@ -11,12 +11,14 @@ from typing import Any
 from marl_bgs.core.checks import shown
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.opponent import OpponentEnv
 
-MODES: dict[str, Callable[..., BatchedEnv]] = {}
+Env = BatchedEnv | OpponentEnv  # what a builder returns (a scenario env folds in its opponent)
+MODES: dict[str, Callable[..., Env]] = {}
 ALIASES: dict[str, str] = {}
 
 
-def register(mode_id: str, builder: Callable[..., BatchedEnv], alias: str | None = None) -> None:
+def register(mode_id: str, builder: Callable[..., Env], alias: str | None = None) -> None:
     """Register a versioned mode id (e.g. "tdm-v2") and optionally an alias (e.g. "tdm")."""
     if mode_id in MODES and MODES[mode_id] is not builder:
         raise ConfigError(f"mode: {mode_id!r} is already registered")
@@ -34,6 +36,7 @@ def resolve(mode: str) -> str:
     return str(resolved)
 
 
-def make(mode: str, **settings: Any) -> BatchedEnv:
-    """Build an environment by mode id, e.g. `make("tdm", map_id=47, num_envs=1024)`."""
+def make(mode: str, **settings: Any) -> Any:
+    """Build an environment by mode id, e.g. `make("tdm", map_id=47, num_envs=1024)`, or
+    `make("tdm", scenario=6, num_envs=256)` (team A's env, the controller folded in)."""
     return MODES[resolve(mode)](**settings)

@@ -2,12 +2,14 @@
 
 Read the rules in tick order from `transition.py`; each phase lives in its own module (`combat`,
 `statuses`, `lifecycle`, with `perception` and `actions` for sight and legality), the class table in
-`classes.py`, the settings in `config.py`, observations in `views.py`.
+`classes.py`, the settings in `config.py`, observations in `views.py`; the endgame scenarios in
+`scenarios/`.
 """
 
 from marl_bgs.core.registry import register
 from marl_bgs.tdm.mode import MODE_ID, TDMEnv, TeamDeathmatch, make_tdm
+from marl_bgs.tdm.scenarios.env import build_tdm
 
-register(MODE_ID, make_tdm, alias="tdm")
+register(MODE_ID, build_tdm, alias="tdm")
 
 __all__ = ["MODE_ID", "TDMEnv", "TeamDeathmatch", "make_tdm"]

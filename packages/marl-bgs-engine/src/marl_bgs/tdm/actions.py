@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from marl_bgs.core.arena import MIRROR_MOVE, NUM_MOVES
 from marl_bgs.core.pytree import pytree_dataclass
 from marl_bgs.tdm import classes as C
-from marl_bgs.tdm.constants import NUM_TARGETS, NUM_ULTIMATE
+from marl_bgs.tdm.constants import NUM_TARGETS, NUM_ULTIMATE, TEAM_SIZE
 from marl_bgs.tdm.perception import Perception
 from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.tables import REL_TO_ABS, SAME_TEAM, lookup, spawn_left
@@ -75,6 +75,20 @@ def action_masks(state: GameState, seen: Perception) -> ActionMasks:
         [jnp.ones((10, 1), bool), jnp.broadcast_to(mover[:, None], (10, NUM_MOVES - 1))], axis=1
     )
     return ActionMasks(move=move, pair=pair, target=pair.any(-1), ultimate=pair.any(-2))
+
+
+def _pair_names() -> tuple[tuple[str, str], ...]:
+    """[target][ultimate] -> name: `no_combat`, `ultimate` (untargeted), `ally_<k>_basic`,
+    `enemy_<k>_ultimate`, ... (k: roster slot within that team)."""
+    names = [("no_combat", "ultimate")]
+    for side in ("ally", "enemy"):
+        names += [(f"{side}_{k}_basic", f"{side}_{k}_ultimate") for k in range(TEAM_SIZE)]
+    return tuple(names)
+
+
+# The name of every (target, ultimate) pair, in the agent's own roster terms (the LLM view's too).
+COMBAT_NAMES = _pair_names()
+COMBAT_PAIRS = {name: (t, u) for t, row in enumerate(COMBAT_NAMES) for u, name in enumerate(row)}
 
 
 def to_world_move(move: jnp.ndarray, swap: jnp.ndarray) -> jnp.ndarray:

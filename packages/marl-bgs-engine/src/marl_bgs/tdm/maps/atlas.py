@@ -21,12 +21,13 @@ from marl_bgs.tdm.maps.registry import MapSpec, all_ids, load
 from marl_bgs.tdm.maps.symmetry import wall_corners
 
 RED_ZONE_DEPTH = 5.0
-_OBSTACLE = "#3b3b3b"
-_TEAM = ("#2f6fd6", "#d63a2f")
-_ZONE = "#f3c9c4"
+OBSTACLE_COLOUR = "#3b3b3b"
+TEAM_COLOURS = ("#2f6fd6", "#d63a2f")  # left team (A) blue, right team (B) red
+ZONE_COLOUR = "#f3c9c4"
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib.pyplot with the Agg backend (SystemExit naming the `docs` extra if missing)."""
     try:
         import matplotlib
     except ImportError as err:  # pragma: no cover - depends on the environment
@@ -37,7 +38,7 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save(fig: Any, path: Path) -> None:
+def save_png(fig: Any, path: Path) -> None:
     """Save a figure as a small palette PNG (32 colours; no timestamps, so reruns are identical)."""
     from PIL import Image  # matplotlib depends on Pillow
 
@@ -56,6 +57,18 @@ def title(spec: MapSpec) -> str:
 
 def draw(ax: Any, spec: MapSpec, fontsize: float = 10.0) -> None:
     """Draw one map on a matplotlib Axes."""
+    from matplotlib.patches import Circle
+
+    draw_field(ax, spec)
+    for side, x in enumerate((SPAWN_PAD_X, MAP_WIDTH - SPAWN_PAD_X)):
+        for y in SPAWN_PAD_Y:
+            ax.add_patch(Circle((x, y), BODY_RADIUS * 0.8, color=TEAM_COLOURS[side], lw=0))
+    ax.set_title(title(spec), fontsize=fontsize)
+
+
+def draw_field(ax: Any, spec: MapSpec) -> None:
+    """Draw a map's field on an Axes: the 20 x 10 extent, shaded Red Zones and the obstacles
+    (no spawn pads, no title)."""
     from matplotlib.patches import Circle, Polygon, Rectangle
 
     ax.set_xlim(0, MAP_WIDTH)
@@ -64,23 +77,21 @@ def draw(ax: Any, spec: MapSpec, fontsize: float = 10.0) -> None:
     ax.set_xticks([])
     ax.set_yticks([])
     for x0 in (0.0, MAP_WIDTH - RED_ZONE_DEPTH):
-        ax.add_patch(Rectangle((x0, 0), RED_ZONE_DEPTH, MAP_HEIGHT, color=_ZONE, alpha=0.5, lw=0))
+        ax.add_patch(
+            Rectangle((x0, 0), RED_ZONE_DEPTH, MAP_HEIGHT, color=ZONE_COLOUR, alpha=0.5, lw=0)
+        )
     for o in spec.obstacles:
         if o["kind"] == "pillar":
             patch = Circle((float(o["x"]), float(o["y"])), float(o["radius"]))
         else:
             patch = Polygon(wall_corners(o), closed=True)
-        patch.set(facecolor=_OBSTACLE, edgecolor=_OBSTACLE, linewidth=0.8)
+        patch.set(facecolor=OBSTACLE_COLOUR, edgecolor=OBSTACLE_COLOUR, linewidth=0.8)
         ax.add_patch(patch)
-    for side, x in enumerate((SPAWN_PAD_X, MAP_WIDTH - SPAWN_PAD_X)):
-        for y in SPAWN_PAD_Y:
-            ax.add_patch(Circle((x, y), BODY_RADIUS * 0.8, color=_TEAM[side], lw=0))
-    ax.set_title(title(spec), fontsize=fontsize)
 
 
 def render(out: Path, ids: list[int] | None = None) -> list[Path]:
     """Write `NN.png` per map into `out`, plus `overview.png` when drawing every map."""
-    plt = _pyplot()
+    plt = pyplot()
     out.mkdir(parents=True, exist_ok=True)
     specs = [load(i) for i in (all_ids() if ids is None else ids)]
     written: list[Path] = []
@@ -89,7 +100,7 @@ def render(out: Path, ids: list[int] | None = None) -> list[Path]:
         draw(ax, spec)
         fig.subplots_adjust(left=0.02, right=0.98, bottom=0.02, top=0.9)
         path = out / f"{spec.id:02d}.png"
-        _save(fig, path)
+        save_png(fig, path)
         plt.close(fig)
         written.append(path)
     if ids is not None:
@@ -103,7 +114,7 @@ def render(out: Path, ids: list[int] | None = None) -> list[Path]:
         draw(ax, spec, fontsize=7.5)
     fig.subplots_adjust(left=0.01, right=0.99, bottom=0.005, top=0.985, wspace=0.04, hspace=0.3)
     path = out / "overview.png"
-    _save(fig, path)
+    save_png(fig, path)
     plt.close(fig)
     written.append(path)
     return written

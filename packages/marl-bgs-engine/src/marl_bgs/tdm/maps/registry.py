@@ -14,7 +14,6 @@ import hashlib
 import json
 import math
 import os
-from collections import Counter
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -26,6 +25,7 @@ import numpy as np
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, MAX_OBSTACLES, OBSTACLE_PILLAR, OBSTACLE_WALL
 from marl_bgs.core.checks import check_float, check_int, shown
 from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.files import read_json
 from marl_bgs.core.geometry import Obstacles
 from marl_bgs.tdm.maps.symmetry import mirror_mismatches
 
@@ -227,28 +227,7 @@ def parse(raw: Any, source: str = "map", *, check_play: bool = True) -> MapSpec:
 
 def load_file(path: str | Path) -> MapSpec:
     """Read and validate a map file from disk (size-limited; malformed JSON is a MapError)."""
-    if not isinstance(path, str | os.PathLike):
-        raise MapError(f"map file: expected a str or pathlib.Path, got {shown(path)}")
-    path = Path(path)
-    where = f"map file {shown(str(path), 300)}"  # a hostile path cannot flood the message
-    try:
-        exists, regular, data = path.exists(), path.is_file(), b""
-        if regular:
-            with path.open("rb") as stream:
-                data = stream.read(MAX_FILE_BYTES + 1)  # never more than the limit and a byte
-    except (OSError, ValueError) as err:  # unreadable, a name too long, a NUL in the name
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise MapError(f"{where} cannot be read: {reason}") from None
-    if not exists:
-        raise MapError(f"{where} does not exist")
-    if not regular:
-        raise MapError(f"{where} is not a regular file")
-    if len(data) > MAX_FILE_BYTES:
-        raise MapError(f"{where} is larger than {MAX_FILE_BYTES} bytes")
-    try:
-        raw = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicates)
-    except (ValueError, RecursionError) as err:  # bad UTF-8 or JSON, huge ints, deep nesting
-        raise MapError(f"{where} is not valid JSON: {err}") from None
+    path, raw = read_json(path, "map file", MAX_FILE_BYTES, MapError)
     spec = parse(raw, source=path.name)
     shipped = _shipped().get(spec.id)
     if spec.split != "custom" and shipped and spec.content_hash != shipped.content_hash:
@@ -257,14 +236,6 @@ def load_file(path: str | Path) -> MapSpec:
             "obstacles differ from it; a user map takes split 'custom' (any id)"
         )
     return spec
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        dup = sorted(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
-        raise json.JSONDecodeError(f"duplicate key(s) {shown(dup[:5], 200)}", "", 0)
-    return out
 
 
 @cache

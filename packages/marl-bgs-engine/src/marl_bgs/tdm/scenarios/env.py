@@ -1,0 +1,173 @@
+"""Scenario environments: a scenario is a start-state pool entry, its controller folded in.
+
+    env = marl_bgs.make("tdm", scenario=6, num_envs=256)   # an OpponentEnv: team A's agents
+    obs, state = env.reset(key)                             # every game starts from scenario 6
+
+Side 0 is the snapshot as designed (team A spawned on the left); side 1 is its mirror image (team
+A on the right), which every agent sees identically in its own frame. `spawn_swap` picks sides
+as in any env (default "none": the snapshot as designed).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from marl_bgs.core.checks import check_bool, check_int
+from marl_bgs.core.env import RewardFn
+from marl_bgs.core.opponent import OpponentEnv
+from marl_bgs.core.pool import SIDE_RULES, StartPool, make_pool
+from marl_bgs.core.pytree import batch_states
+from marl_bgs.core.team import Policy, TeamInputs, TeamPolicy, team_step
+from marl_bgs.tdm.config import MESSAGE_DIM_MAX, RuleValues
+from marl_bgs.tdm.constants import TEAM_SIZE
+from marl_bgs.tdm.mode import TDMEnv, TeamDeathmatch, make_tdm
+from marl_bgs.tdm.scenarios.files import Scenario, ScenarioError, load
+from marl_bgs.tdm.scripted import scripted_policy
+
+MAX_TICKS = 10  # the longest scenario: plans are padded to this many ticks (one program)
+
+
+def scenario_pool(scenario: Scenario, message_dim: int = 0) -> StartPool:
+    """One entry: the snapshot (side 0) and its mirror image with team A on the right (side 1)."""
+    rules = RuleValues()
+    states = [scenario.state(rules, mirrored=m) for m in (False, True)]
+    if message_dim:
+        states = [s.replace(messages=jnp.zeros((10, message_dim), jnp.float32)) for s in states]
+    return make_pool(batch_states(states[:1]), batch_states(states[1:]))
+
+
+def scenario_two_team_env(
+    scenario: Any, *, num_envs: int = 1, spawn_swap: str = "none", shared_sight: bool = True,
+    message_dim: int = 0, reward_fn: RewardFn | None = None, mesh: Any = None,
+    mesh_axis: str | None = None,
+) -> TDMEnv:  # fmt: skip
+    """Both teams' env over one scenario (evaluation plays team B with the scenario's opponent)."""
+    sc = load(scenario)
+    if not isinstance(spawn_swap, str) or spawn_swap not in SIDE_RULES:
+        raise ScenarioError(f"spawn_swap: expected one of {list(SIDE_RULES)}, got {spawn_swap!r}")
+    message_dim = check_int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
+    mode = TeamDeathmatch(shared_sight=check_bool(shared_sight, "shared_sight"),
+                          message_dim=message_dim)  # fmt: skip
+    classes = np.asarray(scenario_pool_classes(sc), np.int32)[None]
+    return TDMEnv(
+        mode, scenario_pool(sc, message_dim), maps=[sc.arena], rosters=classes,
+        rule_values=RuleValues(), num_envs=num_envs, side_rule=str(spawn_swap),
+        reward_fn=reward_fn, mesh=mesh, mesh_axis=mesh_axis,
+    )  # fmt: skip
+
+
+def scenario_pool_classes(scenario: Scenario) -> list[int]:
+    """Class id of each of the 10 slots (0: unused) as the snapshot sets them."""
+    state = scenario.state()
+    return [int(c) for c in np.asarray(state.units.class_id)]
+
+
+@cache
+def opponent_policy(name: str) -> Policy:
+    """The scripted controller `name`, one object per name (so programs are shared)."""
+    return scripted_policy(name)
+
+
+def make_scenario(scenario: Any, **settings: Any) -> OpponentEnv:
+    """Team A's env over `scenario` (an id, name, file or `Scenario`) with its controller playing
+    team B; settings as `scenario_two_team_env` (num_envs, spawn_swap, shared_sight, ...)."""
+    sc = load(scenario)
+    return OpponentEnv(scenario_two_team_env(sc, **settings), opponent_policy(sc.opponent), 0)
+
+
+_SCENARIO_SETTINGS = ("num_envs", "spawn_swap", "shared_sight", "message_dim", "reward_fn", "mesh",
+                      "mesh_axis")  # fmt: skip
+
+
+def build_tdm(*, scenario: Any = None, **settings: Any) -> TDMEnv | OpponentEnv:
+    """What `marl_bgs.make("tdm", ...)` builds: `make_tdm(**settings)`, or with `scenario` (an
+    id 1-8, a name, a file or a `Scenario`) team A's env over that scenario (`make_scenario`),
+    whose arena, units, score, clock and rule values are the scenario's own."""
+    if scenario is None:
+        return make_tdm(**settings)
+    for name in settings:
+        if name not in _SCENARIO_SETTINGS:
+            raise ScenarioError(
+                f"{name[:60]}: not a setting of a scenario env (the scenario fixes its arena, "
+                f"units, score, clock and rule values); allowed {list(_SCENARIO_SETTINGS)}"
+            )
+    return make_scenario(scenario, **settings)
+
+
+def _plan_policy() -> Policy:
+    """Team A replays a fixed plan: memory (plan int32 [T, 5, 3], next tick []) per game."""
+
+    def act(keys: jax.Array, memory: Any, inputs: TeamInputs) -> tuple[jax.Array, Any]:
+        del keys, inputs
+        plan, t = memory
+        actions = plan[jnp.arange(plan.shape[0]), jnp.minimum(t, plan.shape[1] - 1)]
+        return actions, (plan, t + 1)
+
+    return Policy(name="plan", act=act)
+
+
+PLAN = _plan_policy()
+
+
+def padded_plans(plans: Any) -> np.ndarray:
+    """Team A plans [n, T<=MAX_TICKS, 5, 3] padded with (stay, none) to [n, MAX_TICKS, 5, 3]."""
+    plans = np.asarray(plans, np.int32)
+    if plans.ndim != 4 or plans.shape[1] > MAX_TICKS or plans.shape[2:] != (TEAM_SIZE, 3):
+        raise ScenarioError(f"plans: expected shape [n, <= {MAX_TICKS}, 5, 3], got {plans.shape}")
+    out = np.zeros((plans.shape[0], MAX_TICKS, TEAM_SIZE, 3), np.int32)
+    out[:, : plans.shape[1]] = plans
+    return out
+
+
+@cache
+def _runner(num_envs: int, team_a: TeamPolicy, opponent: TeamPolicy) -> Any:
+    # The state carries everything a game is (arena, units, rules): any env of this mode and
+    # batch size steps it, so one program serves every scenario.
+    step = team_step(make_tdm(num_envs=num_envs), [team_a, opponent])
+
+    @jax.jit
+    def run(key: jax.Array, state: Any, memories: Any) -> Any:
+        def tick(carry: Any, k: jax.Array) -> Any:
+            state, memories = carry
+            ka, kb = jax.random.split(k)
+            out = step(state, memories, [jax.random.split(ka, num_envs),
+                                         jax.random.split(kb, num_envs)])  # fmt: skip
+            return (out.state, out.memories), (out.state.outcome, out.state.score, out.actions)
+
+        keys = jax.random.split(key, MAX_TICKS)
+        return jax.lax.scan(tick, (state, memories), keys)[1]
+
+    return run
+
+
+def play(
+    scenario: Any, team_a: TeamPolicy | None = None, *, plans: Any = None, num_envs: int = 1,
+    key: jax.Array | None = None, mirrored: bool = False,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """Play `scenario` to its end: team A is `team_a` (a team policy) or replays `plans`
+    ([n, T, 5, 3], own frame); team B is the scenario's controller. Returns numpy arrays per
+    tick [MAX_TICKS, n]: `outcome` (0 running, 1 A wins, 2 B wins, 3 draw), `score` [.., 2] and
+    `actions` [.., 10, 3] as played (own frames); `mirrored`: from the mirror image."""
+    sc = load(scenario)
+    key = jax.random.key(0) if key is None else key
+    if plans is not None:
+        plans = padded_plans(plans)
+        num_envs, team_a = plans.shape[0], PLAN
+    if team_a is None:
+        raise ScenarioError("team_a: give a team policy or plans")
+    pool = scenario_pool(sc)
+    state = jax.tree.map(lambda a: jnp.repeat(a[:, int(mirrored)], num_envs, axis=0), pool.states)
+    opponent = opponent_policy(sc.opponent)
+    k_a, k_b, k_run = jax.random.split(key, 3)
+    mem_a = jax.vmap(team_a.init)(jax.random.split(k_a, num_envs))
+    if plans is not None:
+        mem_a = (jnp.asarray(plans), jnp.zeros(num_envs, jnp.int32))
+    mem_b = jax.vmap(opponent.init)(jax.random.split(k_b, num_envs))
+    outcome, score, actions = _runner(num_envs, team_a, opponent)(k_run, state, (mem_a, mem_b))
+    return {"outcome": np.asarray(outcome), "score": np.asarray(score),
+            "actions": np.asarray(actions)}  # fmt: skip

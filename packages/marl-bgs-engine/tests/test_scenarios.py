@@ -1,0 +1,145 @@
+"""The endgame scenarios: their data against the paper's Table S5, the winning lines replayed
+tick by tick against the live controller, the variants that lose or draw, the mirror image, the
+public env, and how hard they are for random and scripted teams."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import marl_bgs
+from marl_bgs.core.team import random_policy
+from marl_bgs.tdm.constants import A_WINS, B_WINS, DRAW, ONGOING
+from marl_bgs.tdm.mode import TeamDeathmatch
+from marl_bgs.tdm.scenarios import SKILLS, ScenarioError, ids, load, play, shipped
+from marl_bgs.tdm.scenarios.env import opponent_policy
+
+# Table S5: challenge, living rosters A v B, ticks left, score, opponent, line lengths.
+TABLE_S5 = {
+    1: ("Turn a doomed fight", "HRP", "MRP", 5, (18, 17), "tdm-alpha", (3, 3)),
+    2: ("Trust the healer", "WP", "MR", 5, (18, 19), "tdm-alpha", (4,)),
+    3: ("Moving cover", "WH", "R", 10, (19, 19), "tdm-beta", (8,)),
+    4: ("Finish before the stun", "WR", "MWP", 5, (18, 19), "tdm-alpha", (4,)),
+    5: ("Protect the healer", "MWP", "MRP", 5, (17, 19), "tdm-beta", (5,)),
+    6: ("Keep the trap", "MHP", "MWR", 5, (17, 19), "tdm-alpha", (5,)),
+    7: ("Retreat, then turn", "MWP", "MHR", 5, (17, 19), "tdm-alpha", (4,)),
+    8: ("Protect the bodyguard", "WRP", "RP", 5, (18, 19), "tdm-beta", (5,)),
+}
+# Table 2: how many of the ten skills each scenario tests.
+SKILL_COUNTS = {1: 6, 2: 6, 3: 4, 4: 4, 5: 5, 6: 8, 7: 6, 8: 6}
+OUTCOME = {"loss": B_WINS, "draw": DRAW}
+SCENARIOS = ids()
+PLANS = 16  # lines and variants of a scenario, padded to this many games
+
+
+@cache
+def _replays(sid: int) -> tuple[dict, dict]:
+    """Every line and variant of a scenario in one batch, from the snapshot and its mirror."""
+    sc = load(sid)
+    plans = [ln.actions() for ln in sc.lines] + [v.actions(sc.lines) for v in sc.variants]
+    longest = max(len(p) for p in plans)
+    batch = np.zeros((PLANS, longest, 5, 3), np.int32)  # one batch size: one program
+    for k, p in enumerate(plans):
+        batch[k, : len(p)] = p
+    return play(sc, plans=batch), play(sc, plans=batch, mirrored=True)
+
+
+def test_scenarios_are_shipped_with_ids_from_table_s5():
+    assert SCENARIOS
+    assert set(SCENARIOS) <= set(TABLE_S5)
+
+
+@pytest.mark.parametrize("sid", SCENARIOS)
+def test_scenario_matches_table_s5(sid):
+    sc = load(sid)
+    challenge, team_a, team_b, ticks, score, opponent, lengths = TABLE_S5[sid]
+    assert sc.challenge == challenge
+    assert sc.rosters == (team_a, team_b)
+    assert sc.ticks_left == ticks
+    assert sc.score == score
+    assert sc.opponent == opponent
+    assert tuple(len(ln.ticks) for ln in sc.lines) == lengths
+    assert len(sc.skills) == SKILL_COUNTS[sid]
+    assert set(sc.skills) <= set(SKILLS)
+    state = sc.state()
+    assert int(state.tick) == 300 - ticks  # the game is drawn once tick 300 is resolved
+    assert sc.arena.split == "custom"  # its own arena, none of the 52 maps
+    # Every class slot that is not living starts dead and returns at the next wave.
+    assert int(state.units.alive.sum()) == len(team_a) + len(team_b)
+
+
+@pytest.mark.parametrize("sid", SCENARIOS)
+def test_every_winning_line_wins_on_its_last_tick(sid):
+    sc = load(sid)
+    for replay in _replays(sid):
+        for k, line in enumerate(sc.lines):
+            outcome = replay["outcome"][:, k]
+            n = len(line.ticks)
+            assert (outcome[: n - 1] == ONGOING).all(), f"line {k} ended early: {outcome}"
+            assert outcome[n - 1] == A_WINS, f"line {k} does not win: {outcome}"
+            final = replay["score"][n - 1, k]
+            assert final[0] >= 20 > final[1]
+
+
+@pytest.mark.parametrize("sid", SCENARIOS)
+def test_changing_one_key_move_loses_or_draws(sid):
+    sc = load(sid)
+    if sid in (3, 6, 7, 8):
+        assert sc.variants, "scenarios 3, 6, 7 and 8 each need variants"
+    for replay in _replays(sid):
+        final = replay["outcome"][-1, len(sc.lines) :]
+        assert final.tolist() == [OUTCOME[v.outcome] for v in sc.variants]
+
+
+@pytest.mark.parametrize("sid", SCENARIOS)
+def test_the_public_env_plays_the_line_like_the_replay(sid):
+    sc = load(sid)
+    line = sc.lines[0]
+    env = marl_bgs.make("tdm", scenario=sid, num_envs=2, spawn_swap="half")
+    _, state = env.reset(jax.random.key(1))
+    start = sc.state()
+    assert np.array_equal(np.asarray(state.game.units.health[0]), np.asarray(start.units.health))
+    assert bool(state.game.swap[1])
+    assert not bool(state.game.swap[0])
+    done = None
+    for t, actions in enumerate(line.actions()):
+        batch = jnp.asarray(np.repeat(actions[None], 2, 0))
+        _, state, reward, done, _ = env.step(jax.random.key(t), state, batch)
+    assert done is not None
+    assert bool(done["__all__"].all())
+    assert np.asarray(state.game.outcome).tolist() == [A_WINS, A_WINS]
+    assert float(reward["a_0"][0]) == 1.0
+
+
+def test_scenario_env_refuses_settings_the_scenario_fixes():
+    with pytest.raises(ScenarioError, match="map_id: not a setting of a scenario env"):
+        marl_bgs.make("tdm", scenario=SCENARIOS[0], map_id=3)
+    with pytest.raises(ScenarioError, match="scenario: 99 is not a shipped scenario"):
+        marl_bgs.make("tdm", scenario=99)
+    with pytest.raises(ScenarioError, match="no shipped scenario is named"):
+        marl_bgs.make("tdm", scenario="nope")
+
+
+@pytest.mark.parametrize("sid", SCENARIOS)
+def test_random_play_rarely_wins(sid):
+    res = play(sid, random_policy(TeamDeathmatch()), num_envs=64, key=jax.random.key(sid))
+    final = res["outcome"][-1]
+    assert (final != ONGOING).all()
+    assert (final == A_WINS).mean() < 0.05
+
+
+@pytest.mark.slow  # a program per scripted team and controller; docs/scenarios.md reports it too
+@pytest.mark.parametrize("sid", SCENARIOS)
+def test_no_scripted_team_solves_it(sid):
+    sc = load(sid)
+    for name in ("tdm-alpha", "tdm-beta", "tdm-gamma"):
+        scripted = play(sc, opponent_policy(name), num_envs=1)
+        assert scripted["outcome"][-1, 0] != A_WINS, name
+
+
+def test_shipped_scenarios_are_read_once():
+    assert shipped() is shipped()
