@@ -8,6 +8,7 @@ per session (new maps, rosters and rule values are data and reuse them).
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import jax
@@ -200,3 +201,16 @@ def enough_fuzz_cases():
         assert len({c[0] for c in cases}) == len(cases)
 
     return check
+
+
+def _case_bytes(content: object) -> bytes:
+    if isinstance(content, bytes):
+        return content
+    return (content if isinstance(content, str) else json.dumps(content)).encode("utf-8")
+
+
+@pytest.fixture
+def case_bytes():
+    """`case_bytes(content)`: a fuzz case's file content: bytes and str as written, anything
+    else as its JSON."""
+    return _case_bytes

@@ -426,22 +426,15 @@ FILE_CASES: list[tuple[str, Any, Expect]] = (
 )
 
 
-def _content(content: Any) -> bytes:
-    """Bytes and str cases are file contents as written; anything else is written as its JSON."""
-    if isinstance(content, bytes):
-        return content
-    return (content if isinstance(content, str) else json.dumps(content)).encode("utf-8")
-
-
 def test_there_are_enough_malformed_map_files(enough_fuzz_cases):
     enough_fuzz_cases(FILE_CASES)
 
 
 @pytest.mark.parametrize(("what", "content", "expect"), FILE_CASES, ids=[c[0] for c in FILE_CASES])
-def test_map_files(tmp_path, fuzz_outcome, what, content, expect):
+def test_map_files(tmp_path, fuzz_outcome, case_bytes, what, content, expect):
     del what  # the case's id
     path = tmp_path / NAME
-    path.write_bytes(_content(content))
+    path.write_bytes(case_bytes(content))
     spec = fuzz_outcome(expect, lambda: load_file(path), MapError)
     if spec is not None:
         assert spec == load(path)  # a Path is read as a file
@@ -565,7 +558,9 @@ MAKE_CASES = [
 
 
 @pytest.mark.parametrize(("what", "content", "expect"), MAKE_CASES, ids=[c[0] for c in MAKE_CASES])
-def test_make_with_malformed_map_files(tmp_path, record_property, what, content, expect):
+def test_make_with_malformed_map_files(
+    tmp_path, record_property, case_bytes, what, content, expect
+):
     del what
     record_property("outcome", "error")
     if isinstance(content, str) and not content.startswith("{"):
@@ -579,7 +574,7 @@ def test_make_with_malformed_map_files(tmp_path, record_property, what, content,
             map_id.append(str(path))
     else:
         path = tmp_path / NAME
-        path.write_bytes(_content(content))
+        path.write_bytes(case_bytes(content))
         map_id = str(path)
     with pytest.raises(MapError, match=expect):
         marl_bgs.make("tdm", map_id=map_id, num_envs=1)

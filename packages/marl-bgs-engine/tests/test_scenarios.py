@@ -91,7 +91,8 @@ def test_changing_one_key_move_loses_or_draws(sid):
     if sid in (3, 6, 7, 8):
         assert sc.variants, "scenarios 3, 6, 7 and 8 each need variants"
     for replay in _replays(sid):
-        final = replay["outcome"][-1, len(sc.lines) :]
+        first = len(sc.lines)
+        final = replay["outcome"][-1, first : first + len(sc.variants)]
         assert final.tolist() == [OUTCOME[v.outcome] for v in sc.variants]
 
 
@@ -143,3 +144,32 @@ def test_no_scripted_team_solves_it(sid):
 
 def test_shipped_scenarios_are_read_once():
     assert shipped() is shipped()
+
+
+def test_line_search_checks_the_designed_line_and_counts_first_ticks():
+    from marl_bgs.tdm.scenarios.search import search
+
+    sc = load(SCENARIOS[0])
+    report = search(sc, beam=4, depth=1)
+    assert report.designed == len(sc.lines[0].ticks)
+    assert report.designed_wins is True
+    # Every first-tick joint action is stepped once (exact), and the designed first tick is one of
+    # those after which the rest of the line still wins.
+    assert report.expanded == report.first_tick_actions > 1
+    assert report.first_tick_with_line is not None
+    assert 1 <= report.first_tick_with_line < report.first_tick_actions
+    assert "designed line" in report.summary()
+
+
+# Table 2's totals row: how many scenarios test each skill (in SKILLS order).
+SKILL_TOTALS = (8, 8, 1, 5, 5, 8, 1, 1, 1, 7)
+
+
+def test_skill_totals_stay_within_table_2():
+    counts = [sum(skill in load(s).skills for s in SCENARIOS) for skill in SKILLS]
+    assert all(c <= t for c, t in zip(counts, SKILL_TOTALS, strict=True)), counts
+    if set(SCENARIOS) == set(TABLE_S5):
+        assert tuple(counts) == SKILL_TOTALS
+    # Teammate modeling, opponent modeling and tactical positioning are in every scenario.
+    for skill in (SKILLS[0], SKILLS[1], SKILLS[5]):
+        assert all(skill in load(s).skills for s in SCENARIOS)

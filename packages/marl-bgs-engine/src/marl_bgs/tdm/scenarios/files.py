@@ -320,6 +320,13 @@ def parse(raw: Any, source: str = "scenario") -> Scenario:
         except ConfigError as err:
             mirror = " (in the mirror image, team A on the right)" if side else ""
             raise ScenarioError(f"{source}.{err}{mirror}") from None
+    listed = {u.slot for u in units}
+    for i, line in enumerate(lines):
+        for t, tick in enumerate(line.ticks):
+            for k in tick:
+                if k not in listed:
+                    raise _fail(f"{source}.lines[{i}].ticks[{t}].{AGENT_NAMES[k]}",
+                                "this agent has no unit in the scenario")  # fmt: skip
     return scenario
 
 

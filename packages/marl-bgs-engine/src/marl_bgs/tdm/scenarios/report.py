@@ -398,6 +398,13 @@ def _scenario(sc: Scenario, image_dir: str, games: dict[str, np.ndarray]) -> str
     return "\n".join(out)
 
 
+RESULTS_LINK = (
+    "How random play and the scripted teams fare as team A in every scenario (256 random games\n"
+    "per scenario; wins, draws and losses): [scenarios/results.md](scenarios/results.md), by\n"
+    "`python -m marl_bgs_eval.scenarios --doc docs/scenarios/results.md` (marl-bgs-eval)."
+)
+
+
 def markdown(
     scenarios: Iterable[Scenario], image_dir: str = "scenarios", results: str | None = None
 ) -> str:
@@ -407,8 +414,9 @@ def markdown(
     scenarios = list(scenarios)
     parts = [_intro(scenarios), _summary(scenarios), _skills(scenarios)]
     parts += [_scenario(sc, image_dir, replay(sc)) for sc in scenarios]
-    if results is not None:
-        parts.append("## Results\n\n" + results.strip() + "\n")
+    parts.append(
+        "## Results\n\n" + (results.strip() if results is not None else RESULTS_LINK) + "\n"
+    )
     return "\n".join(parts).rstrip("\n") + "\n"
 
 

@@ -10,8 +10,10 @@ tick). Children that lose or draw are dropped, identical positions (units, score
 controller's memory) are merged, and the `beam` most promising positions (points, then enemy
 health lost minus own health lost) are expanded on the next tick. It reports every win it
 finds: the shortest line's length and actions, how many first-tick joint actions lead to a win
-it found, and how the designed line compares. A breadth limit means a line it does not find may
-still exist: every count it gives is a lower bound, and an exhaustive first tick is exact.
+it found, and how the designed line compares: whether it wins when replayed, and for every
+first-tick joint action whether the designed line's later ticks still win after it (exact: how
+much freedom the first tick leaves). A breadth limit means a line the search does not find may
+still exist: its counts of wins found are lower bounds.
 """
 
 from __future__ import annotations
@@ -48,11 +50,12 @@ class SearchReport:
     beam: int
     depth: int
     first_tick_actions: int  # team A's joint legal actions on the first tick (exact)
-    first_tick_winning: int  # of them, how many lead to a win the search found
+    first_tick_winning: int  # of them, how many lead to a win the search found (a lower bound)
     wins_by_depth: dict[int, int] = field(default_factory=dict)  # line length -> positions won
     shortest: list[np.ndarray] | None = None  # team A's actions [5, 3] per tick, own frame
     designed: int | None = None  # the designed line's length
     designed_wins: bool | None = None  # the designed line replayed against the controller
+    first_tick_with_line: int | None = None  # first-tick joint actions the line's rest still wins
     expanded: int = 0  # positions stepped
     seconds: float = 0.0
 
@@ -71,6 +74,11 @@ class SearchReport:
         if self.designed is not None:
             ok = "wins" if self.designed_wins else "DOES NOT WIN"
             lines.append(f"  designed line: {self.designed} ticks, replayed: {ok}")
+        if self.first_tick_with_line is not None:
+            lines.append(
+                f"  first-tick joint actions that still win when the designed line's later ticks"
+                f" follow (exact): {self.first_tick_with_line:,} of {self.first_tick_actions:,}"
+            )
         if self.shortest is not None and self.designed and len(self.shortest) < self.designed:
             lines.append(f"  SHORTER LINE FOUND: {len(self.shortest)} ticks")
         if self.shortest is not None:
@@ -168,18 +176,42 @@ def _options(masks: Any, i: int) -> list[list[tuple[int, int, int]]]:
     return out
 
 
-def search(scenario: Any, *, beam: int = 16, depth: int | None = None) -> SearchReport:
-    """Search team A's lines in `scenario` (see the module docstring)."""
+def _first_tick_with_line(sc: Scenario, line: np.ndarray, choices: np.ndarray) -> int:
+    """How many first-tick joint actions still win when the designed line's later ticks follow."""
+    wins = 0
+    for lo in range(0, len(choices), CHUNK):
+        part = choices[lo : lo + CHUNK]
+        plans = np.repeat(line[None], CHUNK, 0)
+        plans[: len(part), 0] = part
+        outcome = play(sc, plans=plans)["outcome"][-1, : len(part)]
+        wins += int((outcome == A_WINS).sum())
+    return wins
+
+
+def search(
+    scenario: Any, *, beam: int = 16, depth: int | None = None, prefix: int = 0
+) -> SearchReport:
+    """Search team A's lines in `scenario` (see the module docstring); `prefix`: start after the
+    designed line's first `prefix` ticks (to ask what else wins from there)."""
     sc: Scenario = load(scenario)
-    depth = sc.ticks_left if depth is None else min(depth, sc.ticks_left)
     reply, advance = _programs(sc.opponent)
     start = time.perf_counter()
     one = jax.tree.map(lambda a: a[:1, 0], scenario_pool(sc).states)
     policy = opponent_policy(sc.opponent)
     memory = jax.vmap(policy.init)(jax.random.split(jax.random.key(0), 1))
-    frontier, paths, roots = one, [np.zeros((0, TEAM_SIZE, 3), np.int32)], np.zeros(1, np.int64)
+    played = sc.lines[0].actions()[:prefix] if sc.lines else np.zeros((0, TEAM_SIZE, 3), np.int32)
+    for actions in played:
+        b, memory, _ = reply(*_pad((one, memory), CHUNK))
+        memory = _take(memory, np.zeros(1, np.int64))
+        nxt, _, _ = _advance_chunk(advance, one, np.zeros(1, np.int64), actions[None],
+                                   np.asarray(b)[:1])  # fmt: skip
+        one = _take(nxt, np.zeros(1, np.int64))
+    left = sc.ticks_left - len(played)
+    depth = left if depth is None else min(depth, left)
+    frontier, paths, roots = one, [played], np.zeros(1, np.int64)
     report = SearchReport(sc.id, beam, depth, 0, 0)
     winning_roots: set[int] = set()
+    first_choices = np.zeros((0, TEAM_SIZE, 3), np.int32)
     for d in range(1, depth + 1):
         n = len(paths)
         replies, memory_next, masks = [], [], []
@@ -201,6 +233,7 @@ def search(scenario: Any, *, beam: int = 16, depth: int | None = None) -> Search
         chosen_a = np.asarray(chosen, np.int32).reshape(-1, TEAM_SIZE, 3)
         if d == 1:
             report.first_tick_actions = len(chosen_a)
+            first_choices = chosen_a
         values, prints, outcomes = [], [], []
         for lo in range(0, len(parent_a), CHUNK):
             nxt, v, fp = _advance_chunk(advance, frontier, parent_a[lo : lo + CHUNK],
@@ -214,7 +247,7 @@ def search(scenario: Any, *, beam: int = 16, depth: int | None = None) -> Search
         child_roots = np.arange(len(parent_a)) if d == 1 else roots[parent_a]
         won = np.flatnonzero(outcome == A_WINS)
         if len(won):
-            report.wins_by_depth[d] = len(won)
+            report.wins_by_depth[d + len(played)] = len(won)
             winning_roots.update(int(r) for r in child_roots[won])
             if report.shortest is None:
                 w = won[np.argmax(value[won])]
@@ -234,9 +267,12 @@ def search(scenario: Any, *, beam: int = 16, depth: int | None = None) -> Search
         roots = child_roots[keep]
     report.first_tick_winning = len(winning_roots)
     if sc.lines:
-        report.designed = len(sc.lines[0].ticks)
-        result = play(sc, plans=np.stack([ln.actions() for ln in sc.lines[:1]]))
+        line = sc.lines[0].actions()
+        report.designed = len(line)
+        result = play(sc, plans=line[None])
         report.designed_wins = bool((result["outcome"][-1] == A_WINS).all())
+        if not len(played):
+            report.first_tick_with_line = _first_tick_with_line(sc, line, first_choices)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -246,9 +282,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("scenario", help="id, name or .json file")
     parser.add_argument("--beam", type=int, default=16)
     parser.add_argument("--depth", type=int, default=None)
+    parser.add_argument("--prefix", type=int, default=0, help="start after the line's first ticks")
     args = parser.parse_args(argv)
     ref: Any = int(args.scenario) if args.scenario.isdigit() else args.scenario
-    print(search(ref, beam=args.beam, depth=args.depth).summary())
+    print(search(ref, beam=args.beam, depth=args.depth, prefix=args.prefix).summary())
 
 
 if __name__ == "__main__":
