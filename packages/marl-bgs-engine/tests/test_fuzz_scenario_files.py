@@ -216,7 +216,7 @@ def _top_level_cases() -> list[tuple[str, Any, Expect]]:
         "description": ("d" * 2001, None, 0),
         "skills": ("teammate modeling", [], None, {"teammate modeling": 1}, [*SKILLS, SKILLS[0]]),
         "opponent": ("tdm-delta", "TDM-Alpha", "", None, ["tdm-alpha"]),
-        "ticks_left": (0, 301, -1, "5", 5.0, True, None),
+        "ticks_left": (0, 11, 300, 301, -1, "5", 5.0, True, None),
         "score": (
             [20, 19],
             [17, 20],
@@ -288,9 +288,9 @@ def _top_level_cases() -> list[tuple[str, Any, Expect]]:
             lambda s: s.wave == (0, 0) and np.asarray(s.state().wave).tolist() == [0, 0],
         ),
         (
-            "ticks_left 300 (tick 0)",
-            _mutate("ticks_left", 300),
-            lambda s: s.ticks_left == 300 and int(s.state().tick) == 0,
+            "ticks_left 10 (the most: an endgame)",
+            _mutate("ticks_left", 10),
+            lambda s: s.ticks_left == 10 and int(s.state().tick) == 290,
         ),
         (
             "ticks_left equal to the line's length",
@@ -1084,15 +1084,13 @@ MAKE_CASES = [
 
 
 @pytest.mark.parametrize(("what", "content", "expect"), MAKE_CASES, ids=[c[0] for c in MAKE_CASES])
-def test_make_with_malformed_scenario_files(tmp_path, record_property, what, content, expect):
+def test_make_with_malformed_scenario_files(
+    tmp_path, record_property, case_bytes, what, content, expect
+):
     del what
     record_property("outcome", "error")
     path = tmp_path / NAME
-    path.write_bytes(
-        content
-        if isinstance(content, bytes)
-        else (content if isinstance(content, str) else json.dumps(content)).encode()
-    )
+    path.write_bytes(case_bytes(content))
     with pytest.raises(ScenarioError, match=expect):
         marl_bgs.make("tdm", scenario=str(path), num_envs=2)
     with pytest.raises(ScenarioError, match=expect):
@@ -1101,13 +1099,13 @@ def test_make_with_malformed_scenario_files(tmp_path, record_property, what, con
 
 def test_make_with_a_custom_scenario_file(tmp_path, record_property):
     record_property("outcome", "accepted")
-    doc = _edit(VALID, id=42, name="custom_fuzz", score=[3, 11], ticks_left=40, wave=[1, 2])
+    doc = _edit(VALID, id=42, name="custom_fuzz", score=[3, 11], ticks_left=9, wave=[1, 2])
     path = tmp_path / "custom.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     env = marl_bgs.make("tdm", scenario=str(path), num_envs=2)
     _, state = env.reset(jax.random.key(0))
     assert np.asarray(state.game.score).tolist() == [[3, 11], [3, 11]]
-    assert np.asarray(state.game.tick).tolist() == [260, 260]
+    assert np.asarray(state.game.tick).tolist() == [291, 291]
     assert np.asarray(state.game.wave).tolist() == [[1, 2], [1, 2]]
     health = np.asarray(state.game.units.health[0]).tolist()
     assert health == [80.0, 0.0, 7.0, 0.0, 1.0, 20.0, 40.0, 0.0, 26.0, 0.0]

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 import marl_bgs_eval as ev
 from marl_bgs_eval.cli import app
-from marl_bgs_eval.scenarios import SUMMARY_COLUMNS, scenario_games
+from marl_bgs_eval.scenarios import SUMMARY_COLUMNS, distinct_wins, scenario_games
 
 SCENARIO = 6  # TDM-Alpha plays team B
 
@@ -30,18 +30,29 @@ def test_scenario_games_are_results_rows_of_the_scenario(idle_games):
     assert (games["ticks"] == 300 - 5 + 1).all()  # the clock is the game's: 5 ticks were left
 
 
-def test_evaluate_scenarios_compares_wins_with_random_play(idle_games):
+def test_evaluate_scenarios_compares_distinct_wins_with_random_play():
     table = ev.evaluate_scenarios("idle", n_games=8, seed=3, scenarios=[SCENARIO], batch_size=8)
     assert list(table.columns) == list(SUMMARY_COLUMNS)
     row = table.iloc[0]
     assert (row["scenario"], row["challenge"], row["opponent"]) == (6, "Keep the trap", "tdm-alpha")
     assert (row["wins"], row["draws"], row["losses"]) == (0, 0, 8)
+    # Idle play is deterministic: each of the 4 pairs is a mirror image, one game of evidence.
+    assert (row["distinct"], row["distinct_wins"]) == (4, 0)
     assert row["reference"] == "random"
     random_games = scenario_games(ev.random_system(), SCENARIO, n_games=8, seed=3, batch_size=8)
-    ref_wins = int((random_games["result"] == "win").sum())
-    assert row["reference_wins"] == ref_wins
-    expected = fisher_exact([[0, 8], [ref_wins, 8 - ref_wins]], alternative="two-sided").pvalue
-    assert np.isclose(row["p_value"], expected)
+    distinct, won = distinct_wins(random_games)
+    assert distinct == ev.distinct_games(random_games)
+    assert (row["reference_distinct"], row["reference_distinct_wins"]) == (distinct, won)
+    table = [[0, 4], [won, distinct - won]]
+    assert np.isclose(row["p_value"], fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def test_distinct_wins_count_a_mirror_pair_once(idle_games):
+    won = idle_games.assign(result="win")
+    assert distinct_wins(won) == (4, 4)
+    broken = won.copy()
+    broken.loc[broken.index[0], "result"] = "draw"  # one pair's games now disagree
+    assert distinct_wins(broken) == (5, 4)
 
 
 def test_evaluate_scenarios_refuses_bad_input():

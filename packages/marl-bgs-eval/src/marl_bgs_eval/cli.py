@@ -298,8 +298,8 @@ def scenarios(
         _fail(err)
         return
     shown = table.assign(p_value=table["p_value"].map(lambda p: f"{p:.3g}"))
-    cols = ["scenario", "challenge", "opponent", "wins", "draws", "losses", "reference_wins",
-            "p_value"]  # fmt: skip
+    cols = ["scenario", "challenge", "opponent", "wins", "draws", "losses", "distinct",
+            "distinct_wins", "reference_distinct_wins", "p_value"]  # fmt: skip
     console.print(_table(shown[cols], f"{system} as team A, {games} games per scenario"))
 
 

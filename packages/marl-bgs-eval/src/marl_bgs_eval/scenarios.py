@@ -4,8 +4,9 @@ controller, and its wins are compared with random play's by a two-sided Fisher e
     table = ev.evaluate_scenarios(my_system, n_games=256, seed=20261006)
 
 Games come in pairs that share a seed number: the snapshot as designed and its mirror image
-(team A on the right), which every agent sees identically in its own frame. Scenario results
-never feed Elo.
+(team A on the right), which every agent sees identically in its own frame, so a pair whose two
+games agree is one game of evidence: wins and the test count distinct games (a mirror-image pair
+once). Scenario results never feed Elo.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from marl_bgs.tdm import scenarios as engine_scenarios
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, play_schedule, schedule
-from marl_bgs_eval.results import normalize
+from marl_bgs_eval.results import PAIR, distinct_games, mirror_pairs, normalize
 from marl_bgs_eval.systems import System, random_system, scripted_system
 
 SCRIPTED_TEAMS = ("tdm-alpha", "tdm-beta", "tdm-gamma")
 SUMMARY_COLUMNS = (
     "scenario", "challenge", "opponent", "system", "games", "wins", "draws", "losses",
-    "win_rate", "reference", "reference_wins", "p_value",
+    "win_rate", "distinct", "distinct_wins", "reference", "reference_distinct",
+    "reference_distinct_wins", "p_value",
 )  # fmt: skip
 
 
@@ -41,14 +43,20 @@ def scenario_games(
     """One results row per game of `system` as team A in `scenario` (an id, name, file or
     `Scenario`), its controller as team B; the results columns plus `scenario`."""
     a = as_system(system, "system")
+    if isinstance(n_games, bool) or not isinstance(n_games, int) or n_games < 2 or n_games % 2:
+        raise EvalError(f"n_games: expected an even integer >= 2, got {n_games!r}")
+    _check_seed(seed)
     try:
         sc = engine_scenarios.load(scenario)
         env = engine_scenarios.scenario_two_team_env(sc, num_envs=batch_size)
     except ConfigError as err:
         raise EvalError(str(err).replace("num_envs:", "batch_size:", 1)) from None
-    if isinstance(n_games, bool) or not isinstance(n_games, int) or n_games < 2 or n_games % 2:
-        raise EvalError(f"n_games: expected an even integer >= 2, got {n_games!r}")
     b = scripted_system(sc.opponent)
+    classes = np.asarray(env.rosters)[0]
+    for side, s, roster in (("system", a, classes[:5]), ("opponent", b, classes[5:])):
+        reason = s.problem(roster)
+        if reason:
+            raise EvalError(f"scenario {sc.id} ({side}): {reason}")
     sched = schedule(1, 1, n_games, 0, 0)
     meta = {"seed": int(seed), "tick_limit": int(env.rule_values.tick_limit),
             "winning_score": int(env.rule_values.winning_score)}  # fmt: skip
@@ -59,8 +67,23 @@ def scenario_games(
     return games.assign(scenario=sc.id)
 
 
-def _fisher(wins: int, reference_wins: int, games: int) -> float:
-    table = [[wins, games - wins], [reference_wins, games - reference_wins]]
+def _check_seed(seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
+        raise EvalError(f"seed: expected a non-negative integer, got {seed!r}")
+
+
+def distinct_wins(games: pd.DataFrame) -> tuple[int, int]:
+    """(distinct games, distinct wins): a mirror-image pair whose games agree counts once."""
+    mirrored = mirror_pairs(games)
+    once = games.set_index([c for c in PAIR if c in games.columns]).index.isin(
+        mirrored[mirrored].index
+    )
+    won = (games["result"] == "win").to_numpy()
+    return distinct_games(games), int(won[~once].sum() + won[once].sum() // 2)
+
+
+def _fisher(wins: int, games: int, reference_wins: int, reference_games: int) -> float:
+    table = [[wins, games - wins], [reference_wins, reference_games - reference_wins]]
     return float(fisher_exact(table, alternative="two-sided").pvalue)  # type: ignore[attr-defined]
 
 
@@ -71,11 +94,11 @@ def evaluate_scenarios(
 ) -> pd.DataFrame:  # fmt: skip
     """Wins, draws and losses of `system` as team A in each scenario (default: all shipped), and
     the two-sided Fisher exact p of its wins against `reference`'s (default: random play) in
-    the same number of games from the same seed. One row per scenario (`SUMMARY_COLUMNS`)."""
+    the same number of games from the same seed, both counted over distinct games (a
+    mirror-image pair whose games agree is one game). One row per scenario (`SUMMARY_COLUMNS`)."""
     a = as_system(system, "system")
     ref = random_system() if reference is None else as_system(reference, "reference")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
-        raise EvalError(f"seed: expected a non-negative integer, got {seed!r}")
+    _check_seed(seed)
     chosen = engine_scenarios.ids() if scenarios is None else list(scenarios)
     if not chosen:
         raise EvalError("scenarios: expected at least one scenario")
@@ -87,13 +110,15 @@ def evaluate_scenarios(
         sc = engine_scenarios.load(ref_scenario)
         wins = int((games["result"] == "win").sum())
         draws = int((games["result"] == "draw").sum())
-        ref_wins = int((base["result"] == "win").sum())
+        distinct, won = distinct_wins(games)
+        ref_distinct, ref_won = distinct_wins(base)
         rows.append({
             "scenario": sc.id, "challenge": sc.challenge, "opponent": sc.opponent,
             "system": a.name, "games": len(games), "wins": wins, "draws": draws,
             "losses": len(games) - wins - draws, "win_rate": wins / len(games),
-            "reference": ref.name, "reference_wins": ref_wins,
-            "p_value": _fisher(wins, ref_wins, len(games)),
+            "distinct": distinct, "distinct_wins": won, "reference": ref.name,
+            "reference_distinct": ref_distinct, "reference_distinct_wins": ref_won,
+            "p_value": _fisher(won, distinct, ref_won, ref_distinct),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 

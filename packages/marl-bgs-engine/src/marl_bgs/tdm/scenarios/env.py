@@ -23,48 +23,40 @@ from marl_bgs.core.opponent import OpponentEnv
 from marl_bgs.core.pool import SIDE_RULES, StartPool, make_pool
 from marl_bgs.core.pytree import batch_states
 from marl_bgs.core.team import Policy, TeamInputs, TeamPolicy, team_step
-from marl_bgs.tdm.config import MESSAGE_DIM_MAX, RuleValues
+from marl_bgs.tdm.classes import class_id
+from marl_bgs.tdm.config import RuleValues
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.mode import TDMEnv, TeamDeathmatch, make_tdm
-from marl_bgs.tdm.scenarios.files import Scenario, ScenarioError, load
+from marl_bgs.tdm.scenarios.files import MAX_TICKS_LEFT, Scenario, ScenarioError, load
 from marl_bgs.tdm.scripted import scripted_policy
 
-MAX_TICKS = 10  # the longest scenario: plans are padded to this many ticks (one program)
+MAX_TICKS = MAX_TICKS_LEFT  # plans are padded to this many ticks (one program for every scenario)
 
 
-def scenario_pool(scenario: Scenario, message_dim: int = 0) -> StartPool:
+def scenario_pool(scenario: Scenario) -> StartPool:
     """One entry: the snapshot (side 0) and its mirror image with team A on the right (side 1)."""
-    rules = RuleValues()
-    states = [scenario.state(rules, mirrored=m) for m in (False, True)]
-    if message_dim:
-        states = [s.replace(messages=jnp.zeros((10, message_dim), jnp.float32)) for s in states]
+    states = [scenario.state(RuleValues(), mirrored=m) for m in (False, True)]
     return make_pool(batch_states(states[:1]), batch_states(states[1:]))
 
 
 def scenario_two_team_env(
     scenario: Any, *, num_envs: int = 1, spawn_swap: str = "none", shared_sight: bool = True,
-    message_dim: int = 0, reward_fn: RewardFn | None = None, mesh: Any = None,
-    mesh_axis: str | None = None,
+    reward_fn: RewardFn | None = None, mesh: Any = None, mesh_axis: str | None = None,
 ) -> TDMEnv:  # fmt: skip
-    """Both teams' env over one scenario (evaluation plays team B with the scenario's opponent)."""
+    """Both teams' env over one scenario (evaluation plays team B with the scenario's opponent).
+    Scenario games carry no teammate messages."""
     sc = load(scenario)
     if not isinstance(spawn_swap, str) or spawn_swap not in SIDE_RULES:
         raise ScenarioError(f"spawn_swap: expected one of {list(SIDE_RULES)}, got {spawn_swap!r}")
-    message_dim = check_int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
-    mode = TeamDeathmatch(shared_sight=check_bool(shared_sight, "shared_sight"),
-                          message_dim=message_dim)  # fmt: skip
-    classes = np.asarray(scenario_pool_classes(sc), np.int32)[None]
+    mode = TeamDeathmatch(shared_sight=check_bool(shared_sight, "shared_sight"))
+    classes = np.zeros((1, 10), np.int32)
+    for u in sc.units:
+        classes[0, u.slot] = class_id(u.cls, "cls")
     return TDMEnv(
-        mode, scenario_pool(sc, message_dim), maps=[sc.arena], rosters=classes,
+        mode, scenario_pool(sc), maps=[sc.arena], rosters=classes,
         rule_values=RuleValues(), num_envs=num_envs, side_rule=str(spawn_swap),
         reward_fn=reward_fn, mesh=mesh, mesh_axis=mesh_axis,
     )  # fmt: skip
-
-
-def scenario_pool_classes(scenario: Scenario) -> list[int]:
-    """Class id of each of the 10 slots (0: unused) as the snapshot sets them."""
-    state = scenario.state()
-    return [int(c) for c in np.asarray(state.units.class_id)]
 
 
 @cache
@@ -80,8 +72,7 @@ def make_scenario(scenario: Any, **settings: Any) -> OpponentEnv:
     return OpponentEnv(scenario_two_team_env(sc, **settings), opponent_policy(sc.opponent), 0)
 
 
-_SCENARIO_SETTINGS = ("num_envs", "spawn_swap", "shared_sight", "message_dim", "reward_fn", "mesh",
-                      "mesh_axis")  # fmt: skip
+_SCENARIO_SETTINGS = ("num_envs", "spawn_swap", "shared_sight", "reward_fn", "mesh", "mesh_axis")
 
 
 def build_tdm(*, scenario: Any = None, **settings: Any) -> TDMEnv | OpponentEnv:
@@ -155,19 +146,21 @@ def play(
     `actions` [.., 10, 3] as played (own frames); `mirrored`: from the mirror image."""
     sc = load(scenario)
     key = jax.random.key(0) if key is None else key
+    if (team_a is None) == (plans is None):
+        raise ScenarioError("team_a, plans: give exactly one (a team policy, or team A's plans)")
+    policy: TeamPolicy = PLAN if team_a is None else team_a
     if plans is not None:
         plans = padded_plans(plans)
-        num_envs, team_a = plans.shape[0], PLAN
-    if team_a is None:
-        raise ScenarioError("team_a: give a team policy or plans")
+        num_envs = plans.shape[0]
+    num_envs = check_int(num_envs, "num_envs", 1, 2**20)
     pool = scenario_pool(sc)
     state = jax.tree.map(lambda a: jnp.repeat(a[:, int(mirrored)], num_envs, axis=0), pool.states)
     opponent = opponent_policy(sc.opponent)
     k_a, k_b, k_run = jax.random.split(key, 3)
-    mem_a = jax.vmap(team_a.init)(jax.random.split(k_a, num_envs))
+    mem_a = jax.vmap(policy.init)(jax.random.split(k_a, num_envs))
     if plans is not None:
         mem_a = (jnp.asarray(plans), jnp.zeros(num_envs, jnp.int32))
     mem_b = jax.vmap(opponent.init)(jax.random.split(k_b, num_envs))
-    outcome, score, actions = _runner(num_envs, team_a, opponent)(k_run, state, (mem_a, mem_b))
+    outcome, score, actions = _runner(num_envs, policy, opponent)(k_run, state, (mem_a, mem_b))
     return {"outcome": np.asarray(outcome), "score": np.asarray(score),
             "actions": np.asarray(actions)}  # fmt: skip

@@ -7,7 +7,7 @@ JSON; every field is checked and a bad one raises `ScenarioError` naming it:
 - `format`, `id` (1-99), `name` (a slug), `challenge`, `description`, `skills` (from `SKILLS`),
   `opponent` (a scripted team: "tdm-alpha", "tdm-beta", ...);
 - `arena`: a map document (format `marl-bgs-map-v1`, split "custom"), checked by the map parser;
-- `score` [A, B], `ticks_left` (the game is drawn after tick `tick_limit`), `wave` [A, B] (each
+- `score` [A, B], `ticks_left` (1-10: the game is drawn after tick 300), `wave` [A, B] (each
   team's respawn countdown), `units`: one object per unit with `agent` ("a_0".."b_4"), `cls`
   and the fields of `UnitSpec` (`health`, `cooldown`, statuses, ...), all checked by
   `author_state`;
@@ -51,6 +51,7 @@ MAX_ID = 99
 MAX_LINES = 8
 MAX_VARIANTS = 16
 MAX_TEXT = 2000
+MAX_TICKS_LEFT = 10  # an endgame: at most this many ticks before the draw (one replay program)
 # The ten team skills of the paper's Table 2, in its order.
 SKILLS = (
     "teammate modeling",
@@ -293,7 +294,7 @@ def parse(raw: Any, source: str = "scenario") -> Scenario:
     if arena.split != "custom":
         raise _fail(f"{source}.arena.split", "a scenario's arena is its own: expected 'custom'")
     rules = RuleValues()
-    ticks_left = _int(raw["ticks_left"], f"{source}.ticks_left", 1, rules.tick_limit)
+    ticks_left = _int(raw["ticks_left"], f"{source}.ticks_left", 1, MAX_TICKS_LEFT)
     score = _pair(raw["score"], f"{source}.score", 0, rules.winning_score - 1)
     wave = _pair(raw["wave"], f"{source}.wave", 0, rules.wave_period - 1)
     raw_units = _list(raw["units"], f"{source}.units", 2, 10)
@@ -315,18 +316,20 @@ def parse(raw: Any, source: str = "scenario") -> Scenario:
     for side in (False, True):
         try:
             scenario.state(mirrored=side)
-        except ScenarioError:
-            raise
         except ConfigError as err:
             mirror = " (in the mirror image, team A on the right)" if side else ""
             raise ScenarioError(f"{source}.{err}{mirror}") from None
     listed = {u.slot for u in units}
-    for i, line in enumerate(lines):
-        for t, tick in enumerate(line.ticks):
-            for k in tick:
-                if k not in listed:
-                    raise _fail(f"{source}.lines[{i}].ticks[{t}].{AGENT_NAMES[k]}",
-                                "this agent has no unit in the scenario")  # fmt: skip
+    acting = [
+        (f"{source}.lines[{i}].ticks[{t}].{AGENT_NAMES[k]}", k)
+        for i, line in enumerate(lines)
+        for t, tick in enumerate(line.ticks)
+        for k in tick
+    ]
+    acting += [(f"{source}.variants[{i}].agent", v.agent) for i, v in enumerate(variants)]
+    for field, k in acting:
+        if k not in listed:
+            raise _fail(field, f"{AGENT_NAMES[k]} has no unit in the scenario")
     return scenario
 
 

@@ -36,7 +36,7 @@ from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.constants import A_WINS, ONGOING, TEAM_SIZE
 from marl_bgs.tdm.mode import TDMEnv, make_tdm
 from marl_bgs.tdm.scenarios.env import opponent_policy, play, scenario_pool
-from marl_bgs.tdm.scenarios.files import Scenario, load
+from marl_bgs.tdm.scenarios.files import Scenario, ScenarioError, load
 from marl_bgs.tdm.tables import lookup
 
 CHUNK = 4096  # positions stepped per call (one compiled program)
@@ -136,8 +136,13 @@ def _fingerprint(state: Any) -> jax.Array:
     return jnp.concatenate([jnp.asarray(p, jnp.float32).reshape(p.shape[0], -1) for p in parts], 1)
 
 
+MEMORY_PRINT_MAX = 512  # memory leaves up to this size per game are part of a position's key
+
+
 def _memory_print(memory: Any) -> np.ndarray:
-    small = [x for x in jax.tree.leaves(memory) if x[0].size <= 64]
+    """The controller's memory per position (float32 [n, K]): every leaf but the large ones
+    fixed per map (a scripted team's walking grid); its walking field is kept."""
+    small = [x for x in jax.tree.leaves(memory) if x[0].size <= MEMORY_PRINT_MAX]
     return np.concatenate([np.asarray(x, np.float32).reshape(x.shape[0], -1) for x in small], 1)
 
 
@@ -177,13 +182,14 @@ def _options(masks: Any, i: int) -> list[list[tuple[int, int, int]]]:
 
 
 def _first_tick_with_line(sc: Scenario, line: np.ndarray, choices: np.ndarray) -> int:
-    """How many first-tick joint actions still win when the designed line's later ticks follow."""
+    """How many first-tick joint actions still win, by the line's last tick, when the designed
+    line's later ticks follow."""
     wins = 0
     for lo in range(0, len(choices), CHUNK):
         part = choices[lo : lo + CHUNK]
         plans = np.repeat(line[None], CHUNK, 0)
         plans[: len(part), 0] = part
-        outcome = play(sc, plans=plans)["outcome"][-1, : len(part)]
+        outcome = play(sc, plans=plans)["outcome"][len(line) - 1, : len(part)]
         wins += int((outcome == A_WINS).sum())
     return wins
 
@@ -194,12 +200,20 @@ def search(
     """Search team A's lines in `scenario` (see the module docstring); `prefix`: start after the
     designed line's first `prefix` ticks (to ask what else wins from there)."""
     sc: Scenario = load(scenario)
+    line = sc.lines[0].actions()
+    if isinstance(beam, bool) or not isinstance(beam, int) or not 1 <= beam <= CHUNK:
+        raise ScenarioError(f"beam: expected an integer in [1, {CHUNK}], got {beam!r}")
+    if isinstance(prefix, bool) or not isinstance(prefix, int) or not 0 <= prefix < len(line):
+        raise ScenarioError(
+            f"prefix: expected an integer in [0, {len(line) - 1}] (ticks of the designed line to "
+            f"play first), got {prefix!r}"
+        )
     reply, advance = _programs(sc.opponent)
     start = time.perf_counter()
     one = jax.tree.map(lambda a: a[:1, 0], scenario_pool(sc).states)
     policy = opponent_policy(sc.opponent)
     memory = jax.vmap(policy.init)(jax.random.split(jax.random.key(0), 1))
-    played = sc.lines[0].actions()[:prefix] if sc.lines else np.zeros((0, TEAM_SIZE, 3), np.int32)
+    played = line[:prefix]
     for actions in played:
         b, memory, _ = reply(*_pad((one, memory), CHUNK))
         memory = _take(memory, np.zeros(1, np.int64))
@@ -266,13 +280,11 @@ def search(
         paths = [np.concatenate([paths[parent_a[c]], chosen_a[c][None]]) for c in keep]
         roots = child_roots[keep]
     report.first_tick_winning = len(winning_roots)
-    if sc.lines:
-        line = sc.lines[0].actions()
-        report.designed = len(line)
-        result = play(sc, plans=line[None])
-        report.designed_wins = bool((result["outcome"][-1] == A_WINS).all())
-        if not len(played):
-            report.first_tick_with_line = _first_tick_with_line(sc, line, first_choices)
+    report.designed = len(line)
+    result = play(sc, plans=line[None])
+    report.designed_wins = bool(result["outcome"][len(line) - 1, 0] == A_WINS)
+    if not len(played):
+        report.first_tick_with_line = _first_tick_with_line(sc, line, first_choices)
     report.seconds = time.perf_counter() - start
     return report
 
