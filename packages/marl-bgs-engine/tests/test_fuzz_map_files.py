@@ -9,7 +9,6 @@ misread silently.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import re
@@ -24,12 +23,12 @@ import marl_bgs
 from marl_bgs.core.arena import MAX_OBSTACLES
 from marl_bgs.tdm.maps import MapError, MapSpec, load, load_file
 from marl_bgs.tdm.maps.registry import FORMAT, MAX_FILE_BYTES
+from marl_bgs.testing import DELETE, mutated
 
 pytestmark = pytest.mark.fuzz_family("map files")
 
 NAME = "m.json"  # every case is written to tmp_path / NAME, so errors start with "m.json"
 FILE = r"^map file '[^']*m\.json' "  # file-level refusals name the file
-DELETE = object()  # _mutate: remove the key
 RAW = "@@raw@@"  # _raw: a placeholder replaced by a literal json.dumps cannot write
 
 
@@ -65,17 +64,7 @@ def _label(value: Any) -> str:
 
 def _mutate(path: str, value: Any, base: dict[str, Any] = VALID) -> dict[str, Any]:
     """A deep copy of `base` with the dotted `path` ("obstacles.0.x") set to `value`."""
-    doc = copy.deepcopy(base)
-    *parents, last = path.split(".")
-    node: Any = doc
-    for key in parents:
-        node = node[int(key)] if key.isdigit() else node[key]
-    slot: Any = int(last) if last.isdigit() else last
-    if value is DELETE:
-        del node[slot]
-    else:
-        node[slot] = value
-    return doc
+    return mutated(base, path, value)
 
 
 def _raw(path: str, literal: str) -> str:

@@ -26,12 +26,12 @@ import marl_bgs
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.scenarios import SKILLS, Scenario, ScenarioError, load, load_file
 from marl_bgs.tdm.scenarios.files import MAX_FILE_BYTES, MAX_LINES, MAX_VARIANTS
+from marl_bgs.testing import DELETE, mutated
 
 pytestmark = pytest.mark.fuzz_family("scenario files")
 
 NAME = "m.json"  # every case is written to tmp_path / NAME, so errors start with "m.json"
 FILE = r"^scenario file '[^']*m\.json' "  # file-level refusals name the file
-DELETE = object()  # _mutate: remove the key
 RAW = "@@raw@@"  # _raw: a placeholder replaced by a literal json.dumps cannot write
 
 SHIPPED = (
@@ -56,17 +56,7 @@ def _label(value: Any) -> str:
 
 def _mutate(path: str, value: Any, base: dict[str, Any] = VALID) -> dict[str, Any]:
     """A deep copy of `base` with the dotted `path` ("units.0.health") set to `value`."""
-    doc = copy.deepcopy(base)
-    *parents, last = path.split(".")
-    node: Any = doc
-    for key in parents:
-        node = node[int(key)] if key.isdigit() else node[key]
-    slot: Any = int(last) if last.isdigit() else last
-    if value is DELETE:
-        del node[slot]
-    else:
-        node[slot] = value
-    return doc
+    return mutated(base, path, value)
 
 
 def _edit(doc: dict[str, Any], **paths: Any) -> dict[str, Any]:

@@ -5,10 +5,12 @@ from marl_bgs.testing import check_env
 check_env(marl_bgs.make("tdm", map_id=47, num_envs=4), ticks=20)
 """
 
+import copy
 import os
 import socket
 import subprocess
 import sys
+from typing import Any
 
 from marl_bgs.core.conformance import (
     ConformanceError,
@@ -73,3 +75,23 @@ __all__ = [
     "run_on_host_devices",
     "same_structure",
 ]
+
+
+DELETE = object()  # `mutated`: remove the key instead of setting it
+
+
+def mutated(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """A deep copy of a decoded data file (a map, a scenario) with the dotted `path`
+    ("units.0.health", list indices as numbers) set to `value`, or removed with `DELETE`: the
+    building block of the file fuzz suites."""
+    doc = copy.deepcopy(base)
+    *parents, last = path.split(".")
+    node: Any = doc
+    for key in parents:
+        node = node[int(key)] if key.isdigit() else node[key]
+    slot: Any = int(last) if last.isdigit() else last
+    if value is DELETE:
+        del node[slot]
+    else:
+        node[slot] = value
+    return doc
