@@ -123,9 +123,11 @@ def draw(scenario: Scenario, path: str | Path) -> Path:
             continue
         x, y, cls = float(unit.x), float(unit.y), _cls(unit)
         colour = TEAM_COLOURS[unit.slot // TEAM_SIZE]
-        ax.add_patch(Circle((x, y), BODY_RADIUS, facecolor=colour, edgecolor="white", lw=0.8))
+        # Bodies above every label, so a neighbour's health bar never hides a unit.
+        ax.add_patch(Circle((x, y), BODY_RADIUS, facecolor=colour, edgecolor="white", lw=0.8,
+                            zorder=4))  # fmt: skip
         ax.text(x, y, LETTERS[cls], ha="center", va="center", color="white", fontsize=9,
-                fontweight="bold")  # fmt: skip
+                fontweight="bold", zorder=5)  # fmt: skip
         health, max_h = _health(unit)
         bar_w, bar_y = 0.9, y + BODY_RADIUS + 0.1
         for width, shade in ((bar_w, _HEALTH_BACK), (bar_w * health / max_h, _HEALTH)):
@@ -401,7 +403,10 @@ def _scenario(sc: Scenario, image_dir: str, games: dict[str, np.ndarray]) -> str
 RESULTS_LINK = (
     "How random play and the scripted teams fare as team A in every scenario (256 random games\n"
     "per scenario; wins, draws and losses): [scenarios/results.md](scenarios/results.md), by\n"
-    "`python -m marl_bgs_eval.scenarios --doc docs/scenarios/results.md` (marl-bgs-eval)."
+    "`python -m marl_bgs_eval.scenarios --doc docs/scenarios/results.md` (marl-bgs-eval).\n"
+    "What the line search finds in every scenario (wins by length, the shortest line, how many\n"
+    "first-tick joint actions still win): [scenarios/search.md](scenarios/search.md), by\n"
+    "`python -m marl_bgs.tdm.scenarios.search --doc docs/scenarios/search.md`."
 )
 
 

@@ -2,17 +2,20 @@
 scenario's deterministic controller.
 
     python -m marl_bgs.tdm.scenarios.search 6 --beam 32
+    python -m marl_bgs.tdm.scenarios.search --doc docs/scenarios/search.md   # every scenario
 
 From the snapshot it expands every joint legal action of team A's living agents (every legal
 move times every legal combat pair, for each agent), with team B playing its controller, which
 reads only the state it sees (so its reply does not depend on team A's choice in the same
-tick). Children that lose or draw are dropped, identical positions (units, score and the
-controller's memory) are merged, and the `beam` most promising positions (points, then enemy
-health lost minus own health lost) are expanded on the next tick. It reports every win it
-finds: the shortest line's length and actions, how many first-tick joint actions lead to a win
-it found, and how the designed line compares: whether it wins when replayed, and for every
-first-tick joint action whether the designed line's later ticks still win after it (exact: how
-much freedom the first tick leaves). A breadth limit means a line the search does not find may
+tick). Only the agents living when the search starts are searched: one that respawns during
+the search stands still (each respawned agent's moves would multiply the breadth by 9).
+Children that lose or draw are dropped, identical positions (units, score and the controller's
+memory) are merged, and the `beam` most promising positions (points, then enemy health lost
+minus own health lost) are expanded on the next tick. It reports every win it finds: the
+shortest line's length and actions, how many first-tick joint actions lead to a win it found,
+and how the designed line compares: whether it wins when replayed, and for every first-tick
+joint action whether the designed line's later ticks still win after it (exact: how much
+freedom the first tick leaves). A breadth limit means a line the search does not find may
 still exist: its counts of wins found are lower bounds.
 """
 
@@ -23,6 +26,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from functools import cache, partial
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -36,7 +40,7 @@ from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.constants import A_WINS, ONGOING, TEAM_SIZE
 from marl_bgs.tdm.mode import TDMEnv, make_tdm
 from marl_bgs.tdm.scenarios.env import opponent_policy, play, scenario_pool
-from marl_bgs.tdm.scenarios.files import Scenario, ScenarioError, load
+from marl_bgs.tdm.scenarios.files import Scenario, ScenarioError, load, shipped
 from marl_bgs.tdm.tables import lookup
 
 CHUNK = 4096  # positions stepped per call (one compiled program)
@@ -146,18 +150,19 @@ def _memory_print(memory: Any) -> np.ndarray:
     return np.concatenate([np.asarray(x, np.float32).reshape(x.shape[0], -1) for x in small], 1)
 
 
-def _joined(lib: Any, n: int, *parts: Any) -> Any:
-    """The first n rows of chunks joined (numpy or jax.numpy as `lib`)."""
-    return lib.concatenate(parts)[:n]
+def _joined(n: int, *parts: Any) -> np.ndarray:
+    """The first n rows of chunks joined."""
+    return np.concatenate(parts)[:n]
 
 
 def _take(tree: Any, index: np.ndarray) -> Any:
-    idx = jnp.asarray(index)
-    return jax.tree.map(lambda a: a[idx], tree)
+    """Rows of every leaf, on the host (numpy: no small program compiled per leaf and shape)."""
+    return jax.tree.map(lambda a: np.asarray(a)[index], tree)
 
 
 def _pad(tree: Any, n: int) -> Any:
-    return jax.tree.map(lambda a: jnp.concatenate([a, jnp.repeat(a[-1:], n - a.shape[0], 0)]), tree)
+    """Every leaf padded to n rows by repeating its last row, on the host."""
+    return jax.tree.map(lambda a: np.concatenate([a, np.repeat(a[-1:], n - a.shape[0], 0)]), tree)
 
 
 def _advance_chunk(
@@ -170,13 +175,14 @@ def _advance_chunk(
     return advance(_pad(_take(frontier, parent), CHUNK), jnp.asarray(acts))
 
 
-def _options(masks: Any, i: int) -> list[list[tuple[int, int, int]]]:
-    """Each team A agent's legal (move, target, ultimate) choices in position i."""
+def _options(masks: Any, i: int, searched: np.ndarray) -> list[list[tuple[int, int, int]]]:
+    """Each team A agent's legal (move, target, ultimate) choices in position i; agents not
+    `searched` [5] only stand still."""
     move, pair = np.asarray(masks.move[i]), np.asarray(masks.pair[i])
     out = []
     for k in range(TEAM_SIZE):
-        moves = np.flatnonzero(move[k])
-        pairs = np.argwhere(pair[k])
+        moves = np.flatnonzero(move[k]) if searched[k] else [0]
+        pairs = np.argwhere(pair[k]) if searched[k] else [(0, 0)]
         out.append([(int(m), int(t), int(u)) for m in moves for t, u in pairs])
     return out
 
@@ -222,6 +228,7 @@ def search(
         one = _take(nxt, np.zeros(1, np.int64))
     left = sc.ticks_left - len(played)
     depth = left if depth is None else min(depth, left)
+    searched = np.asarray(one.units.alive[0, :TEAM_SIZE])  # respawned agents stand still
     frontier, paths, roots = one, [played], np.zeros(1, np.int64)
     report = SearchReport(sc.id, beam, depth, 0, 0)
     winning_roots: set[int] = set()
@@ -236,11 +243,11 @@ def search(
             memory_next.append(m)
             masks.append(jax.tree.map(np.asarray, k))
         b_actions = np.concatenate(replies)[:n]
-        new_memory = jax.tree.map(partial(_joined, jnp, n), *memory_next)
-        masks_all = jax.tree.map(partial(_joined, np, n), *masks)
+        new_memory = jax.tree.map(partial(_joined, n), *memory_next)
+        masks_all = jax.tree.map(partial(_joined, n), *masks)
         parent, chosen = [], []
         for i in range(n):
-            for joint in itertools.product(*_options(masks_all, i)):
+            for joint in itertools.product(*_options(masks_all, i, searched)):
                 parent.append(i)
                 chosen.append(joint)
         parent_a = np.asarray(parent, np.int64)
@@ -289,13 +296,67 @@ def search(
     return report
 
 
+DOC_COMMAND = "python -m marl_bgs.tdm.scenarios.search --doc docs/scenarios/search.md"
+
+
+def search_page(reports: list[SearchReport], challenges: dict[int, str]) -> str:
+    """A markdown page of one search report per scenario (the table of docs/scenarios/search.md)."""
+    rows = [
+        "| scenario | challenge | designed line | replayed | beam | depth | positions | first-tick "
+        "joint actions | of them still winning with the line's later ticks | wins found by length "
+        "| shortest found | seconds |",
+        "|---:|---|---:|---|---:|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for r in reports:
+        found = ", ".join(f"{n} ticks: {k:,}" for n, k in sorted(r.wins_by_depth.items()))
+        shortest = "none" if r.shortest_length is None else str(r.shortest_length)
+        rows.append(
+            f"| {r.scenario} | {challenges[r.scenario]} | {r.designed} | "
+            f"{'wins' if r.designed_wins else 'DOES NOT WIN'} | {r.beam} | {r.depth} | "
+            f"{r.expanded:,} | {r.first_tick_actions:,} | {r.first_tick_with_line:,} | "
+            f"{found or 'none'} | {shortest} | {r.seconds:.0f} |"
+        )
+    shorter = [r.scenario for r in reports if (r.shortest_length or 99) < (r.designed or 0)]
+    verdict = (
+        f"Shorter than designed: scenarios {shorter}."
+        if shorter
+        else "No search found a line shorter than the designed one."
+    )
+    return (
+        "# Line search over the scenarios\n\n"
+        f"<!-- Generated by `{DOC_COMMAND}`. -->\n\n"
+        "For each shipped scenario, the line search (`marl_bgs.tdm.scenarios.search`) from the\n"
+        "snapshot to the designed line's length: team A's living agents try every joint legal\n"
+        "action each tick against the live controller, the `beam` best positions go on. Wins\n"
+        "found are lower bounds (a beam drops positions); the first-tick count with the line's\n"
+        "later ticks is exact: every first-tick joint action is played with the rest of the\n"
+        "designed line.\n\n" + "\n".join(rows) + f"\n\n{verdict}\n"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Command line: search one scenario and print the report, or with `--doc PAGE` search every
+    shipped scenario to its designed line's length and write the page."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("scenario", help="id, name or .json file")
+    parser.add_argument("scenario", nargs="?", help="id, name or .json file")
     parser.add_argument("--beam", type=int, default=16)
     parser.add_argument("--depth", type=int, default=None)
     parser.add_argument("--prefix", type=int, default=0, help="start after the line's first ticks")
+    parser.add_argument("--doc", type=Path, default=None, help="search all; write the page here")
     args = parser.parse_args(argv)
+    if args.doc is not None:
+        reports, challenges = [], {}
+        for sid, sc in sorted(shipped().items()):
+            depth = args.depth or len(sc.lines[0].ticks)
+            reports.append(search(sc, beam=args.beam, depth=depth))
+            challenges[sid] = sc.challenge
+            print(reports[-1].summary(), flush=True)
+        args.doc.parent.mkdir(parents=True, exist_ok=True)
+        args.doc.write_text(search_page(reports, challenges), encoding="utf-8")
+        print(args.doc)
+        return
+    if args.scenario is None:
+        parser.error("give a scenario, or --doc PAGE to search them all")
     ref: Any = int(args.scenario) if args.scenario.isdigit() else args.scenario
     print(search(ref, beam=args.beam, depth=args.depth, prefix=args.prefix).summary())
 
