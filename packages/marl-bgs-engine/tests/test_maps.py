@@ -29,6 +29,7 @@ from marl_bgs.tdm.maps import (
 )
 from marl_bgs.tdm.maps.checks import blocked_pads, crowding, flood_fill, unreachable_pads
 from marl_bgs.tdm.maps.registry import MAX_FILE_BYTES
+from marl_bgs.testing import DELETE, mutated
 
 IDS = list(range(52))
 
@@ -299,17 +300,8 @@ VALID = _doc([_pillar(6, 5), _pillar(14, 5), _wall(10, 2, 1, 1, 0.3), _wall(10, 
 
 
 def _mutate(path: str, value: Any) -> dict[str, Any]:
-    doc = copy.deepcopy(VALID)
-    *parents, last = path.split(".")
-    node: Any = doc
-    for key in parents:
-        node = node[int(key)] if key.isdigit() else node[key]
-    slot: Any = int(last) if last.isdigit() else last
-    if value is KeyError:
-        del node[slot]
-    else:
-        node[slot] = value
-    return doc
+    """VALID with one field set, or removed where `value` is KeyError."""
+    return mutated(VALID, path, DELETE if value is KeyError else value)
 
 
 @pytest.mark.parametrize(
