@@ -19,7 +19,7 @@ from marl_bgs_eval.metrics import base_columns, find, priority_columns, schema
 from marl_bgs_eval.metrics.analysis import MEASURES, Measure
 from marl_bgs_eval.metrics.compare import plot_measure_vs_elo, system_metrics
 from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
-from marl_bgs_eval.registry import get_system, register
+from marl_bgs_eval.registry import get_system, register, register_prefix
 from marl_bgs_eval.results import combine, distinct_games, load, mirror_pairs, save, validate
 from marl_bgs_eval.scenarios import evaluate_scenarios, scenario_games
 from marl_bgs_eval.systems import System, TeamInputs, idle_system, random_system, system
@@ -55,6 +55,7 @@ __all__ = [
     "random_system",
     "rate",
     "register",
+    "register_prefix",
     "resolve_maps",
     "save",
     "scenario_games",

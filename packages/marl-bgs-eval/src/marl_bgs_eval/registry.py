@@ -2,7 +2,9 @@
 teams ("tdm-alpha", "tdm-beta", "tdm-gamma", "rush") and any registered.
 
 Other packages add names with `register(name, factory)` or through the entry-point group
-`marl_bgs_eval.systems` (name = "module:factory"), which is read on first look-up.
+`marl_bgs_eval.systems` (name = "module:factory"), which is read on first look-up. A prefix
+family names Systems by an argument, `prefix:argument` (e.g. `ckpt:runs/ippo`, a saved training
+run): `register_prefix(prefix, factory)` or the entry-point group `marl_bgs_eval.system_prefixes`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,18 @@ def register(name: str, factory: Callable[[], System]) -> None:
     _REGISTRY[name] = factory
 
 
+_PREFIXES: dict[str, Callable[[str], System]] = {}
+
+
+def register_prefix(prefix: str, factory: Callable[[str], System]) -> None:
+    """Make `get_system("prefix:argument")` build a System with `factory(argument)`."""
+    if not isinstance(prefix, str) or not prefix.isidentifier():
+        raise EvalError(f"prefix: expected a name like 'ckpt', got {prefix!r}")
+    _PREFIXES[prefix] = factory
+
+
 GROUP = "marl_bgs_eval.systems"
+PREFIX_GROUP = "marl_bgs_eval.system_prefixes"
 _loaded = False
 
 
@@ -44,6 +57,8 @@ def _load_entry_points() -> None:
         _loaded = True
         for ep in entry_points(group=GROUP):
             _REGISTRY.setdefault(ep.name, ep.load())
+        for ep in entry_points(group=PREFIX_GROUP):
+            _PREFIXES.setdefault(ep.name, ep.load())
 
 
 def names() -> list[str]:
@@ -55,6 +70,10 @@ def names() -> list[str]:
 def get_system(name: str) -> System:
     """The System registered under `name`."""
     _load_entry_points()
+    prefix, sep, argument = name.partition(":")
+    if name not in _REGISTRY and sep and prefix in _PREFIXES:
+        return _PREFIXES[prefix](argument)
     if name not in _REGISTRY:
-        raise EvalError(f"system: unknown System {name!r}; registered: {names()}")
+        families = [f"{p}:..." for p in sorted(_PREFIXES)]
+        raise EvalError(f"system: unknown System {name!r}; registered: {names() + families}")
     return _REGISTRY[name]()

@@ -1,9 +1,57 @@
-"""Deep MARL baselines for MARL-BattleGrounds: self-play, opponent pools, curricula, shaping.
+"""Deep MARL baselines for MARL-BattleGrounds: self-play, opponent pools, shaping, resumable runs.
 
-This package is a skeleton: its features land with their own issues.
+    from marl_bgs_train import PRESETS, make_train
+    train = make_train(PRESETS["ippo-rnn"])
+    state, metrics = train(jax.random.key(0))   # the whole run: one compiled function
+
+See docs/training.md. Today: the four PPO baselines (recurrent and feedforward IPPO and MAPPO).
 """
 
 from importlib.metadata import version as _version
 
+from marl_bgs_train.config import (
+    PRESETS,
+    OpponentMix,
+    PPOConfig,
+    RewardSettings,
+    apply_overrides,
+    check_training_maps,
+)
+from marl_bgs_train.policy import ActorSpec, network_policy
+from marl_bgs_train.ppo import PPOTrainer, RunnerState, make_train
+from marl_bgs_train.rewards import (
+    CombatRewardWeights,
+    combat_reward,
+    health_potential,
+    potential_shaping,
+    reward_terms,
+    score_shaping,
+    shaped,
+)
+from marl_bgs_train.runs import load_trainer, run_policy, train_run
+
 __version__ = _version("marl-bgs-train")
-__all__ = ["__version__"]
+__all__ = [
+    "PRESETS",
+    "ActorSpec",
+    "CombatRewardWeights",
+    "OpponentMix",
+    "PPOConfig",
+    "PPOTrainer",
+    "RewardSettings",
+    "RunnerState",
+    "__version__",
+    "apply_overrides",
+    "check_training_maps",
+    "combat_reward",
+    "health_potential",
+    "load_trainer",
+    "make_train",
+    "network_policy",
+    "potential_shaping",
+    "reward_terms",
+    "run_policy",
+    "score_shaping",
+    "shaped",
+    "train_run",
+]

@@ -1,0 +1,76 @@
+"""Saving and resuming runs with orbax: the whole `RunnerState` (parameters, optimisers, value
+statistics, ongoing games, memories, opponents and saved copies, the random stream, counters)
+plus the run's config as JSON, so a resumed run repeats the uninterrupted one exactly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import orbax.checkpoint as ocp
+
+from marl_bgs import ConfigError
+from marl_bgs_train.config import PPOConfig, from_dict, to_dict
+
+CONFIG_FILE = "config.json"
+
+
+def manager(run_dir: str | Path, keep: int | None = 3) -> ocp.CheckpointManager:
+    """Checkpoints under `run_dir/checkpoints`, one per saved update, the newest `keep` kept."""
+    path = Path(run_dir).absolute() / "checkpoints"
+    options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=True)
+    return ocp.CheckpointManager(path, options=options)
+
+
+def save_config(run_dir: str | Path, config: PPOConfig) -> None:
+    """Write the run's config beside its checkpoints."""
+    path = Path(run_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / CONFIG_FILE).write_text(json.dumps(to_dict(config), indent=2) + "\n")
+
+
+def load_config(run_dir: str | Path) -> PPOConfig:
+    """The config a run was started with (raises `ConfigError` if missing or malformed)."""
+    path = Path(run_dir) / CONFIG_FILE
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise TypeError("not an object")
+        return from_dict(data)
+    except FileNotFoundError:
+        raise ConfigError(f"run_dir: {path} not found (not a training run)") from None
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"run_dir: {path} is not a valid training config ({err})") from None
+
+
+def _stored(tree: Any) -> dict[str, Any]:
+    """The leaves orbax stores, by position (orbax refuses empty arrays, such as the messages of
+    a game without messages; those are rebuilt from their shapes on restore)."""
+    leaves = jax.tree_util.tree_leaves(tree)
+    return {f"{i:05d}": leaf for i, leaf in enumerate(leaves) if leaf.size > 0}
+
+
+def save(mgr: ocp.CheckpointManager, state: Any) -> None:
+    """Save `state` under its update count (waits until it is on disk)."""
+    step = int(jax.device_get(state.update))
+    mgr.save(step, args=ocp.args.StandardSave(_stored(state)), force=True)
+    mgr.wait_until_finished()
+
+
+def restore(mgr: ocp.CheckpointManager, like: Any, step: int | None = None) -> Any:
+    """The saved state at `step` (default: the newest), shaped like `like` (e.g.
+    `jax.eval_shape(trainer.init, key)`)."""
+    step = mgr.latest_step() if step is None else step
+    if step is None:
+        raise ConfigError(f"run_dir: no checkpoint under {mgr.directory}")
+    target = {k: jax.ShapeDtypeStruct(v.shape, v.dtype) for k, v in _stored(like).items()}
+    loaded = mgr.restore(step, args=ocp.args.StandardRestore(target))
+    leaves, treedef = jax.tree_util.tree_flatten(like)
+    rebuilt = [
+        loaded[f"{i:05d}"] if leaf.size > 0 else jnp.zeros(leaf.shape, leaf.dtype)
+        for i, leaf in enumerate(leaves)
+    ]
+    return jax.tree_util.tree_unflatten(treedef, rebuilt)

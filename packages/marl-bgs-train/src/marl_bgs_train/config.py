@@ -1,0 +1,245 @@
+"""Typed training configs: plain frozen dataclasses that compose, with the paper's defaults
+(Tables S9-S10, Section S6) and `key=value` overrides from the command line.
+
+Why dataclasses and not Hydra (which the paper used): a frozen dataclass is hashable, so a whole
+config is a static argument of a compiled program; its fields are type-checked by basedpyright and
+documented in one place; and overrides need no YAML tree. `apply_overrides` gives the same
+`section.field=value` syntax Hydra users know.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import marl_bgs
+from marl_bgs import ConfigError
+from marl_bgs_train.heads import HEAD_KINDS, HeadKind
+from marl_bgs_train.networks import SHARING, Sharing
+
+RewardForm = Literal["agent", "team"]
+TRAINING_MAPS: tuple[int, ...] = tuple(marl_bgs.maps.split("train"))
+VALIDATION_PANEL_MAPS: tuple[int, ...] = (42, 43, 44, 46)
+
+
+@dataclass(frozen=True)
+class OpponentMix:
+    """Who plays team B in each new training game (paper S6.2). Weights are relative; a
+    category with nothing in it (no saved copy yet, an empty frozen pool) passes its weight to the
+    current weights."""
+
+    current: float = 0.60  # the learner's current weights
+    copies: float = 0.20  # one of its newest saved copies, uniformly
+    frozen: float = 0.15  # the fixed pool of frozen policies, evenly
+    scripted: float = 0.05  # the scripted teams below, evenly
+    num_copies: int = 12  # saved copies kept
+    copy_every: int = 1_376_256  # game steps between saved copies
+    scripted_teams: tuple[str, ...] = ("tdm-alpha", "tdm-beta")
+
+
+@dataclass(frozen=True)
+class RewardSettings:
+    """The learner's reward (paper S6.1): the result plus Table S9's terms, and optional shaping.
+    Shaping changes only the learner's signal, never its inputs or the official score."""
+
+    form: RewardForm = "agent"  # per-agent terms, or the team's total to every agent
+    combat: bool = True  # Table S9's combat-and-support terms
+    score_shaping: float = 0.0  # x (own points - enemy points) each tick
+    health_potential: float = 0.0  # potential-based shaping on the team health difference
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """One PPO baseline (recurrent or feedforward; local or centralised critic). Defaults: paper
+    Table S10 and Section S6 for recurrent IPPO."""
+
+    name: str = "ippo-rnn"
+    recurrent: bool = True  # a GRU between the trunk and the heads
+    centralised_critic: bool = False  # MAPPO: the critic reads the critic-only global state
+    num_envs: int = 512  # games per update
+    rollout: int = 32  # ticks per game per update
+    total_steps: int = 2_000_000  # game steps (games x ticks) to train for
+    gamma: float = 0.999
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    entropy_coef: float = 0.01
+    epochs: int = 4
+    minibatches: int = 2  # split over games (whole sequences)
+    value_norm: bool = True
+    value_norm_beta: float = 0.999  # per update
+    input_scale: float = 0.01  # observations are multiplied by this
+    actor_lr: float = 1e-4
+    critic_lr: float = 2.5e-4
+    max_grad_norm: float = 0.5
+    hidden: int = 128
+    heads: HeadKind = "factored"  # 9 x 22 (exact pair mask) or flat 198
+    sharing: Sharing = "all"  # one network for all agents, one per class, or one per slot
+    maps: tuple[int, ...] = TRAINING_MAPS  # never a test map
+    rosters: tuple[str, str] = ("MWHRP", "MWHRP")
+    winning_score: int = 20
+    tick_limit: int = 300
+    opponents: OpponentMix = field(default_factory=OpponentMix)
+    reward: RewardSettings = field(default_factory=RewardSettings)
+
+    @property
+    def steps_per_update(self) -> int:
+        """Game steps per update: games x rollout ticks."""
+        return self.num_envs * self.rollout
+
+    @property
+    def num_updates(self) -> int:
+        """Updates in `total_steps` (at least one)."""
+        return max(1, self.total_steps // self.steps_per_update)
+
+
+PRESETS: dict[str, PPOConfig] = {
+    "ippo-rnn": PPOConfig(),
+    "ippo-ff": PPOConfig(name="ippo-ff", recurrent=False),
+    "mappo-rnn": PPOConfig(name="mappo-rnn", centralised_critic=True),
+    "mappo-ff": PPOConfig(
+        name="mappo-ff",
+        recurrent=False,
+        centralised_critic=True,
+        actor_lr=3e-4,
+        reward=RewardSettings(form="team"),
+    ),
+}
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "heads": HEAD_KINDS,
+    "sharing": SHARING,
+    "form": ("agent", "team"),
+}
+
+
+def check_training_maps(maps: Sequence[int | str]) -> tuple[int | str, ...]:
+    """The maps of a training run, checked: a test map (47-51), or a map file with a test map's
+    obstacles under another name, raises `ConfigError`; so does an unknown map."""
+    test = {marl_bgs.maps.load(i).content_hash: i for i in marl_bgs.maps.split("test")}
+    for ref in maps:
+        spec = marl_bgs.maps.load(ref)
+        if spec.split == "test" or spec.content_hash in test:
+            raise ConfigError(
+                f"maps: {ref!r} is test map {test.get(spec.content_hash, spec.id)}, which training "
+                f"may never use; allowed: training maps {TRAINING_MAPS[0]}-{TRAINING_MAPS[-1]}, "
+                "validation maps and custom maps"
+            )
+    return tuple(maps)
+
+
+def validate(config: PPOConfig) -> PPOConfig:
+    """Check every field; raise `ConfigError` naming the first bad one and what is allowed."""
+    positive = ("num_envs", "rollout", "total_steps", "epochs", "minibatches", "hidden")
+    for name in positive:
+        if getattr(config, name) < 1:
+            raise ConfigError(f"{name}: must be at least 1, got {getattr(config, name)}")
+    if config.num_envs % config.minibatches:
+        raise ConfigError(
+            f"minibatches: must divide num_envs ({config.num_envs}), got {config.minibatches}"
+        )
+    for name in ("gamma", "gae_lambda", "value_norm_beta"):
+        if not 0.0 <= getattr(config, name) <= 1.0:
+            raise ConfigError(f"{name}: must be in [0, 1], got {getattr(config, name)}")
+    for name in ("clip", "entropy_coef", "input_scale", "actor_lr", "critic_lr", "max_grad_norm"):
+        if not getattr(config, name) >= 0.0:
+            raise ConfigError(f"{name}: must be >= 0, got {getattr(config, name)}")
+    for name, allowed in (("heads", HEAD_KINDS), ("sharing", SHARING)):
+        if getattr(config, name) not in allowed:
+            raise ConfigError(f"{name}: {getattr(config, name)!r}; allowed: {list(allowed)}")
+    if config.reward.form not in ("agent", "team"):
+        raise ConfigError(f"reward.form: {config.reward.form!r}; allowed: ['agent', 'team']")
+    mix = config.opponents
+    weights = (mix.current, mix.copies, mix.frozen, mix.scripted)
+    if min(weights) < 0 or sum(weights) <= 0:
+        raise ConfigError(f"opponents: weights must be >= 0 with a positive sum, got {weights}")
+    if mix.num_copies < 1 or mix.copy_every < 1:
+        raise ConfigError("opponents.num_copies and opponents.copy_every: must be at least 1")
+    check_training_maps(config.maps)
+    return config
+
+
+def _parse(value: str, kind: Any, name: str) -> Any:
+    """One override's text as the field's type."""
+    origin = typing.get_origin(kind)
+    if kind is bool:
+        if value.lower() not in ("true", "false", "1", "0"):
+            raise ConfigError(f"{name}: expected true or false, got {value!r}")
+        return value.lower() in ("true", "1")
+    if kind in (int, float):
+        try:
+            return kind(float(value)) if kind is int and "e" in value.lower() else kind(value)
+        except ValueError:
+            raise ConfigError(f"{name}: expected {kind.__name__}, got {value!r}") from None
+    if kind is str:
+        return value
+    if origin is Literal:
+        allowed = typing.get_args(kind)
+        if value not in allowed:
+            raise ConfigError(f"{name}: {value!r}; allowed: {list(allowed)}")
+        return value
+    if origin is tuple:
+        args = typing.get_args(kind)
+        item = args[0]
+        parts = [p for p in value.split(",") if p]
+        if len(args) == 2 and args[1] is not Ellipsis and len(parts) != 2:
+            raise ConfigError(f"{name}: expected two comma-separated values, got {value!r}")
+        return tuple(_parse(p, item, name) for p in parts)
+    if isinstance(kind, types.UnionType):
+        raise ConfigError(f"{name}: cannot be set from the command line")
+    raise ConfigError(f"{name}: cannot be set from the command line")
+
+
+def apply_overrides(config: Any, items: Sequence[str]) -> Any:
+    """`section.field=value` overrides (e.g. `gamma=0.99`, `opponents.current=0.5`,
+    `maps=0,1,2`) applied to a frozen dataclass config; unknown fields raise `ConfigError`
+    listing the known ones."""
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"override {item!r}: expected key=value")
+        config = _set(config, key.strip().split("."), value.strip(), key.strip())
+    return config
+
+
+def _set(config: Any, path: list[str], value: str, full: str) -> Any:
+    hints = typing.get_type_hints(type(config))
+    names = [f.name for f in dataclasses.fields(config)]
+    if path[0] not in names:
+        raise ConfigError(f"{full}: unknown setting; known: {names}")
+    current = getattr(config, path[0])
+    if len(path) > 1:
+        if not dataclasses.is_dataclass(current):
+            raise ConfigError(f"{full}: {path[0]} has no fields")
+        new = _set(current, path[1:], value, full)
+    else:
+        new = _parse(value, hints[path[0]], full)
+    return dataclasses.replace(config, **{path[0]: new})
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    """A config as plain JSON-ready data (saved beside every checkpoint)."""
+    return dataclasses.asdict(config)
+
+
+def from_dict(data: dict[str, Any]) -> PPOConfig:
+    """The inverse of `to_dict` (tuples restored)."""
+    sections = {"opponents": OpponentMix, "reward": RewardSettings}
+    hints = typing.get_type_hints(PPOConfig)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(PPOConfig):
+        if f.name not in data:
+            continue
+        raw = data[f.name]
+        if f.name in sections:
+            sub = sections[f.name]
+            sub_hints = typing.get_type_hints(sub)
+            raw = sub(**{k: tuple(v) if typing.get_origin(sub_hints[k]) is tuple else v
+                         for k, v in raw.items()})  # fmt: skip
+        elif typing.get_origin(hints[f.name]) is tuple:
+            raw = tuple(raw)
+        values[f.name] = raw
+    return PPOConfig(**values)

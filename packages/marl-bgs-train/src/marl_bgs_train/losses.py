@@ -1,0 +1,120 @@
+"""Returns and losses shared by the PPO baselines: GAE, the clipped objectives, value
+normalisation. Pure functions on arrays; each is checked against a numpy reference in the tests."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from marl_bgs.core.pytree import pytree_dataclass
+
+
+def gae(
+    rewards: jax.Array,
+    values: jax.Array,
+    dones: jax.Array,
+    last_value: jax.Array,
+    gamma: float,
+    lam: float,
+) -> tuple[jax.Array, jax.Array]:
+    """Generalised advantage estimates and returns, time-major.
+
+    `rewards`, `values`, `dones` are [T, ...]: the reward of step t, the value of the state step
+    t acted in, and whether the game ended at step t (then nothing after it is bootstrapped).
+    `last_value` [...] is the value of the state after step T - 1. Returns (advantages, returns),
+    both [T, ...], with returns = advantages + values.
+    """
+
+    def back(carry: tuple[jax.Array, jax.Array], step: tuple[jax.Array, ...]) -> tuple:
+        advantage, next_value = carry
+        reward, value, done = step
+        live = 1.0 - done.astype(jnp.float32)
+        delta = reward + gamma * next_value * live - value
+        advantage = delta + gamma * lam * live * advantage
+        return (advantage, value), advantage
+
+    start = (jnp.zeros_like(last_value), last_value)
+    _, advantages = jax.lax.scan(back, start, (rewards, values, dones), reverse=True)
+    return advantages, advantages + values
+
+
+def ppo_actor_loss(
+    log_prob: jax.Array,
+    old_log_prob: jax.Array,
+    advantages: jax.Array,
+    entropy: jax.Array,
+    weight: jax.Array,
+    clip: float,
+    entropy_coef: float,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """The clipped surrogate minus the entropy bonus, averaged over entries with `weight` 1
+    (empty roster slots weigh 0). Advantages are normalised over the weighted entries."""
+    total = jnp.maximum(jnp.sum(weight), 1.0)
+    mean = jnp.sum(advantages * weight) / total
+    std = jnp.sqrt(jnp.sum(jnp.square(advantages - mean) * weight) / total)
+    adv = (advantages - mean) / (std + 1e-8)
+    ratio = jnp.exp(log_prob - old_log_prob)
+    surrogate = jnp.minimum(ratio * adv, jnp.clip(ratio, 1.0 - clip, 1.0 + clip) * adv)
+    policy = -jnp.sum(surrogate * weight) / total
+    ent = jnp.sum(entropy * weight) / total
+    stats = {
+        "policy_loss": policy,
+        "entropy": ent,
+        "approx_kl": jnp.sum(((ratio - 1.0) - (log_prob - old_log_prob)) * weight) / total,
+        "clip_fraction": jnp.sum((jnp.abs(ratio - 1.0) > clip) * weight) / total,
+    }
+    return policy - entropy_coef * ent, stats
+
+
+def ppo_value_loss(
+    values: jax.Array, old_values: jax.Array, targets: jax.Array, weight: jax.Array, clip: float
+) -> jax.Array:
+    """The clipped value loss (the larger of the plain and the clipped squared error, halved),
+    averaged over entries with `weight` 1; all three in the same (normalised) units."""
+    clipped = old_values + jnp.clip(values - old_values, -clip, clip)
+    err = jnp.maximum(jnp.square(values - targets), jnp.square(clipped - targets))
+    return 0.5 * jnp.sum(err * weight) / jnp.maximum(jnp.sum(weight), 1.0)
+
+
+@pytree_dataclass
+class ValueNorm:
+    """Running mean and mean square of value targets with bias correction (as in MAPPO): the
+    critic predicts normalised values, `denormalize` turns them into returns."""
+
+    mean: jax.Array
+    mean_sq: jax.Array
+    debias: jax.Array
+
+    @staticmethod
+    def create() -> ValueNorm:
+        """Empty statistics (normalising is the identity until the first update)."""
+        return ValueNorm(jnp.float32(0.0), jnp.float32(0.0), jnp.float32(0.0))
+
+    def stats(self) -> tuple[jax.Array, jax.Array]:
+        """(mean, std) after bias correction; (0, 1) before any update."""
+        debias = jnp.maximum(self.debias, 1e-5)
+        mean = self.mean / debias
+        var = jnp.maximum(self.mean_sq / debias - jnp.square(mean), 1e-2)
+        seen = self.debias > 0
+        return jnp.where(seen, mean, 0.0), jnp.where(seen, jnp.sqrt(var), 1.0)
+
+    def update(self, x: jax.Array, weight: jax.Array, beta: float) -> ValueNorm:
+        """Fold the weighted batch `x` in with decay `beta`."""
+        total = jnp.maximum(jnp.sum(weight), 1.0)
+        batch_mean = jnp.sum(x * weight) / total
+        batch_sq = jnp.sum(jnp.square(x) * weight) / total
+        return ValueNorm(
+            beta * self.mean + (1 - beta) * batch_mean,
+            beta * self.mean_sq + (1 - beta) * batch_sq,
+            beta * self.debias + (1 - beta),
+        )
+
+    def normalize(self, x: jax.Array) -> jax.Array:
+        """Returns -> the critic's units."""
+        mean, std = self.stats()
+        return (x - mean) / std
+
+    def denormalize(self, x: jax.Array) -> jax.Array:
+        """The critic's units -> returns."""
+        mean, std = self.stats()
+        return x * std + mean

@@ -1,0 +1,114 @@
+"""The baselines' networks (flax): an MLP trunk, an optional GRU, and output heads.
+
+Every network maps one team of one game: `carry [5, H]`, inputs `[T, 5, D]` and episode starts
+`[T]` (the GRU's memory restarts where a game restarts) to `(carry, outputs)`, each output
+`[T, 5, size]`. Parameters carry a leading group axis for weight sharing: one group for all
+agents (`all`), one per class (`class`, indexed by class id - 1) or one per roster slot (`none`);
+`apply_team` runs each agent on its group's parameters. Vmap it over games with the parameters
+shared (the learner) or per game (an opponent drawn from a pool of saved copies).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from marl_bgs.tdm.constants import TEAM_SIZE
+
+Sharing = Literal["all", "class", "none"]
+SHARING: tuple[Sharing, ...] = ("all", "class", "none")
+
+
+def num_groups(sharing: Sharing) -> int:
+    """Parameter groups per network: 1 (`all`) or 5 (one per class or per roster slot)."""
+    return 1 if sharing == "all" else TEAM_SIZE
+
+
+def agent_groups(sharing: Sharing, roster_class: jax.Array) -> jax.Array:
+    """Each own agent's parameter group int32 [..., 5] from its team's class ids [..., 5]
+    (1-5; 0 for an empty slot, which reads group 0 and is masked out of every loss)."""
+    if sharing == "all":
+        return jnp.zeros(roster_class.shape, jnp.int32)
+    if sharing == "class":
+        return jnp.maximum(roster_class.astype(jnp.int32) - 1, 0)
+    return jnp.broadcast_to(jnp.arange(TEAM_SIZE, dtype=jnp.int32), roster_class.shape)
+
+
+def scaled_init(gain: float) -> nn.initializers.Initializer:
+    """Truncated-normal weights with variance gain^2 / fan_in: the scale of an orthogonal init of
+    that gain, without its QR decomposition. (Orthogonal init calls LAPACK, which on CPU runs on
+    OpenBLAS's own threads; inside XLA's thread pools that deadlocked now and then on 2 cores.)"""
+    return nn.initializers.variance_scaling(gain * gain, "fan_in", "truncated_normal")
+
+
+class _ResetGRU(nn.Module):
+    """A GRU cell whose memory starts from zeros where `reset` is set."""
+
+    hidden: int
+
+    @nn.compact
+    def __call__(self, carry: jax.Array, inputs: tuple[jax.Array, jax.Array]) -> Any:
+        x, reset = inputs
+        carry = jnp.where(reset[:, None], jnp.zeros_like(carry), carry)
+        carry, y = nn.GRUCell(
+            self.hidden, kernel_init=scaled_init(1.0), recurrent_kernel_init=scaled_init(1.0)
+        )(carry, x)
+        return carry, y
+
+
+class Network(nn.Module):
+    """Dense-relu x2, [GRU], Dense-relu, then one linear output per entry of `outputs`."""
+
+    hidden: int
+    outputs: tuple[int, ...]
+    recurrent: bool
+    output_scale: float = 0.01
+
+    @nn.compact
+    def __call__(
+        self, carry: jax.Array, x: jax.Array, reset: jax.Array
+    ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+        dense = lambda n, s: nn.Dense(n, kernel_init=scaled_init(s))  # noqa: E731
+        h = nn.relu(dense(self.hidden, 2**0.5)(x))
+        h = nn.relu(dense(self.hidden, 2**0.5)(h))
+        if self.recurrent:
+            scan = nn.scan(
+                _ResetGRU, variable_broadcast="params", split_rngs={"params": False}, in_axes=0
+            )
+            carry, h = scan(self.hidden)(carry, (h, reset))
+        h = nn.relu(dense(self.hidden, 2**0.5)(h))
+        return carry, tuple(dense(n, self.output_scale)(h) for n in self.outputs)
+
+
+def init_groups(net: Network, key: jax.Array, groups: int, input_size: int) -> Any:
+    """Parameters for `groups` groups, stacked on a leading axis."""
+    carry = jnp.zeros((TEAM_SIZE, net.hidden))
+    x = jnp.zeros((1, TEAM_SIZE, input_size))
+    reset = jnp.zeros((1, TEAM_SIZE), bool)
+    init = jax.jit(jax.vmap(lambda k: net.init(k, carry, x, reset)))
+    return init(jax.random.split(key, groups))
+
+
+def apply_team(
+    net: Network,
+    params: Any,
+    carry: jax.Array,
+    x: jax.Array,
+    start: jax.Array,
+    group: jax.Array,
+) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+    """One game's team: carry [5, H], x [T, 5, D], start [T] (episode starts), group [T, 5] ->
+    (carry [5, H], outputs [T, 5, size] each), every agent on its group's parameters. A group
+    changes only where an episode starts (a new roster), where the memory restarts too, so each
+    group's own memory chain is exact from there on."""
+    reset = jnp.broadcast_to(start[:, None], x.shape[:2])
+    groups = jax.tree_util.tree_leaves(params)[0].shape[0]
+    if groups == 1:
+        return net.apply(jax.tree_util.tree_map(lambda p: p[0], params), carry, x, reset)
+    carries, outs = jax.vmap(lambda p: net.apply(p, carry, x, reset))(params)
+    last = carries[group[-1], jnp.arange(TEAM_SIZE)]  # [G, 5, H] -> [5, H]
+    index = group[None, :, :, None]  # [1, T, 5, 1] into [G, T, 5, k]
+    return last, tuple(jnp.take_along_axis(o, index, axis=0)[0] for o in outs)

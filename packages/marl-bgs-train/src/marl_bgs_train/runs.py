@@ -1,0 +1,159 @@
+"""A training run on disk: the update loop with a progress bar, logs (JSONL and CSV, one row per
+update), checkpoints, a learning-curve picture, and loading a run's policy back.
+
+Layout of `run_dir`: `config.json`, `checkpoints/<update>/`, `log.jsonl`, `log.csv`,
+`curve.png`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from marl_bgs import Policy
+from marl_bgs_train import checkpoints
+from marl_bgs_train.config import PPOConfig
+from marl_bgs_train.policy import network_policy
+from marl_bgs_train.ppo import PPOTrainer, RunnerState, make_train
+
+LOG_JSONL, LOG_CSV, CURVE = "log.jsonl", "log.csv", "curve.png"
+
+
+def log_row(metrics: dict[str, Any], seconds: float, steps_per_update: int) -> dict[str, float]:
+    """One update's metrics as a flat row, with rates: win rate and mean point margin over the
+    games that finished in it, game steps per second of the whole update."""
+    row = {k: float(np.asarray(v).reshape(-1)[0]) for k, v in metrics.items()}
+    games = max(row["games"], 1.0)
+    row["win_rate"] = row["wins"] / games
+    row["margin"] = row["margin_sum"] / games
+    row["steps_per_second"] = steps_per_update / max(seconds, 1e-9)
+    return row
+
+
+def train_run(
+    config: PPOConfig,
+    run_dir: str | Path,
+    seed: int = 0,
+    resume: bool = False,
+    frozen: Sequence[Policy] = (),
+    save_every: int = 50,
+    progress: bool = True,
+    on_update: Callable[[dict[str, float]], None] | None = None,
+) -> RunnerState:
+    """Train `config` into `run_dir` (or continue its newest checkpoint with `resume`), saving
+    every `save_every` updates and at the end. `frozen`: the frozen opponent pool (a resumed run
+    needs the same). Returns the final state."""
+    run_dir = Path(run_dir)
+    trainer = make_train(config, frozen)
+    mgr = checkpoints.manager(run_dir)
+    if resume:
+        state = checkpoints.restore(mgr, jax.eval_shape(trainer.init, jax.random.key(seed)))
+    else:
+        checkpoints.save_config(run_dir, config)
+        state = jax.jit(trainer.init)(jax.random.key(seed))
+        for name in (LOG_JSONL, LOG_CSV):
+            (run_dir / name).unlink(missing_ok=True)
+    done, total = int(state.update), config.num_updates
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,.0f}/{task.total:,.0f} steps"),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, disable=not progress) as bar:
+        task = bar.add_task(config.name, total=total * config.steps_per_update, status="compiling")
+        bar.update(task, completed=done * config.steps_per_update)
+        while done < total:
+            started = time.perf_counter()
+            state, metrics = trainer.run(state, 1)
+            metrics = jax.device_get(metrics)
+            row = log_row(metrics, time.perf_counter() - started, config.steps_per_update)
+            done = int(state.update)
+            _append(run_dir, {"update": done, **row})
+            status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
+                      f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
+            bar.update(task, completed=done * config.steps_per_update, status=status)
+            if done % save_every == 0 or done == total:
+                checkpoints.save(mgr, state)
+            if on_update is not None:
+                on_update(row)
+    plot_curve(run_dir)
+    return state
+
+
+def _append(run_dir: Path, row: dict[str, float]) -> None:
+    with (run_dir / LOG_JSONL).open("a") as f:
+        f.write(json.dumps(row) + "\n")
+    path = run_dir / LOG_CSV
+    new = not path.exists()
+    with path.open("a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(row))
+        if new:
+            writer.writeheader()
+        writer.writerow(row)
+
+
+def read_log(run_dir: str | Path) -> list[dict[str, float]]:
+    """A run's update rows, oldest first."""
+    path = Path(run_dir) / LOG_JSONL
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def plot_curve(run_dir: str | Path, window: int = 10) -> Path | None:
+    """`curve.png`: win rate, point margin and reward per tick against game steps (moving
+    averages over `window` updates). None when the run has no log yet."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = read_log(run_dir)
+    if not rows:
+        return None
+    steps = np.asarray([r["steps"] for r in rows])
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6), constrained_layout=True)
+    for ax, key, label in zip(
+        axes,
+        ("win_rate", "margin", "reward_per_tick"),
+        ("win rate (finished games)", "point margin per game", "reward per agent tick"),
+        strict=True,
+    ):
+        values = np.asarray([r[key] for r in rows])
+        k = max(1, min(window, len(values)))
+        smooth = np.convolve(values, np.ones(k) / k, mode="valid")
+        ax.plot(steps, values, alpha=0.3, color="tab:blue")
+        ax.plot(steps[k - 1 :], smooth, color="tab:blue")
+        ax.set_xlabel("game steps")
+        ax.set_title(label)
+        ax.grid(alpha=0.3)
+    path = Path(run_dir) / CURVE
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[PPOTrainer, RunnerState]:
+    """A run's trainer (from its config) and its saved state after update `step` (default:
+    the newest)."""
+    config = checkpoints.load_config(run_dir)
+    trainer = make_train(config)
+    like = jax.eval_shape(trainer.init, jax.random.key(0))
+    return trainer, checkpoints.restore(checkpoints.manager(run_dir, keep=None), like, step)
+
+
+def run_policy(run_dir: str | Path, step: int | None = None, greedy: bool = False) -> Policy:
+    """A checkpoint's actor as a team policy (sampling, or `greedy`), reading only its team's
+    permitted inputs."""
+    trainer, state = load_trainer(run_dir, step)
+    name = f"ckpt:{run_dir}" + ("" if step is None else f"@{step}")
+    return network_policy(trainer.actor_spec, state.actor, name, greedy=greedy)

@@ -1,0 +1,164 @@
+"""The learners' arithmetic against small numpy references on fixed inputs: GAE and returns, the
+PPO losses, value normalisation, the masked heads, the networks' weight sharing."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from marl_bgs_train import heads
+from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss
+from marl_bgs_train.networks import Network, agent_groups, apply_team, init_groups
+
+RNG = np.random.default_rng(20261202)
+apply = jax.jit(apply_team, static_argnums=0)  # one compiled program per network and shape
+
+
+def numpy_gae(rewards, values, dones, last, gamma, lam):
+    """Textbook backward recursion, one step at a time."""
+    T = len(rewards)
+    adv = np.zeros_like(rewards)
+    running = np.zeros_like(last)
+    for t in reversed(range(T)):
+        next_value = last if t == T - 1 else values[t + 1]
+        live = 1.0 - dones[t]
+        delta = rewards[t] + gamma * next_value * live - values[t]
+        running = delta + gamma * lam * live * running
+        adv[t] = running
+    return adv, adv + values
+
+
+def test_gae_matches_numpy_reference_across_episode_ends():
+    T, B = 7, 5
+    rewards = RNG.normal(size=(T, B)).astype(np.float32)
+    values = RNG.normal(size=(T, B)).astype(np.float32)
+    dones = (RNG.random((T, B)) < 0.3).astype(np.float32)
+    dones[2, 0] = 1.0
+    last = RNG.normal(size=B).astype(np.float32)
+    adv, ret = gae(jnp.asarray(rewards), jnp.asarray(values), jnp.asarray(dones > 0),
+                   jnp.asarray(last), 0.99, 0.95)  # fmt: skip
+    ref_adv, ref_ret = numpy_gae(rewards, values, dones, last, 0.99, 0.95)
+    np.testing.assert_allclose(adv, ref_adv, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ret, ref_ret, rtol=1e-5, atol=1e-5)
+    # lambda = 1, gamma = 1 and no ends: the return is the plain sum of rewards plus the bootstrap
+    _adv1, ret1 = gae(jnp.asarray(rewards), jnp.asarray(values), jnp.zeros((T, B), bool),
+                     jnp.asarray(last), 1.0, 1.0)  # fmt: skip
+    np.testing.assert_allclose(ret1[0], rewards.sum(0) + last, rtol=1e-5)
+
+
+def test_ppo_actor_loss_matches_numpy_reference():
+    n = 64
+    logp, old = RNG.normal(size=n) * 0.3, RNG.normal(size=n) * 0.3
+    adv, ent = RNG.normal(size=n), RNG.random(n)
+    weight = (RNG.random(n) < 0.8).astype(np.float64)
+    arrays = (jnp.asarray(a, jnp.float32) for a in (logp, old, adv, ent, weight))
+    loss, stats = ppo_actor_loss(*arrays, clip=0.2, entropy_coef=0.01)
+    live = weight > 0
+    a = adv[live]
+    a = (a - a.mean()) / (a.std() + 1e-8)
+    ratio = np.exp(logp[live] - old[live])
+    surrogate = np.minimum(ratio * a, np.clip(ratio, 0.8, 1.2) * a)
+    expected = -surrogate.mean() - 0.01 * ent[live].mean()
+    np.testing.assert_allclose(loss, expected, rtol=1e-4)
+    np.testing.assert_allclose(stats["clip_fraction"], np.mean(np.abs(ratio - 1) > 0.2), rtol=1e-5)
+
+
+def test_ppo_value_loss_matches_numpy_reference():
+    n = 32
+    v, old, target = RNG.normal(size=n), RNG.normal(size=n), RNG.normal(size=n)
+    weight = np.ones(n)
+    weight[:4] = 0
+    loss = ppo_value_loss(
+        *(jnp.asarray(a, jnp.float32) for a in (v, old, target, weight)), clip=0.2
+    )
+    clipped = old + np.clip(v - old, -0.2, 0.2)
+    err = np.maximum((v - target) ** 2, (clipped - target) ** 2)
+    np.testing.assert_allclose(loss, 0.5 * err[4:].mean(), rtol=1e-5)
+
+
+def test_value_norm_tracks_debiased_moments():
+    norm = ValueNorm.create()
+    x = jnp.asarray([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(norm.normalize(x), x)  # identity before any data
+    batches = [RNG.normal(5.0, 3.0, size=50) for _ in range(4)]
+    beta, mean, sq, debias = 0.9, 0.0, 0.0, 0.0
+    for b in batches:
+        norm = norm.update(jnp.asarray(b, jnp.float32), jnp.ones(50), beta)
+        mean = beta * mean + (1 - beta) * b.mean()
+        sq = beta * sq + (1 - beta) * (b**2).mean()
+        debias = beta * debias + (1 - beta)
+    m, s = mean / debias, np.sqrt(sq / debias - (mean / debias) ** 2)
+    np.testing.assert_allclose(norm.stats(), (m, s), rtol=1e-4)
+    np.testing.assert_allclose(norm.denormalize(norm.normalize(x)), x, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", heads.HEAD_KINDS)
+def test_masked_sampling_never_picks_an_illegal_action(kind):
+    n = 4000
+    move = RNG.random((n, 9)) < 0.3
+    move[:, 0] = True  # stay is always legal in the engine
+    pair = RNG.random((n, 11, 2)) < 0.2
+    pair[:, 0, 0] = True  # so is (no target, no Ultimate)
+    masks = heads.head_masks(kind, jnp.asarray(move), jnp.asarray(pair))
+    logits = tuple(
+        jnp.asarray(RNG.normal(size=(n, s)) * 5, jnp.float32) for s in heads.logit_sizes(kind)
+    )
+    sample = jax.jit(heads.sample, static_argnums=3)
+    picked = sample(jax.random.key(0), logits, masks, False)
+    actions = np.asarray(heads.to_env_actions(kind, picked.choices))
+    rows = np.arange(n)
+    assert move[rows, actions[:, 0]].all()
+    assert pair[rows, actions[:, 1], actions[:, 2]].all()
+    greedy = np.asarray(
+        heads.to_env_actions(kind, sample(jax.random.key(1), logits, masks, True).choices)
+    )
+    assert move[rows, greedy[:, 0]].all()
+    assert pair[rows, greedy[:, 1], greedy[:, 2]].all()
+    # the two head kinds round-trip through the engine's actions
+    back = heads.from_env_actions(kind, jnp.asarray(actions))
+    np.testing.assert_array_equal(back, picked.choices)
+
+
+def test_head_log_prob_and_entropy_match_numpy_reference():
+    move = np.array([[True, False, True] + [False] * 6])
+    pair = np.zeros((1, 11, 2), bool)
+    pair[0, 0, 0] = pair[0, 3, 1] = True
+    logits = (jnp.asarray([[0.5, 9.0, -1.0] + [3.0] * 6]), jnp.arange(22.0)[None] / 10)
+    masks = heads.head_masks("factored", jnp.asarray(move), jnp.asarray(pair))
+    logp, ent = heads.evaluate(logits, masks, jnp.asarray([[2, 7]]))  # move 2, pair (3, 1)
+    pm = np.exp([0.5, -1.0]) / np.exp([0.5, -1.0]).sum()
+    pp = np.exp([0.0, 0.7]) / np.exp([0.0, 0.7]).sum()
+    np.testing.assert_allclose(logp, np.log(pm[1]) + np.log(pp[1]), rtol=1e-5)
+    np.testing.assert_allclose(ent, -(pm * np.log(pm)).sum() - (pp * np.log(pp)).sum(), rtol=1e-5)
+    flat = heads.head_masks("flat", jnp.asarray(move), jnp.asarray(pair))[0]
+    assert int(flat.sum()) == 4  # 2 legal moves x 2 legal pairs, exactly
+
+
+def test_weight_sharing_runs_each_agent_on_its_group():
+    net = Network(hidden=8, outputs=(3,), recurrent=True)
+    params = init_groups(net, jax.random.key(0), 5, input_size=6)
+    x = jnp.asarray(RNG.normal(size=(4, 5, 6)), jnp.float32)
+    start = jnp.asarray([True, False, True, False])
+    classes = jnp.asarray([3, 1, 5, 2, 4])
+    group = jnp.broadcast_to(agent_groups("class", classes), (4, 5))
+    carry, (out,) = apply(net, params, jnp.zeros((5, 8)), x, start, group)
+    for a in range(5):  # agent a alone, on the parameters of its class
+        own = jax.tree_util.tree_map(lambda p, g=int(classes[a]) - 1: p[g : g + 1], params)
+        c1, (o1,) = apply(net, own, jnp.zeros((5, 8)), x, start, jnp.zeros((4, 5), jnp.int32))
+        np.testing.assert_allclose(out[:, a], o1[:, a], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(carry[a], c1[a], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(agent_groups("all", classes), np.zeros(5))
+    np.testing.assert_array_equal(agent_groups("none", classes), np.arange(5))
+
+
+def test_recurrent_memory_restarts_where_an_episode_starts():
+    net = Network(hidden=8, outputs=(2,), recurrent=True)
+    params = init_groups(net, jax.random.key(1), 1, input_size=6)
+    x = jnp.asarray(RNG.normal(size=(6, 5, 6)), jnp.float32)
+    start = jnp.asarray([True, False, False, True, False, False])
+    group = jnp.zeros((6, 5), jnp.int32)
+    _, (whole,) = apply(net, params, jnp.ones((5, 8)), x, start, group)
+    _, (second,) = apply(net, params, jnp.ones((5, 8)) * 7, x[3:], start[3:], group[3:])
+    np.testing.assert_allclose(whole[3:], second, rtol=1e-5, atol=1e-6)

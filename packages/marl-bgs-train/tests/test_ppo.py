@@ -1,0 +1,141 @@
+"""The PPO baselines end to end at tiny sizes: every variant trains for a few updates with legal
+actions only, a saved and resumed run repeats the uninterrupted one exactly, the opponent mix
+draws each category at its weight, and training refuses test maps."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from marl_bgs import ConfigError, Policy
+from marl_bgs.tdm.mode import TeamDeathmatch
+from marl_bgs_train import checkpoints
+from marl_bgs_train.config import OpponentMix, RewardSettings
+from marl_bgs_train.networks import init_groups
+from marl_bgs_train.policy import ActorSpec, network_policy
+from marl_bgs_train.ppo import PPOTrainer, make_train
+from marl_bgs_train.testing import tiny_config as tiny
+
+
+@pytest.fixture(scope="module")
+def trainer() -> PPOTrainer:
+    """Recurrent IPPO against current weights, saved copies and `rush` (the tiny config; the
+    run tests build the same trainer and so share its compiled program)."""
+    return make_train(tiny("ippo-rnn"))
+
+
+def _frozen_network() -> Policy:
+    """A frozen opponent as the pool usually holds one: a network policy (fixed weights)."""
+    spec = ActorSpec(hidden=8, recurrent=True, heads="factored", sharing="all", input_scale=0.01)
+    params = init_groups(spec.network(), jax.random.key(5), 1, TeamDeathmatch().spec.obs_size)
+    return network_policy(spec, params, name="frozen-net")
+
+
+def _leaves_equal(a, b) -> None:
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_recurrent_ippo_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path):
+    init = jax.jit(trainer.init)
+    state = init(jax.random.key(7))
+    history = []
+    for _ in range(3):  # one compiled update program, called three times
+        state, metrics = trainer.run(state, 1)
+        history.append(jax.device_get(metrics))
+    assert int(state.update) == 3
+    assert int(state.steps) == 3 * 16
+    assert int(state.copies_saved) == 3  # one copy per 16 game steps
+    for m in history:
+        assert int(m["repaired_actions"][0]) == 0  # masked heads: the engine never repairs
+        assert all(np.isfinite(np.asarray(v)).all() for v in m.values())
+    finished = sum(int(m["games"][0]) for m in history)
+    assert finished >= 4  # tick limit 6: every game ends within 12 ticks
+    assert finished == sum(int(m[k][0]) for m in history for k in ("wins", "draws", "losses"))
+
+    # N + M updates equal N, save, restore into a fresh process-like target, M
+    resumed = init(jax.random.key(7))
+    resumed, _ = trainer.run(resumed, 1)
+    resumed, _ = trainer.run(resumed, 1)
+    mgr = checkpoints.manager(tmp_path / "run")
+    checkpoints.save(mgr, resumed)
+    checkpoints.save_config(tmp_path / "run", trainer.config)
+    like = jax.eval_shape(trainer.init, jax.random.key(0))
+    restored = checkpoints.restore(checkpoints.manager(tmp_path / "run"), like)
+    _leaves_equal(restored, resumed)
+    restored, last = trainer.run(restored, 1)
+    _leaves_equal(restored, state)
+    _leaves_equal(last, history[-1])
+    assert checkpoints.load_config(tmp_path / "run") == trainer.config
+
+
+def test_opponent_mix_draws_each_category_at_its_weight(trainer):
+    draw = jax.jit(jax.vmap(trainer._draw, in_axes=(0, None)))
+    keys = jax.random.split(jax.random.key(3), 4000)
+    kind, pool = (np.asarray(a).ravel() for a in draw(keys, 0))
+    # no copy saved yet, no frozen pool: their 20% each go to the current weights
+    assert not (pool > 0).any()
+    shares = [np.mean((kind == 0) & (pool == 0)), np.mean(kind == 1)]
+    np.testing.assert_allclose(shares, [0.8, 0.2], atol=0.02)
+    kind, pool = (np.asarray(a).ravel() for a in draw(keys, 5))
+    copies = pool[pool > 0]
+    np.testing.assert_allclose(np.mean(pool > 0), 0.2, atol=0.02)
+    assert set(np.unique(copies)) == {1, 2}  # both kept copies (num_copies = 2), uniformly
+    assert not ((pool > 0) & (kind > 0)).any()
+    with_frozen = make_train(tiny("ippo-rnn"), frozen=[_frozen_network()])
+    draw = jax.jit(jax.vmap(with_frozen._draw, in_axes=(0, None)))
+    kind, pool = (np.asarray(a).ravel() for a in draw(keys, 5))
+    shares = [
+        np.mean((kind == 0) & (pool == 0)),
+        np.mean(pool > 0),
+        np.mean(kind == 1),
+        np.mean(kind == 2),
+    ]
+    np.testing.assert_allclose(
+        shares, [0.4, 0.2, 0.2, 0.2], atol=0.02
+    )  # current, copy, frozen, rush
+
+
+@pytest.mark.parametrize(
+    ("preset", "changes"),
+    [
+        ("ippo-ff", {"sharing": "none", "frozen": True}),
+        ("mappo-rnn", {"heads": "flat", "sharing": "class", "rosters": ("MWH", "RP")}),
+        ("mappo-ff", {}),
+    ],
+)
+def test_every_ppo_variant_trains_a_few_updates(preset, changes):
+    """Other heads, sharing modes, roster sizes and critics; a frozen network team in one."""
+    changes = dict(changes)
+    frozen = [_frozen_network()] if changes.pop("frozen", False) else []
+    mix = OpponentMix(current=0.5, frozen=0.3, scripted_teams=())
+    trainer = make_train(tiny(preset, opponents=mix, **changes), frozen=frozen)
+    state, metrics = trainer.run(jax.jit(trainer.init)(jax.random.key(1)), 2)
+    metrics = jax.device_get(metrics)
+    assert int(metrics["repaired_actions"].sum()) == 0
+    assert all(np.isfinite(np.asarray(v)).all() for v in metrics.values())
+    assert float(metrics["entropy"][0]) > 0
+    before = jax.jit(trainer.init)(jax.random.key(1)).actor
+    moved = jax.tree_util.tree_map(
+        lambda a, b: float(np.abs(np.asarray(a) - b).max()), state.actor, before
+    )
+    assert max(jax.tree_util.tree_leaves(moved)) > 0  # the actor learned something
+
+
+def test_equal_configs_share_compiled_programs(trainer):
+    assert make_train(tiny("ippo-rnn")) == trainer
+    assert hash(make_train(tiny("ippo-rnn"))) == hash(trainer)
+    assert make_train(tiny("ippo-rnn", gamma=0.9)) != trainer
+
+
+def test_training_refuses_test_maps_and_bad_settings():
+    with pytest.raises(ConfigError, match="maps: 47"):
+        make_train(tiny("ippo-rnn", maps=(0, 47)))
+    with pytest.raises(ConfigError, match="minibatches"):
+        make_train(tiny("ippo-rnn", minibatches=3))
+    with pytest.raises(ConfigError, match="sharing"):
+        make_train(tiny("ippo-rnn", sharing="team"))  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="opponents"):
+        make_train(tiny("ippo-rnn", opponents=OpponentMix(current=-1.0)))
+    assert RewardSettings().form == "agent"

@@ -1,0 +1,102 @@
+"""Runs on disk: logs, learning curve, checkpoints, an interrupted run resumed from the command
+line equal to the uninterrupted one, a run as a `ckpt:` System, and the command line's errors.
+Uses the tiny recurrent IPPO config, whose compiled program the learner tests already built."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import marl_bgs
+from marl_bgs import team_inputs
+from marl_bgs_eval import get_system
+from marl_bgs_train import runs
+from marl_bgs_train.cli import app
+from marl_bgs_train.testing import tiny_config
+
+CONFIG = tiny_config("ippo-rnn")
+
+
+class StopError(Exception):
+    pass
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """An uninterrupted run of the tiny config (two updates)."""
+    run_dir = tmp_path_factory.mktemp("runs") / "whole"
+    runs.train_run(CONFIG, run_dir, seed=7, progress=False)
+    return run_dir
+
+
+def test_a_run_writes_logs_curve_and_checkpoints(finished):
+    rows = runs.read_log(finished)
+    assert [r["update"] for r in rows] == [1, 2]
+    assert rows[-1]["steps"] == CONFIG.total_steps
+    assert all(0.0 <= r["win_rate"] <= 1.0 and r["steps_per_second"] > 0 for r in rows)
+    header = (finished / "log.csv").read_text().splitlines()[0].split(",")
+    assert {"update", "steps", "wins", "win_rate", "margin", "entropy"} <= set(header)
+    png = (finished / "curve.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(png) > 10_000
+    assert sorted(p.name for p in (finished / "checkpoints").iterdir() if p.name.isdigit()) == ["2"]
+
+
+def test_an_interrupted_run_resumed_from_the_command_line_equals_the_whole(finished, tmp_path):
+    cut = tmp_path / "cut"
+
+    def stop(row):
+        raise StopError
+
+    with pytest.raises(StopError):
+        runs.train_run(CONFIG, cut, seed=7, save_every=1, progress=False, on_update=stop)
+    result = CliRunner().invoke(app, ["resume", str(cut), "--quiet"])
+    assert result.exit_code == 0, result.output
+    _, whole = runs.load_trainer(finished)
+    _, resumed = runs.load_trainer(cut)
+    for a, b in zip(
+        jax.tree_util.tree_leaves(whole), jax.tree_util.tree_leaves(resumed), strict=True
+    ):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    timeless = lambda rows: [{k: v for k, v in r.items() if k != "steps_per_second"} for r in rows]  # noqa: E731
+    assert timeless(runs.read_log(cut)) == timeless(runs.read_log(finished))
+
+
+def test_a_run_is_a_system_that_plays_legal_actions(finished):
+    system = get_system(f"ckpt:{finished}")
+    assert system.name == f"ckpt:{finished}"
+    env = marl_bgs.make("tdm", map_id=42, num_envs=3)
+    _, state = env.reset(jax.random.key(0))
+    inputs = team_inputs(env, state)[1]  # it may play team B too: inputs are in its own frame
+    memory = jax.vmap(system.init)(jax.random.split(jax.random.key(1), 3))
+    actions, _ = jax.jit(system.act)(jax.random.split(jax.random.key(2), 3), memory, inputs)
+    a = np.asarray(actions)
+    move, pair = np.asarray(inputs.masks.move), np.asarray(inputs.masks.pair)
+    g, k = np.meshgrid(np.arange(3), np.arange(5), indexing="ij")
+    assert move[g, k, a[..., 0]].all()
+    assert pair[g, k, a[..., 1], a[..., 2]].all()
+    with pytest.raises(Exception, match="ckpt"):
+        get_system(f"ckpt:{finished}@x")
+
+
+def test_command_line_errors_name_the_setting(tmp_path):
+    cli = CliRunner()
+    bad = cli.invoke(app, ["ippo-rnn", "--set", "gamma=2", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2
+    assert "gamma" in bad.output
+    unknown = cli.invoke(app, ["ippo-rnn", "--set", "nope=1", "--out", str(tmp_path / "x")])
+    assert unknown.exit_code == 2
+    assert "unknown setting" in unknown.output
+    assert "gamma" in unknown.output
+    test_map = cli.invoke(app, ["mappo-ff", "--set", "maps=0,49", "--out", str(tmp_path / "x")])
+    assert test_map.exit_code == 2
+    assert "test map 49" in test_map.output
+    missing = cli.invoke(app, ["resume", str(tmp_path / "none")])
+    assert missing.exit_code == 2
+    assert "config.json" in missing.output
+    listed = cli.invoke(app, ["presets"])
+    assert listed.exit_code == 0
+    assert "mappo-ff" in listed.output
+    assert "0.999" in listed.output
