@@ -17,6 +17,7 @@ from marl_bgs.tdm.constants import A_WINS, B_WINS, DRAW, ONGOING
 from marl_bgs.tdm.mode import TeamDeathmatch
 from marl_bgs.tdm.scenarios import SKILLS, ScenarioError, ids, load, play, shipped
 from marl_bgs.tdm.scenarios.env import opponent_policy
+from marl_bgs.tdm.scenarios.report import REPLAY_BATCH
 
 # Table S5: challenge, living rosters A v B, ticks left, score, opponent, line lengths.
 TABLE_S5 = {
@@ -33,7 +34,9 @@ TABLE_S5 = {
 SKILL_COUNTS = {1: 6, 2: 6, 3: 4, 4: 4, 5: 5, 6: 8, 7: 6, 8: 6}
 OUTCOME = {"loss": B_WINS, "draw": DRAW}
 SCENARIOS = ids()
-PLANS = 16  # lines and variants of a scenario, padded to this many games
+# Lines and variants of a scenario, padded to this many games: the batch of the docs page's
+# replays (test_scenario_docs.py), so both files share one program per controller.
+PLANS = REPLAY_BATCH
 RANDOM = random_policy(TeamDeathmatch())  # one policy object: one program per controller
 
 

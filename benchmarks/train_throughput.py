@@ -1,0 +1,105 @@
+"""Training throughput of the baselines next to the simulator alone, same games and rollout.
+
+    JAX_PLATFORMS=cpu python benchmarks/train_throughput.py                 # 32 games x 32 ticks
+    python benchmarks/train_throughput.py --presets ippo-rnn --num-envs 64 --repeats 3
+
+Each figure runs in its own fresh process (`--worker`), so compiled programs and caches never leak
+between figures: first the simulator alone (random legal actions, `reset_done`, one compiled
+`lax.scan` of `rollout` ticks), then each learner (one compiled update: the rollout with both
+teams acting, GAE and the PPO epochs). After one call to compile, `--repeats` timed calls; the
+median is reported, with the process's peak resident memory. The ratio learner / simulator is
+the result (goal >= 0.5); absolute numbers depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _worker(figure: str, num_envs: int, rollout: int, repeats: int) -> dict:
+    import dataclasses
+
+    import jax
+
+    import marl_bgs
+
+    if figure == "simulator":
+        env = marl_bgs.make("tdm", map_id=list(range(42)), num_envs=num_envs)
+
+        def tick(carry, _):
+            state, key = carry
+            key, k_act, k_step, k_reset = jax.random.split(key, 4)
+            _, state, _reward, _, _ = env.step(k_step, state, env.sample_actions(k_act, state))
+            _, state = env.reset_done(k_reset, state)
+            return (state, key), None
+
+        run = jax.jit(lambda s, k: jax.lax.scan(tick, (s, k), None, length=rollout)[0])
+        _, state = env.reset(jax.random.key(0))
+        call = lambda c: run(*c)  # noqa: E731
+        carry = (state, jax.random.key(1))
+    else:
+        from marl_bgs_train import PRESETS, make_train
+
+        config = dataclasses.replace(PRESETS[figure], num_envs=num_envs, rollout=rollout)
+        trainer = make_train(config)
+        carry = jax.jit(trainer.init)(jax.random.key(0))
+        call = lambda s: trainer.run(s, 1)[0]  # noqa: E731
+    started = time.perf_counter()
+    carry = jax.block_until_ready(call(carry))
+    compile_s = time.perf_counter() - started
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        carry = jax.block_until_ready(call(carry))
+        times.append(time.perf_counter() - started)
+    median = statistics.median(times)
+    return {
+        "figure": figure,
+        "num_envs": num_envs,
+        "rollout": rollout,
+        "steps_per_second": num_envs * rollout / median,
+        "median_seconds": median,
+        "first_call_seconds": compile_s,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "device": str(jax.devices()[0]),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--presets", nargs="+", default=["ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff"])
+    p.add_argument("--num-envs", type=int, default=32)
+    p.add_argument("--rollout", type=int, default=32)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--out", type=Path, default=HERE / "results" / "train_throughput.json")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        print(json.dumps(_worker(args.worker, args.num_envs, args.rollout, args.repeats)))
+        return
+    rows = []
+    for figure in ["simulator", *args.presets]:
+        cmd = [sys.executable, __file__, "--worker", figure, "--num-envs", str(args.num_envs),
+               "--rollout", str(args.rollout), "--repeats", str(args.repeats)]  # fmt: skip
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        rows.append(json.loads(out.strip().splitlines()[-1]))
+        r = rows[-1]
+        ratio = r["steps_per_second"] / rows[0]["steps_per_second"]
+        print(f"{figure:>10}: {r['steps_per_second']:9,.0f} game steps/s  x{ratio:.2f} of the "
+              f"simulator  (first call {r['first_call_seconds']:.0f} s, peak RSS "
+              f"{r['peak_rss_mb']:,.0f} MB)", flush=True)  # fmt: skip
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
