@@ -253,6 +253,15 @@ def bench(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+@nox.session(name="bench-train")
+def bench_train(session: nox.Session) -> None:
+    """Training throughput of the PPO baselines next to the simulator (train_throughput.py)."""
+    _sync(session, "marl-bgs-train", "--no-editable")
+    session.run(
+        "python", "benchmarks/train_throughput.py", *session.posargs, env={"JAX_PLATFORMS": "cpu"}
+    )
+
+
 @nox.session(name="bench-metrics")
 def bench_metrics(session: nox.Session) -> None:
     """Seconds and bytes per game of evaluation per metric level (benchmarks/metrics_cost.py)."""
