@@ -4,15 +4,17 @@ Uses the tiny recurrent IPPO config, whose compiled program the learner tests al
 
 from __future__ import annotations
 
+import json
+
 import jax
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 import marl_bgs
-from marl_bgs import team_inputs
+from marl_bgs import ConfigError, team_inputs
 from marl_bgs_eval import get_system
-from marl_bgs_train import runs
+from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
 from marl_bgs_train.testing import tiny_config
 
@@ -100,3 +102,27 @@ def test_command_line_errors_name_the_setting(tmp_path):
     assert listed.exit_code == 0
     assert "mappo-ff" in listed.output
     assert "0.999" in listed.output
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(extra=1), "extra"),
+        (lambda d: d.pop("gamma"), "gamma"),
+        (lambda d: d.update(gamma=3.0), "gamma: must be in"),
+        (lambda d: d["opponents"].update(current=-1.0), "opponents"),
+        (lambda d: d.update(maps=[0, 48]), "test map 48"),
+        (lambda d: d.update(maps=7), "maps: expected a list"),
+    ],
+)
+def test_a_tampered_run_config_is_refused_by_name(tmp_path, edit, message):
+    checkpoints.save_config(tmp_path, CONFIG)
+    assert checkpoints.load_config(tmp_path) == CONFIG
+    data = json.loads((tmp_path / "config.json").read_text())
+    edit(data)
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=message):
+        checkpoints.load_config(tmp_path)
+    (tmp_path / "config.json").write_text("[1, 2")
+    with pytest.raises(ConfigError, match="not a valid training config"):
+        checkpoints.load_config(tmp_path)

@@ -226,20 +226,27 @@ def to_dict(config: Any) -> dict[str, Any]:
 
 
 def from_dict(data: dict[str, Any]) -> PPOConfig:
-    """The inverse of `to_dict` (tuples restored)."""
+    """The inverse of `to_dict` (tuples restored), checked: an unknown or missing setting raises
+    `ConfigError` naming it, and the result passes `validate`."""
     sections = {"opponents": OpponentMix, "reward": RewardSettings}
-    hints = typing.get_type_hints(PPOConfig)
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(PPOConfig):
-        if f.name not in data:
-            continue
-        raw = data[f.name]
-        if f.name in sections:
-            sub = sections[f.name]
-            sub_hints = typing.get_type_hints(sub)
-            raw = sub(**{k: tuple(v) if typing.get_origin(sub_hints[k]) is tuple else v
-                         for k, v in raw.items()})  # fmt: skip
-        elif typing.get_origin(hints[f.name]) is tuple:
-            raw = tuple(raw)
-        values[f.name] = raw
-    return PPOConfig(**values)
+
+    def build(cls: Any, raw: Any, where: str) -> Any:
+        names = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(raw, dict) or set(raw) != names:
+            got = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
+            raise ConfigError(
+                f"{where or 'config'}: expected the settings {sorted(names)}, got {got}"
+            )
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for name, value in raw.items():
+            if name in sections and cls is PPOConfig:
+                value = build(sections[name], value, name)
+            elif typing.get_origin(hints[name]) is tuple:
+                if not isinstance(value, list):
+                    raise ConfigError(f"{where + '.' if where else ''}{name}: expected a list")
+                value = tuple(value)
+            values[name] = value
+        return cls(**values)
+
+    return validate(build(PPOConfig, data, ""))

@@ -254,15 +254,7 @@ class PPOTrainer:
         actor_carry, logits = team_forward(
             self.actor_net, state.actor, state.actor_carry, x[:, None], start, group[:, None], False
         )
-        critic_carry, (value,) = team_forward(
-            self.critic_net,
-            state.critic,
-            state.critic_carry,
-            critic_x[:, None],
-            start,
-            group[:, None],
-            False,
-        )
+        critic_carry, value = self._values(state, critic_x, group)
         masks = heads.head_masks(cfg.heads, inputs_a.masks.move, inputs_a.masks.pair)
         keys = jax.random.split(k_act, n)
         picked = jax.vmap(heads.sample)(keys, tuple(lg[:, 0] for lg in logits), masks)
@@ -289,7 +281,7 @@ class PPOTrainer:
             masks=masks,
             choices=picked.choices,
             log_prob=picked.log_prob,
-            value=value[:, 0, :, 0],
+            value=value,
             reward=self.env.stack(reward)[:, :TEAM_SIZE],
             done=finished,
             start=state.start,
@@ -313,19 +305,21 @@ class PPOTrainer:
         return state, transition
 
     # --------------------------------------------------------------------------- learning
+    def _values(
+        self, state: RunnerState, critic_x: jax.Array, group: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """One tick of the critic on team A: (its memory [N, 5, H], values [N, 5])."""
+        carry, (value,) = team_forward(
+            self.critic_net, state.critic, state.critic_carry, critic_x[:, None],
+            state.start[:, None], group[:, None], False,
+        )  # fmt: skip
+        return carry, value[:, 0, :, 0]
+
     def _last_value(self, state: RunnerState) -> jax.Array:
+        """The critic's value of the state after a rollout (the GAE bootstrap)."""
         inputs_a, _ = team_inputs(self.env, state.env_state)
         group = agent_groups(self.config.sharing, roster_classes(inputs_a))
-        _, (value,) = team_forward(
-            self.critic_net,
-            state.critic,
-            state.critic_carry,
-            self._critic_input(state.env_state, inputs_a)[:, None],
-            state.start[:, None],
-            group[:, None],
-            False,
-        )
-        return value[:, 0, :, 0]
+        return self._values(state, self._critic_input(state.env_state, inputs_a), group)[1]
 
     def _losses(
         self, actor: Any, critic: Any, batch: dict[str, Any]
