@@ -1,6 +1,6 @@
 """The PPO baselines end to end at tiny sizes: every variant trains for a few updates with legal
 actions only, a saved and resumed run repeats the uninterrupted one exactly, the opponent mix
-draws each category at its weight, and training refuses test maps."""
+splits the games by its weights, and training refuses test maps."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from marl_bgs_train import checkpoints
 from marl_bgs_train.config import OpponentMix, RewardSettings
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import ActorSpec, network_policy
-from marl_bgs_train.ppo import PPOTrainer, make_train
+from marl_bgs_train.ppo import PPOTrainer, make_train, opponent_slices
 from marl_bgs_train.testing import tiny_config as tiny
 
 
@@ -70,31 +70,38 @@ def test_recurrent_ippo_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path
     assert checkpoints.load_config(tmp_path / "run") == trainer.config
 
 
+def test_opponent_slices_follow_the_mix():
+    assert opponent_slices(512, (0.6, 0.2, 0.2)) == (307, 103, 102)  # quotas 307.2, 102.4 x 2
+    assert opponent_slices(4, (0.6, 0.2, 0.2)) == (2, 1, 1)
+    assert opponent_slices(5, (1.0, 0.0, 0.0)) == (5, 0, 0)
+    for n in range(1, 40):
+        for weights in ((0.6, 0.2, 0.2), (0.05, 0.9, 0.05), (0.0, 1.0, 3.0)):
+            counts = opponent_slices(n, weights)
+            quotas = np.asarray(weights) * n / sum(weights)
+            assert sum(counts) == n
+            assert np.all(np.abs(np.asarray(counts) - quotas) < 1.0)
+
+
 def test_opponent_mix_draws_each_category_at_its_weight(trainer):
+    # tiny config: 4 games; no frozen pool, so its 0.2 joins the current weights' 0.4
+    assert trainer.slices == (2, 1, 1)
     draw = jax.jit(jax.vmap(trainer._draw, in_axes=(0, None)))
     keys = jax.random.split(jax.random.key(3), 4000)
-    kind, pool = (np.asarray(a).ravel() for a in draw(keys, 0))
-    # no copy saved yet, no frozen pool: their 20% each go to the current weights
-    assert not (pool > 0).any()
-    shares = [np.mean((kind == 0) & (pool == 0)), np.mean(kind == 1)]
-    np.testing.assert_allclose(shares, [0.8, 0.2], atol=0.02)
-    kind, pool = (np.asarray(a).ravel() for a in draw(keys, 5))
-    copies = pool[pool > 0]
-    np.testing.assert_allclose(np.mean(pool > 0), 0.2, atol=0.02)
-    assert set(np.unique(copies)) == {1, 2}  # both kept copies (num_copies = 2), uniformly
-    assert not ((pool > 0) & (kind > 0)).any()
-    with_frozen = make_train(tiny("ippo-rnn"), frozen=[_frozen_network()])
+    kind, pool = (np.asarray(a) for a in draw(keys, 0))
+    assert not (pool > 0).any()  # no copy saved yet: the copy game plays the current weights
+    np.testing.assert_array_equal(kind[:, :3], 0)
+    np.testing.assert_array_equal(kind[:, 3], 1)  # the fixed game plays rush
+    kind, pool = (np.asarray(a) for a in draw(keys, 5))
+    np.testing.assert_array_equal(pool[:, [0, 1, 3]], 0)
+    np.testing.assert_allclose(np.mean(pool[:, 2] == 1), 0.5, atol=0.03)  # both kept copies
+    assert set(np.unique(pool[:, 2])) == {1, 2}  # (num_copies = 2), uniformly
+    with_frozen = make_train(tiny("ippo-rnn", num_envs=10), frozen=[_frozen_network()])
+    assert with_frozen.slices == (4, 2, 4)  # 0.4, 0.2, 0.2 + 0.2
     draw = jax.jit(jax.vmap(with_frozen._draw, in_axes=(0, None)))
-    kind, pool = (np.asarray(a).ravel() for a in draw(keys, 5))
-    shares = [
-        np.mean((kind == 0) & (pool == 0)),
-        np.mean(pool > 0),
-        np.mean(kind == 1),
-        np.mean(kind == 2),
-    ]
-    np.testing.assert_allclose(
-        shares, [0.4, 0.2, 0.2, 0.2], atol=0.02
-    )  # current, copy, frozen, rush
+    kind, pool = (np.asarray(a) for a in draw(keys, 5))
+    assert set(np.unique(kind[:, 6:])) == {1, 2}  # the frozen network or rush
+    np.testing.assert_allclose(np.mean(kind[:, 6:] == 1), 0.5, atol=0.02)
+    assert not (kind[:, :6] > 0).any() and not (pool[:, 6:] > 0).any()
 
 
 @pytest.mark.parametrize(

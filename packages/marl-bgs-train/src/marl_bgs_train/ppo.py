@@ -1,8 +1,12 @@
 """The four PPO baselines: recurrent and feedforward IPPO (a local critic per agent) and MAPPO
 (a centralised critic on the critic-only global state), as `make_train(config) -> train`.
 
-The learner plays team A of `num_envs` games; team B is drawn per new game from the opponent mix
-(current weights, saved copies, a frozen pool, scripted teams). One update plays `rollout` ticks
+The learner plays team A of `num_envs` games; team B comes from the opponent mix (current weights,
+saved copies, a frozen pool, scripted teams): the games are split once into slices in proportion
+to the mix (`opponent_slices`), and each slice's next game draws its player within the category
+(which saved copy, which fixed policy). Each player runs only on its own slice: one shared matrix
+product for the current weights, per-game parameters only for the copy games, each fixed policy
+only on the fixed games. One update plays `rollout` ticks
 of every game (finished games restart in place) inside `lax.scan`, computes GAE on the
 (normalised) critic, and takes `epochs x minibatches` clipped PPO steps over whole game sequences.
 Everything from `init` to the last update is one pure function of a key; `train.run(state, k)`
@@ -51,14 +55,27 @@ def reward_function(settings: RewardSettings, gamma: float) -> Any:
     return rewards.shaped(base, *shapers) if shapers else base
 
 
+def opponent_slices(num_envs: int, weights: Sequence[float]) -> tuple[int, int, int]:
+    """How many of `num_envs` games play the current weights, saved copies and fixed policies,
+    in proportion to `weights` (largest remainders; ties to the earlier category)."""
+    total = sum(weights)
+    quotas = [num_envs * w / total for w in weights]
+    counts = [int(q) for q in quotas]
+    by_remainder = sorted(range(3), key=lambda i: (counts[i] - quotas[i], i))
+    for i in by_remainder[: num_envs - sum(counts)]:
+        counts[i] += 1
+    return counts[0], counts[1], counts[2]
+
+
 @pytree_dataclass
 class Opponents:
-    """Team B of every game: who plays it and that player's memory."""
+    """Team B of every game: who plays it and that player's memory. Games are ordered by slice:
+    current weights, then saved copies, then fixed policies (`PPOTrainer.slices`)."""
 
     kind: jax.Array  # int32 [N]: 0 a network from the pool, j >= 1 fixed policy j - 1
     pool_index: jax.Array  # int32 [N]: 0 the current weights, 1 + i saved copy i
-    carry: jax.Array  # float32 [N, 5, H]: the network's memory
-    memories: tuple[Any, ...]  # one per fixed policy, [N, ...]
+    carry: jax.Array  # float32 [current + copy games, 5, H]: the network's memory
+    memories: tuple[Any, ...]  # one per fixed policy, [fixed games, ...]
 
 
 @pytree_dataclass
@@ -129,7 +146,9 @@ class PPOTrainer:
         share = lambda w, k: [w / k] * k if k else []  # noqa: E731
         self.fixed_weights = (*share(mix.frozen, len(frozen)), *share(mix.scripted, len(scripted)))
         empty = (0.0 if frozen else mix.frozen) + (0.0 if scripted else mix.scripted)
-        self.current_weight = mix.current + empty
+        self.slices = opponent_slices(
+            config.num_envs, (mix.current + empty, mix.copies, sum(self.fixed_weights))
+        )
         clip = optax.clip_by_global_norm(config.max_grad_norm)
         self.actor_tx = optax.chain(clip, optax.adam(config.actor_lr, eps=1e-5))
         self.critic_tx = optax.chain(clip, optax.adam(config.critic_lr, eps=1e-5))
@@ -161,9 +180,8 @@ class PPOTrainer:
             lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
         )
         kind, pool_index = self._draw(k_opp, jnp.int32(0))
-        memories = tuple(
-            jax.vmap(p.init)(jax.random.split(jax.random.fold_in(k_opp, j), n))
-            for j, p in enumerate(self.fixed)
+        opponents = Opponents(
+            kind, pool_index, zeros[: n - self.slices[2]], self._fixed_memories(k_opp)
         )
         return RunnerState(
             actor=actor,
@@ -175,7 +193,7 @@ class PPOTrainer:
             start=jnp.ones((n,), bool),
             actor_carry=zeros,
             critic_carry=zeros,
-            opponents=Opponents(kind, pool_index, zeros, memories),
+            opponents=opponents,
             copies=copies,
             copies_saved=jnp.int32(0),
             key=jax.random.key_data(key),
@@ -184,22 +202,33 @@ class PPOTrainer:
         )
 
     def _draw(self, key: jax.Array, copies_saved: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Each game's team B: (kind, pool index) drawn from the opponent mix."""
-        n, mix = self.config.num_envs, self.config.opponents
-        have = copies_saved > 0
-        weights = jnp.asarray(
-            [
-                self.current_weight + jnp.where(have, 0.0, mix.copies),
-                jnp.where(have, mix.copies, 0.0),
-                *self.fixed_weights,
-            ]
+        """Each game's team B as (kind, pool index), drawn within its slice's category: a copy
+        game plays one of the saved copies uniformly (the current weights until one is saved), a
+        fixed game one of the fixed policies at its weight."""
+        n_current, n_copies, n_fixed = self.slices
+        k_copy, k_fixed = jax.random.split(key)
+        held = jnp.clip(copies_saved, 1, self.config.opponents.num_copies)
+        copy = jax.random.randint(k_copy, (n_copies,), 0, held)
+        copy = jnp.where(copies_saved > 0, 1 + copy, 0)
+        fixed = (
+            jax.random.categorical(
+                k_fixed, jnp.log(jnp.asarray(self.fixed_weights)), shape=(n_fixed,)
+            )
+            if n_fixed
+            else jnp.zeros((0,), jnp.int32)
         )
-        k_cat, k_copy = jax.random.split(key)
-        cat = jax.random.categorical(k_cat, jnp.log(weights), shape=(n,))
-        held = jnp.clip(copies_saved, 1, mix.num_copies)
-        copy = jax.random.randint(k_copy, (n,), 0, held)
-        kind = jnp.where(cat >= 2, cat - 1, 0).astype(jnp.int32)
-        return kind, jnp.where(cat == 1, 1 + copy, 0).astype(jnp.int32)
+        zeros = lambda k: jnp.zeros((k,), jnp.int32)  # noqa: E731
+        kind = jnp.concatenate([zeros(n_current + n_copies), 1 + fixed])
+        pool_index = jnp.concatenate([zeros(n_current), copy, zeros(n_fixed)])
+        return kind.astype(jnp.int32), pool_index.astype(jnp.int32)
+
+    def _fixed_memories(self, key: jax.Array) -> tuple[Any, ...]:
+        """Fresh memories of every fixed policy for the fixed games."""
+        n_fixed = self.slices[2]
+        return tuple(
+            jax.vmap(p.init)(jax.random.split(jax.random.fold_in(key, j), n_fixed))
+            for j, p in enumerate(self.fixed)
+        )
 
     # ---------------------------------------------------------------------------- acting
     def _scale(self, x: jax.Array) -> jax.Array:
@@ -208,34 +237,48 @@ class PPOTrainer:
     def _opponent_actions(
         self, state: RunnerState, inputs: TeamInputs, key: jax.Array
     ) -> tuple[jax.Array, Opponents]:
-        """Team B's actions [N, 5, 3] from whoever plays it in each game."""
-        n, opp, spec = self.config.num_envs, state.opponents, self.env.spec
-        k_net, k_fixed = jax.random.split(key)
-        group = agent_groups(self.config.sharing, roster_classes(inputs))[:, None]
-        x = self._scale(inputs.obs)[:, None]
-        start = state.start[:, None]
-        masks = heads.head_masks(self.config.heads, inputs.masks.move, inputs.masks.pair)
+        """Team B's actions [N, 5, 3], each slice of games from its own player."""
+        n_current, n_copies, n_fixed = self.slices
+        n_net, opp, spec = n_current + n_copies, state.opponents, self.env.spec
+        k_current, k_copies, k_fixed = jax.random.split(key, 3)
+        part = lambda tree, lo, hi: jax.tree_util.tree_map(lambda a: a[lo:hi], tree)  # noqa: E731
+        actions, carries, memories = [], [], []
 
-        # Current weights and saved copies in one forward: each game reads its own parameters.
-        pool = jax.tree_util.tree_map(
-            lambda cur, cp: jnp.concatenate([cur[None], cp]), state.actor, state.copies
-        )
-        params = jax.tree_util.tree_map(lambda p: p[opp.pool_index], pool)
-        carry, logits = team_forward(self.actor_net, params, opp.carry, x, start, group, True)
-        picked = jax.vmap(heads.sample)(
-            jax.random.split(k_net, n), tuple(lg[:, 0] for lg in logits), masks
-        )
-        actions = heads.to_env_actions(self.config.heads, picked.choices)
-        # Fixed policies act in every game and are selected where they play: plain selects, no
-        # conditionals (a vmap over seeds turns those into selects anyway).
-        memories = []
-        for j, policy in enumerate(self.fixed):
-            mine = opp.kind == j + 1
-            keys = jax.random.split(jax.random.fold_in(k_fixed, j), n)
-            fixed_actions, memory = act_team(spec, policy, keys, opp.memories[j], inputs)
-            actions = jnp.where(mine[:, None, None], fixed_actions, actions)
-            memories.append(memory)
-        return actions, dataclasses.replace(opp, carry=carry, memories=tuple(memories))
+        def network(params: Any, lo: int, hi: int, k: jax.Array, per_game: bool) -> None:
+            mine = part(inputs, lo, hi)
+            group = agent_groups(self.config.sharing, roster_classes(mine))[:, None]
+            carry, logits = team_forward(
+                self.actor_net, params, opp.carry[lo:hi], self._scale(mine.obs)[:, None],
+                state.start[lo:hi, None], group, per_game,
+            )  # fmt: skip
+            masks = heads.head_masks(self.config.heads, mine.masks.move, mine.masks.pair)
+            picked = jax.vmap(heads.sample)(
+                jax.random.split(k, hi - lo), tuple(lg[:, 0] for lg in logits), masks
+            )
+            actions.append(heads.to_env_actions(self.config.heads, picked.choices))
+            carries.append(carry)
+
+        if n_current:  # one matrix product for every game of the current weights
+            network(state.actor, 0, n_current, k_current, False)
+        if n_copies:  # each copy game reads its own saved parameters
+            pool = jax.tree_util.tree_map(
+                lambda cur, cp: jnp.concatenate([cur[None], cp]), state.actor, state.copies
+            )
+            params = jax.tree_util.tree_map(lambda p: p[opp.pool_index[n_current:n_net]], pool)
+            network(params, n_current, n_net, k_copies, True)
+        if n_fixed:  # every fixed policy on the fixed games, selected where it plays
+            mine = part(inputs, n_net, None)
+            fixed_actions = jnp.zeros((n_fixed, TEAM_SIZE, len(spec.action_heads)), jnp.int32)
+            for j, policy in enumerate(self.fixed):
+                keys = jax.random.split(jax.random.fold_in(k_fixed, j), n_fixed)
+                acted, memory = act_team(spec, policy, keys, opp.memories[j], mine)
+                plays = opp.kind[n_net:, None, None] == j + 1
+                fixed_actions = jnp.where(plays, acted, fixed_actions)
+                memories.append(memory)
+            actions.append(fixed_actions)
+        carry = jnp.concatenate(carries) if carries else opp.carry
+        opponents = dataclasses.replace(opp, carry=carry, memories=tuple(memories))
+        return jnp.concatenate(actions), opponents
 
     def _critic_input(self, env_state: Any, inputs: TeamInputs) -> jax.Array:
         if self.config.centralised_critic:
@@ -266,14 +309,13 @@ class PPOTrainer:
         score = ended.score
         _, env_state = self.env.reset_done(k_reset, ended)
         kind, pool_index = self._draw(k_draw, state.copies_saved)
-        fresh = Opponents(
-            kind,
-            pool_index,
-            jnp.zeros_like(opponents.carry),
-            tuple(
-                jax.vmap(p.init)(jax.random.split(jax.random.fold_in(k_mem, j), n))
-                for j, p in enumerate(self.fixed)
-            ),
+        n_net = n - self.slices[2]
+        opponents = Opponents(  # a finished game's next player and fresh memory (the GRU's
+            # memory restarts through `start`)
+            kind=jnp.where(finished, kind, opponents.kind),
+            pool_index=jnp.where(finished, pool_index, opponents.pool_index),
+            carry=opponents.carry,
+            memories=where_games(finished[n_net:], self._fixed_memories(k_mem), opponents.memories),
         )
         transition = Transition(
             x=x,
@@ -300,7 +342,7 @@ class PPOTrainer:
             start=finished,
             actor_carry=actor_carry,
             critic_carry=critic_carry,
-            opponents=where_games(finished, fresh, opponents),
+            opponents=opponents,
         )
         return state, transition
 
