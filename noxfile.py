@@ -255,8 +255,11 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(name="bench-train")
 def bench_train(session: nox.Session) -> None:
-    """Training throughput of the PPO baselines next to the simulator (train_throughput.py)."""
+    """Training throughput of the PPO baselines next to the simulator (train_throughput.py);
+    `-- --jaxmarl PATH` adds JaxMARL's own ippo_rnn_smax.py on the adapter, side by side."""
     _sync(session, "marl-bgs-train", "--no-editable")
+    if "--jaxmarl" in session.posargs:  # the peer script's own imports
+        session.install("jaxmarl>=0.2,<0.3", "distrax", "hydra-core", "omegaconf", "wandb")
     session.run(
         "python", "benchmarks/train_throughput.py", *session.posargs, env={"JAX_PLATFORMS": "cpu"}
     )

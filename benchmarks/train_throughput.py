@@ -2,6 +2,7 @@
 
     JAX_PLATFORMS=cpu python benchmarks/train_throughput.py                 # 32 games x 32 ticks
     python benchmarks/train_throughput.py --presets ippo-rnn --num-envs 64 --repeats 3
+    python benchmarks/train_throughput.py --jaxmarl /path/to/JaxMARL        # with the peer
 
 Each figure runs in its own fresh process (`--worker`), so compiled programs and caches never leak
 between figures: first the simulator alone (random legal actions, `reset_done`, one compiled
@@ -9,6 +10,13 @@ between figures: first the simulator alone (random legal actions, `reset_done`, 
 teams acting, GAE and the PPO epochs). After one call to compile, `--repeats` timed calls; the
 median is reported, with the process's peak resident memory. The ratio learner / simulator is
 the result (goal >= 0.5); absolute numbers depend on the machine and its load.
+
+The peer (`--jaxmarl`, a JaxMARL checkout): JaxMARL's own `baselines/IPPO/ippo_rnn_smax.py` with
+only its env line changed (`ci/jaxmarl_baselines.py`) to Team Deathmatch on the training maps,
+its own settings otherwise except the same games and rollout. Its script has no timing hooks, so
+it runs twice, for 2 and for 2 + `--peer-updates` updates, and the difference of the two wall
+times is the peer's time for `--peer-updates` updates (compiling cancels out). Needs the
+script's imports: `pip install distrax hydra-core omegaconf wandb` and `jaxmarl`.
 """
 
 from __future__ import annotations
@@ -74,6 +82,37 @@ def _worker(figure: str, num_envs: int, rollout: int, repeats: int) -> dict:
     }
 
 
+def _peer(jaxmarl: Path, num_envs: int, rollout: int, updates: int) -> dict:
+    """JaxMARL's recurrent IPPO on the adapter: seconds for `updates` updates by difference."""
+    import os
+    import runpy
+
+    patched = runpy.run_path(str(HERE.parent / "ci" / "jaxmarl_baselines.py"))["patched"]
+    source = jaxmarl / "baselines" / "IPPO" / "ippo_rnn_smax.py"
+    script = source.with_name("ippo_rnn_marl_bgs.py")
+    script.write_text(patched(source.read_text(), "tdm", {"map_id": list(range(42))}))
+    env = {**os.environ, "WANDB_MODE": "disabled", "JAX_PLATFORMS": "cpu"}
+    seconds = []
+    for n in (2, 2 + updates):
+        cmd = [sys.executable, str(script), f"NUM_ENVS={num_envs}", f"NUM_STEPS={rollout}",
+               f"TOTAL_TIMESTEPS={num_envs * rollout * n}", "hydra.run.dir=.",
+               "hydra.output_subdir=null", "hydra/job_logging=disabled"]  # fmt: skip
+        started = time.perf_counter()
+        subprocess.run(cmd, cwd=script.parent, env=env, check=True, capture_output=True)
+        seconds.append(time.perf_counter() - started)
+    per_update = (seconds[1] - seconds[0]) / updates
+    return {
+        "figure": "jaxmarl ippo_rnn_smax",
+        "num_envs": num_envs,
+        "rollout": rollout,
+        "steps_per_second": num_envs * rollout / per_update,
+        "median_seconds": per_update,
+        "first_call_seconds": seconds[0] - 2 * per_update,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "device": "cpu",
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--presets", nargs="+", default=["ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff"])
@@ -81,15 +120,25 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rollout", type=int, default=32)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--out", type=Path, default=HERE / "results" / "train_throughput.json")
+    p.add_argument("--jaxmarl", type=Path, help="a JaxMARL checkout: add the peer's figure")
+    p.add_argument("--peer-updates", type=int, default=20)
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.worker == "jaxmarl":
+        row = _peer(args.jaxmarl, args.num_envs, args.rollout, args.peer_updates)
+        print(json.dumps(row))
+        return
     if args.worker:
         print(json.dumps(_worker(args.worker, args.num_envs, args.rollout, args.repeats)))
         return
     rows = []
-    for figure in ["simulator", *args.presets]:
+    peer = ["jaxmarl"] if args.jaxmarl else []
+    for figure in ["simulator", *args.presets, *peer]:
         cmd = [sys.executable, __file__, "--worker", figure, "--num-envs", str(args.num_envs),
-               "--rollout", str(args.rollout), "--repeats", str(args.repeats)]  # fmt: skip
+               "--rollout", str(args.rollout), "--repeats", str(args.repeats),
+               "--peer-updates", str(args.peer_updates)]  # fmt: skip
+        if args.jaxmarl:
+            cmd += ["--jaxmarl", str(args.jaxmarl.resolve())]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
         r = rows[-1]
@@ -97,6 +146,11 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{figure:>10}: {r['steps_per_second']:9,.0f} game steps/s  x{ratio:.2f} of the "
               f"simulator  (first call {r['first_call_seconds']:.0f} s, peak RSS "
               f"{r['peak_rss_mb']:,.0f} MB)", flush=True)  # fmt: skip
+    if args.jaxmarl:
+        base = rows[-1]["steps_per_second"]
+        for r in rows[1:-1]:
+            print(f"{r['figure']:>10}: x{r['steps_per_second'] / base:.2f} of JaxMARL's "
+                  "ippo_rnn_smax on the adapter (goal >= 1.5)")  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(rows, indent=2) + "\n")
 

@@ -1,7 +1,8 @@
-"""The `marl-bgs-train` command line: one command per baseline, `resume`, `presets`.
+"""The `marl-bgs-train` command line: one command per baseline, `resume`, `validate`, `presets`.
 
-marl-bgs-train ippo-rnn --steps 2e6 --envs 64 --out runs/ippo --set gamma=0.99
+marl-bgs-train ippo-rnn --steps 2e6 --envs 64 --out runs/ippo --set gamma=0.99 --validate
 marl-bgs-train resume runs/ippo
+marl-bgs-train validate runs/ippo --panel tdm-alpha --panel ckpt:runs/other
 """
 
 from __future__ import annotations
@@ -18,12 +19,39 @@ from rich.table import Table
 from marl_bgs import ConfigError, Policy
 from marl_bgs_eval import EvalError, get_system
 from marl_bgs_train import checkpoints
-from marl_bgs_train.config import PRESETS, apply_overrides, to_dict, validate
+from marl_bgs_train.config import (
+    PRESETS,
+    ValidationSettings,
+    apply_overrides,
+    check_training_maps,
+    to_dict,
+    validate,
+)
 from marl_bgs_train.runs import CURVE, train_run
+from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
 
 FROZEN_FILE = "frozen.json"  # the frozen pool's System names, for `resume`
 app = typer.Typer(help="Train MARL-BattleGrounds baselines.", no_args_is_help=True)
 console = Console(width=120)
+
+
+Panel = Annotated[
+    list[str] | None,
+    typer.Option(help="A validation opponent by System name (repeatable; default: the scripted "
+                 "three)"),
+]  # fmt: skip
+ValidationGames = Annotated[int, typer.Option(help="Validation games per map and opponent")]
+
+
+def _settings(panel: list[str] | None, games: int) -> ValidationSettings:
+    """Validation settings from the command line (checked: even games, known Systems)."""
+    if games < 2 or games % 2:
+        raise ConfigError(f"--validation-games: a positive even number, got {games}")
+    for name in panel or []:
+        get_system(name)
+    defaults = ValidationSettings()
+    check_training_maps(defaults.maps)
+    return ValidationSettings(panel=tuple(panel) if panel else defaults.panel, games_per_map=games)
 
 
 def _fail(err: Exception) -> None:
@@ -47,6 +75,12 @@ def _train_command(preset: str) -> None:
             typer.Option(help="A System name for the frozen opponent pool (repeatable)"),
         ] = None,
         save_every: Annotated[int, typer.Option(help="Updates between checkpoints")] = 50,
+        validate_each: Annotated[
+            bool,
+            typer.Option("--validate", help="Validate each checkpoint; keep the best in RUN/best"),
+        ] = False,
+        panel: Panel = None,
+        validation_games: ValidationGames = 4,
         quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     ) -> None:
         config = PRESETS[preset]
@@ -57,16 +91,20 @@ def _train_command(preset: str) -> None:
             )
             config = validate(apply_overrides(config, override or []))
             pool = [frozen_policy(name) for name in frozen or []]
+            settings = _settings(panel, validation_games)
         except (ConfigError, EvalError) as err:
             _fail(err)
         run_dir = out or Path("runs") / preset
+        on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
         console.print(f"{preset}: {config.num_updates} updates of {config.steps_per_update:,} "
                       f"game steps into {run_dir}")  # fmt: skip
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / FROZEN_FILE).write_text(json.dumps(frozen or []) + "\n")
         train_run(config, run_dir, seed=seed, frozen=pool, save_every=save_every,
-                  progress=not quiet)  # fmt: skip
+                  progress=not quiet, on_save=on_save)  # fmt: skip
         console.print(f"done: {run_dir / 'log.csv'}, {run_dir / CURVE}, {run_dir / 'checkpoints'}")
+        if validate_each:
+            console.print(f"validation: {run_dir / VALIDATION_CSV}, best: {run_dir / BEST}")
 
     command.__doc__ = f"Train {preset} (defaults: paper Tables S9-S10; see `presets`)."
     app.command(preset)(command)
@@ -104,6 +142,23 @@ def resume(
                   progress=not quiet)  # fmt: skip
     except (ConfigError, EvalError, ValueError) as err:
         _fail(err)
+
+
+@app.command(name="validate")
+def validate_command(
+    run_dir: Path, panel: Panel = None, validation_games: ValidationGames = 4
+) -> None:
+    """Score a run's saved checkpoints against the panel on the validation maps (42, 43, 44,
+    46); keep the best in RUN_DIR/best (a System: ckpt:RUN_DIR/best)."""
+    try:
+        table = validate_run(run_dir, _settings(panel, validation_games))
+    except (ConfigError, EvalError, ValueError) as err:
+        _fail(err)
+    shown = Table(*table.columns)
+    for row in table.itertuples(index=False):
+        shown.add_row(*(f"{v:.2f}" if isinstance(v, float) else str(v) for v in row))
+    console.print(shown)
+    console.print(f"best: {run_dir / BEST} ({run_dir / VALIDATION_CSV})")
 
 
 @app.command()

@@ -53,6 +53,20 @@ class RewardSettings:
 
 
 @dataclass(frozen=True)
+class ValidationSettings:
+    """Validation of checkpoints against a panel (paper S6.3): the point margin averaged over the
+    map x opponent cells decides the best checkpoint; kills and deaths are kept beside it."""
+
+    maps: tuple[int, ...] = VALIDATION_PANEL_MAPS
+    panel: tuple[str, ...] = ("tdm-alpha", "tdm-beta", "tdm-gamma")  # System names; add a
+    # held-out learned model as `ckpt:RUN_DIR`
+    games_per_map: int = 4  # per opponent: spawn-swapped pairs, so even
+    seed: int = 0
+    batch_size: int = 32
+    tick_limit: int = 300
+
+
+@dataclass(frozen=True)
 class PPOConfig:
     """One PPO baseline (recurrent or feedforward; local or centralised critic). Defaults: paper
     Table S10 and Section S6 for recurrent IPPO."""

@@ -47,10 +47,12 @@ def train_run(
     save_every: int = 50,
     progress: bool = True,
     on_update: Callable[[dict[str, float]], None] | None = None,
+    on_save: Callable[[int], None] | None = None,
 ) -> RunnerState:
     """Train `config` into `run_dir` (or continue its newest checkpoint with `resume`), saving
     every `save_every` updates and at the end. `frozen`: the frozen opponent pool (a resumed run
-    needs the same). Returns the final state."""
+    needs the same). `on_save(update)` runs after each checkpoint is on disk (e.g. validation).
+    Returns the final state."""
     run_dir = Path(run_dir)
     trainer = make_train(config, frozen)
     mgr = checkpoints.manager(run_dir)
@@ -85,6 +87,9 @@ def train_run(
             bar.update(task, completed=done * config.steps_per_update, status=status)
             if done % save_every == 0 or done == total:
                 checkpoints.save(mgr, state)
+                if on_save is not None:
+                    bar.update(task, status="validating")
+                    on_save(done)
             if on_update is not None:
                 on_update(row)
     plot_curve(run_dir)

@@ -1,0 +1,108 @@
+"""Validation against a panel on the validation maps, and the best checkpoint it picks.
+
+A checkpoint plays every panel member (the scripted teams, and any held-out learned model by its
+System name, e.g. `ckpt:runs/other`) on the validation maps (42, 43, 44, 46 by default), spawn
+ends swapped in pairs, through `marl_bgs_eval.evaluate`. Its score is the point margin averaged
+over the map x opponent cells, with kills and deaths beside it. `validate_run` scores a run's saved
+checkpoints, appends them to `validation.csv` and keeps the best one, chosen on this score only,
+as a run of its own in `RUN_DIR/best` (so `ckpt:RUN_DIR/best` is a System). Test maps are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+import marl_bgs_eval as ev
+from marl_bgs_train import checkpoints
+from marl_bgs_train.config import ValidationSettings, check_training_maps
+from marl_bgs_train.policy import network_policy
+from marl_bgs_train.runs import load_trainer
+
+VALIDATION_CSV = "validation.csv"
+BEST = "best"
+
+
+def panel_cells(run_dir: str | Path, step: int, settings: ValidationSettings) -> pd.DataFrame:
+    """One checkpoint against the panel: a row per (opponent, map) cell with its games, wins,
+    draws, losses and mean point margin, kills and deaths (team A is the checkpoint)."""
+    check_training_maps(settings.maps)
+    trainer, state = load_trainer(run_dir, step)
+    policy = network_policy(trainer.actor_spec, state.actor, f"ckpt:{run_dir}@{step}")
+    learner = ev.system(policy.act, name=policy.name, init=policy.init)
+    frames = []
+    for opponent in settings.panel:
+        games = ev.evaluate(
+            learner, opponent, maps=list(settings.maps), games_per_map=settings.games_per_map,
+            seed=settings.seed, metrics="none", batch_size=settings.batch_size,
+            tick_limit=settings.tick_limit,
+        )  # fmt: skip
+        games["opponent"] = opponent
+        frames.append(games)
+    games = pd.concat(frames, ignore_index=True)
+    games["margin"] = games["points_a"] - games["points_b"]
+    for result in ("win", "draw", "loss"):
+        games[result] = games["result"] == result
+    return (
+        games.groupby(["opponent", "map"], sort=False)
+        .agg(
+            games=("game", "size"),
+            wins=("win", "sum"),
+            draws=("draw", "sum"),
+            losses=("loss", "sum"),
+            margin=("margin", "mean"),
+            kills=("a_kills", "mean"),
+            deaths=("a_deaths", "mean"),
+        )
+        .reset_index()
+    )
+
+
+def score(cells: pd.DataFrame) -> dict[str, float]:
+    """A checkpoint's validation row: the mean margin over cells (the score), mean kills and
+    deaths, W-D-L totals and the mean margin against each opponent."""
+    row = {
+        "score": float(cells["margin"].mean()),
+        "kills": float(cells["kills"].mean()),
+        "deaths": float(cells["deaths"].mean()),
+        **{k: int(cells[k].sum()) for k in ("wins", "draws", "losses")},
+    }
+    for opponent, margin in cells.groupby("opponent", sort=False)["margin"].mean().items():
+        row[f"margin_{opponent}"] = float(margin)
+    return row
+
+
+def validate_run(
+    run_dir: str | Path, settings: ValidationSettings, steps: list[int] | None = None
+) -> pd.DataFrame:
+    """Score the run's checkpoints not yet in `validation.csv` (or `steps`), append them, and
+    save the best scored checkpoint so far as `RUN_DIR/best`. Returns the whole table."""
+    run_dir = Path(run_dir)
+    path = run_dir / VALIDATION_CSV
+    table = pd.read_csv(path) if path.exists() else pd.DataFrame({"update": []})
+    saved = checkpoints.manager(run_dir, keep=None).all_steps()
+    todo = [s for s in (steps if steps is not None else saved) if s not in set(table["update"])]
+    rows = [{"update": s, **score(panel_cells(run_dir, s, settings))} for s in todo]
+    if rows:
+        table = pd.concat([table, pd.DataFrame(rows)], ignore_index=True).sort_values("update")
+        table["update"] = table["update"].astype(int)
+        table.to_csv(path, index=False)
+    if len(table):
+        _keep_best(run_dir, table)
+    return table
+
+
+def _keep_best(run_dir: Path, table: pd.DataFrame) -> None:
+    """Copy the best-scoring checkpoint (earliest on ties) to `RUN_DIR/best` if it changed."""
+    best = table.loc[table["score"].idxmax()]
+    step, marker = int(best["update"]), run_dir / BEST / "best.json"
+    if marker.exists() and json.loads(marker.read_text())["update"] == step:
+        return
+    trainer, state = load_trainer(run_dir, step)
+    target = run_dir / BEST
+    mgr = checkpoints.manager(target, keep=1)
+    checkpoints.save(mgr, state)
+    checkpoints.save_config(target, trainer.config)
+    marker.write_text(json.dumps({"update": step, "score": float(best["score"])}) + "\n")

@@ -1,0 +1,82 @@
+"""Validation against a panel: every saved checkpoint scored on the validation maps, the score the
+mean margin over map x opponent cells (checked against evaluating the checkpoint's System
+directly), the best checkpoint kept as a run of its own, test maps refused."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import marl_bgs_eval as ev
+from marl_bgs import ConfigError
+from marl_bgs_train import runs
+from marl_bgs_train.cli import app
+from marl_bgs_train.config import ValidationSettings
+from marl_bgs_train.testing import tiny_config
+from marl_bgs_train.validation import panel_cells, validate_run
+
+SETTINGS = ValidationSettings(
+    maps=(42, 44), panel=("idle", "rush"), games_per_map=2, batch_size=4, tick_limit=6
+)
+
+
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory):
+    """The tiny recurrent IPPO run, checkpointed and validated after each of its two updates."""
+    run_dir = tmp_path_factory.mktemp("runs") / "validated"
+    runs.train_run(
+        tiny_config("ippo-rnn"), run_dir, seed=3, save_every=1, progress=False,
+        on_save=lambda step: validate_run(run_dir, SETTINGS, [step]),
+    )  # fmt: skip
+    return run_dir
+
+
+def test_each_checkpoint_is_scored_on_the_panel(validated):
+    table = pd.read_csv(validated / "validation.csv")
+    assert table["update"].tolist() == [1, 2]
+    cells = panel_cells(validated, 2, SETTINGS)
+    assert len(cells) == 4  # 2 opponents x 2 maps
+    assert cells["games"].tolist() == [2, 2, 2, 2]
+    assert (cells[["wins", "draws", "losses"]].sum(axis=1) == cells["games"]).all()
+    row = table.set_index("update").loc[2]
+    assert row["score"] == pytest.approx(cells["margin"].mean())
+    assert row["margin_idle"] == pytest.approx(cells.query("opponent == 'idle'")["margin"].mean())
+    assert row["wins"] + row["draws"] + row["losses"] == 8
+    # the same games played directly with the checkpoint's System
+    games = ev.evaluate(
+        f"ckpt:{validated}@2", "rush", maps=[42, 44], games_per_map=2, seed=0, metrics="none",
+        batch_size=4, tick_limit=6,
+    )  # fmt: skip
+    margin = (games["points_a"] - games["points_b"]).mean()
+    assert row["margin_rush"] == pytest.approx(margin)
+    assert row["kills"] == pytest.approx(cells["kills"].mean())
+
+
+def test_the_best_checkpoint_is_kept_as_a_run(validated):
+    table = pd.read_csv(validated / "validation.csv")
+    marker = json.loads((validated / "best" / "best.json").read_text())
+    assert marker["update"] == int(table.loc[table["score"].idxmax(), "update"])
+    _, best = runs.load_trainer(validated / "best")
+    _, chosen = runs.load_trainer(validated, marker["update"])
+    for a, b in zip(jax.tree.leaves(best.actor), jax.tree.leaves(chosen.actor), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert ev.get_system(f"ckpt:{validated}/best").name == f"ckpt:{validated}/best"
+    # validating again scores nothing new and keeps the table
+    again = validate_run(validated, SETTINGS)
+    pd.testing.assert_frame_equal(again.reset_index(drop=True), table, check_dtype=False)
+
+
+def test_validation_refuses_test_maps_and_bad_settings(validated):
+    with pytest.raises(ConfigError, match="maps: 47"):
+        panel_cells(validated, 1, ValidationSettings(maps=(47,), panel=("idle",)))
+    result = CliRunner().invoke(app, ["validate", str(validated), "--validation-games", "3"])
+    assert result.exit_code == 2
+    assert "--validation-games" in result.output
+    result = CliRunner().invoke(app, ["validate", str(validated), "--panel", "no-such-system"])
+    assert result.exit_code == 2
+    assert "no-such-system" in result.output
