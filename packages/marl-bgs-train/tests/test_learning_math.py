@@ -1,5 +1,6 @@
 """The learners' arithmetic against small numpy references on fixed inputs: GAE and returns, the
-PPO losses, value normalisation, the masked heads, the networks' weight sharing."""
+PPO losses, value normalisation, TD(lambda) targets, VDN, epsilon-greedy choice, the masked
+heads, the networks' weight sharing."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from marl_bgs_train import heads
-from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss
+from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss, td_lambda, vdn
 from marl_bgs_train.networks import Network, agent_groups, apply_team, init_groups
 
 RNG = np.random.default_rng(20261202)
@@ -46,6 +47,73 @@ def test_gae_matches_numpy_reference_across_episode_ends():
     _adv1, ret1 = gae(jnp.asarray(rewards), jnp.asarray(values), jnp.zeros((T, B), bool),
                      jnp.asarray(last), 1.0, 1.0)  # fmt: skip
     np.testing.assert_allclose(ret1[0], rewards.sum(0) + last, rtol=1e-5)
+
+
+def numpy_td_lambda(rewards, dones, next_max, gamma, lam):
+    """Peng's Q(lambda) as a sum: the lambda-weighted mix of n-step returns, cut at game ends."""
+    T = len(rewards)
+    targets = np.zeros_like(rewards)
+    for t in range(T):
+        for b in range(rewards.shape[1]):
+            # n-step returns G(n) from t; the last available one bootstraps at the rollout's end
+            total, weight_left, discount, value = 0.0, 1.0, 1.0, 0.0
+            partial = 0.0
+            for k in range(t, T):
+                partial += discount * rewards[k, b]
+                if dones[k, b]:  # the game ended: this n-step return is final, no bootstrap
+                    value += weight_left * partial
+                    weight_left = 0.0
+                    break
+                discount *= gamma
+                n_step = partial + discount * next_max[k, b]
+                share = weight_left if k == T - 1 else weight_left * (1 - lam)
+                value += share * n_step
+                weight_left -= share
+                total += share
+            targets[t, b] = value
+    return targets
+
+
+def test_td_lambda_matches_the_weighted_n_step_returns():
+    T, B = 6, 4
+    rewards = RNG.normal(size=(T, B)).astype(np.float32)
+    dones = RNG.random((T, B)) < 0.25
+    dones[3, 0] = True
+    next_max = RNG.normal(size=(T, B)).astype(np.float32)
+    got = td_lambda(jnp.asarray(rewards), jnp.asarray(dones), jnp.asarray(next_max), 0.99, 0.85)
+    ref = numpy_td_lambda(rewards, dones, next_max, 0.99, 0.85)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+    # lambda = 0: one-step Q-learning targets
+    one = td_lambda(jnp.asarray(rewards), jnp.asarray(dones), jnp.asarray(next_max), 0.9, 0.0)
+    np.testing.assert_allclose(one, rewards + 0.9 * (1 - dones) * next_max, rtol=1e-5, atol=1e-6)
+
+
+def test_vdn_sums_the_real_agents_values():
+    values = RNG.normal(size=(3, 4, 5)).astype(np.float32)
+    weight = (RNG.random((3, 4, 5)) < 0.7).astype(np.float32)
+    got = vdn(jnp.asarray(values), jnp.asarray(weight))
+    np.testing.assert_allclose(got, (values * weight).sum(-1), rtol=1e-6)
+
+
+def test_epsilon_greedy_picks_legal_actions_greedily_or_uniformly():
+    n, k = 4000, 7
+    values = jnp.asarray(RNG.normal(size=(n, k)), jnp.float32)
+    mask = jnp.asarray(RNG.random((n, k)) < 0.5).at[:, 2].set(True)
+    best = np.where(np.asarray(mask), np.asarray(values), -np.inf).argmax(-1)
+    greedy = heads.epsilon_greedy(jax.random.key(0), values, mask, jnp.float32(0.0))
+    np.testing.assert_array_equal(greedy, best)
+    np.testing.assert_allclose(
+        heads.greedy_value(values, mask), np.asarray(values)[np.arange(n), best], rtol=1e-6
+    )
+    explore = np.asarray(heads.epsilon_greedy(jax.random.key(1), values, mask, jnp.float32(1.0)))
+    assert np.asarray(mask)[np.arange(n), explore].all()  # never an illegal action
+    only = np.zeros((n, k), bool)
+    only[:, [1, 4]] = True  # two legal choices: half each when exploring
+    picks = np.asarray(heads.epsilon_greedy(jax.random.key(2), values, jnp.asarray(only), 1.0))
+    assert set(np.unique(picks)) == {1, 4}
+    assert abs(np.mean(picks == 1) - 0.5) < 0.03
+    half = np.asarray(heads.epsilon_greedy(jax.random.key(3), values, mask, jnp.float32(0.5)))
+    assert 0.5 < np.mean(half == best) < 0.5 + 0.5 / 2 + 0.05  # greedy half, plus lucky draws
 
 
 def test_ppo_actor_loss_matches_numpy_reference():

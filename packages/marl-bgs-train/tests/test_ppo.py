@@ -12,9 +12,11 @@ from marl_bgs import ConfigError, Policy
 from marl_bgs.tdm.mode import TeamDeathmatch
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import OpponentMix, RewardSettings
+from marl_bgs_train.learners import make_train
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import ActorSpec, network_policy
-from marl_bgs_train.ppo import PPOTrainer, make_train, opponent_slices
+from marl_bgs_train.ppo import PPOTrainer
+from marl_bgs_train.selfplay import opponent_slices
 from marl_bgs_train.testing import tiny_config as tiny
 
 

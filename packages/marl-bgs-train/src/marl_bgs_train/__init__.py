@@ -4,7 +4,8 @@
     train = make_train(PRESETS["ippo-rnn"])
     state, metrics = train(jax.random.key(0))   # the whole run: one compiled function
 
-See docs/training.md. Today: the four PPO baselines (recurrent and feedforward IPPO and MAPPO).
+See docs/training.md. Today: the four PPO baselines (recurrent and feedforward IPPO and MAPPO)
+and recurrent PQN-VDN.
 """
 
 from importlib.metadata import version as _version
@@ -13,12 +14,16 @@ from marl_bgs_train.config import (
     PRESETS,
     OpponentMix,
     PPOConfig,
+    PQNConfig,
     RewardSettings,
+    ValidationSettings,
     apply_overrides,
     check_training_maps,
 )
+from marl_bgs_train.learners import make_train
 from marl_bgs_train.policy import ActorSpec, network_policy
-from marl_bgs_train.ppo import PPOTrainer, RunnerState, make_train
+from marl_bgs_train.ppo import PPOTrainer, RunnerState
+from marl_bgs_train.pqn import PQNState, PQNTrainer
 from marl_bgs_train.rewards import (
     CombatRewardWeights,
     combat_reward,
@@ -38,8 +43,12 @@ __all__ = [
     "OpponentMix",
     "PPOConfig",
     "PPOTrainer",
+    "PQNConfig",
+    "PQNState",
+    "PQNTrainer",
     "RewardSettings",
     "RunnerState",
+    "ValidationSettings",
     "__version__",
     "apply_overrides",
     "check_training_maps",

@@ -166,8 +166,9 @@ def presets() -> None:
     """The baselines and their settings."""
     table = Table("setting", *PRESETS)
     flat = {name: to_dict(c) for name, c in PRESETS.items()}
-    for key in flat["ippo-rnn"]:
-        values = [flat[name][key] for name in PRESETS]
+    keys = list(dict.fromkeys(k for settings in flat.values() for k in settings))
+    for key in keys:
+        values = [flat[name].get(key, "-") for name in PRESETS]
         if key == "maps":
             values = [f"{v[0]}-{v[-1]} ({len(v)})" for v in values]
         table.add_row(key, *(str(v) for v in values))

@@ -14,7 +14,7 @@ import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import marl_bgs
 from marl_bgs import ConfigError
@@ -67,31 +67,21 @@ class ValidationSettings:
 
 
 @dataclass(frozen=True)
-class PPOConfig:
-    """One PPO baseline (recurrent or feedforward; local or centralised critic). Defaults: paper
-    Table S10 and Section S6 for recurrent IPPO."""
+class LearnerConfig:
+    """What every baseline's run needs: sizes, the game's settings, the opponent mix and the
+    reward. The learners' configs extend it."""
 
-    name: str = "ippo-rnn"
+    name: str = "learner"
     recurrent: bool = True  # a GRU between the trunk and the heads
-    centralised_critic: bool = False  # MAPPO: the critic reads the critic-only global state
     num_envs: int = 512  # games per update
     rollout: int = 32  # ticks per game per update
     total_steps: int = 2_000_000  # game steps (games x ticks) to train for
     gamma: float = 0.999
-    gae_lambda: float = 0.95
-    clip: float = 0.2
-    entropy_coef: float = 0.01
-    epochs: int = 4
-    minibatches: int = 2  # split over games (whole sequences)
-    value_norm: bool = True
-    value_norm_beta: float = 0.999  # per update
     input_scale: float = 0.01  # observations are multiplied by this
-    actor_lr: float = 1e-4
-    critic_lr: float = 2.5e-4
-    max_grad_norm: float = 0.5
     hidden: int = 128
     heads: HeadKind = "factored"  # 9 x 22 (exact pair mask) or flat 198
     sharing: Sharing = "all"  # one network for all agents, one per class, or one per slot
+    max_grad_norm: float = 0.5
     maps: tuple[int, ...] = TRAINING_MAPS  # never a test map
     rosters: tuple[str, str] = ("MWHRP", "MWHRP")
     winning_score: int = 20
@@ -110,7 +100,48 @@ class PPOConfig:
         return max(1, self.total_steps // self.steps_per_update)
 
 
-PRESETS: dict[str, PPOConfig] = {
+C = TypeVar("C", bound=LearnerConfig)
+
+
+@dataclass(frozen=True)
+class PPOConfig(LearnerConfig):
+    """One PPO baseline (recurrent or feedforward; local or centralised critic). Defaults: paper
+    Table S10 and Section S6 for recurrent IPPO."""
+
+    name: str = "ippo-rnn"
+    centralised_critic: bool = False  # MAPPO: the critic reads the critic-only global state
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    entropy_coef: float = 0.01
+    epochs: int = 4
+    minibatches: int = 2  # split over games (whole sequences)
+    value_norm: bool = True
+    value_norm_beta: float = 0.999  # per update
+    actor_lr: float = 1e-4
+    critic_lr: float = 2.5e-4
+
+
+@dataclass(frozen=True)
+class PQNConfig(LearnerConfig):
+    """Recurrent PQN with VDN mixing (paper Table S10: discount 0.99, TD(lambda 0.85), a
+    normalisation layer after each hidden layer, exploration 1.0 -> 0.01 over the first 2.2M
+    game steps, 768 games per update). Acts on the flat 198-way action."""
+
+    name: str = "pqn-vdn"
+    num_envs: int = 768
+    gamma: float = 0.99
+    heads: HeadKind = "flat"
+    max_grad_norm: float = 10.0
+    td_lambda: float = 0.85
+    epsilon_start: float = 1.0
+    epsilon_finish: float = 0.01
+    epsilon_steps: int = 2_200_000  # game steps over which exploration falls linearly
+    epochs: int = 2
+    minibatches: int = 4  # split over games (whole sequences)
+    lr: float = 2.5e-4
+
+
+PRESETS: dict[str, PPOConfig | PQNConfig] = {
     "ippo-rnn": PPOConfig(),
     "ippo-ff": PPOConfig(name="ippo-ff", recurrent=False),
     "mappo-rnn": PPOConfig(name="mappo-rnn", centralised_critic=True),
@@ -121,6 +152,7 @@ PRESETS: dict[str, PPOConfig] = {
         actor_lr=3e-4,
         reward=RewardSettings(form="team"),
     ),
+    "pqn-vdn": PQNConfig(),
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -145,25 +177,53 @@ def check_training_maps(maps: Sequence[int | str]) -> tuple[int | str, ...]:
     return tuple(maps)
 
 
-def validate(config: PPOConfig) -> PPOConfig:
+def validate(config: C) -> C:
     """Check every field; raise `ConfigError` naming the first bad one and what is allowed."""
-    positive = ("num_envs", "rollout", "total_steps", "epochs", "minibatches", "hidden")
-    for name in positive:
+    has = lambda name: hasattr(config, name)  # noqa: E731
+    positive = (
+        "num_envs",
+        "rollout",
+        "total_steps",
+        "epochs",
+        "minibatches",
+        "hidden",
+        "epsilon_steps",
+    )
+    for name in filter(has, positive):
         if getattr(config, name) < 1:
             raise ConfigError(f"{name}: must be at least 1, got {getattr(config, name)}")
-    if config.num_envs % config.minibatches:
+    if has("minibatches") and config.num_envs % config.minibatches:  # type: ignore[attr-defined]
         raise ConfigError(
-            f"minibatches: must divide num_envs ({config.num_envs}), got {config.minibatches}"
+            f"minibatches: must divide num_envs ({config.num_envs}), got {config.minibatches}"  # type: ignore[attr-defined]
         )
-    for name in ("gamma", "gae_lambda", "value_norm_beta"):
+    unit = (
+        "gamma",
+        "gae_lambda",
+        "value_norm_beta",
+        "td_lambda",
+        "epsilon_start",
+        "epsilon_finish",
+    )
+    for name in filter(has, unit):
         if not 0.0 <= getattr(config, name) <= 1.0:
             raise ConfigError(f"{name}: must be in [0, 1], got {getattr(config, name)}")
-    for name in ("clip", "entropy_coef", "input_scale", "actor_lr", "critic_lr", "max_grad_norm"):
+    non_negative = (
+        "clip",
+        "entropy_coef",
+        "input_scale",
+        "actor_lr",
+        "critic_lr",
+        "lr",
+        "max_grad_norm",
+    )
+    for name in filter(has, non_negative):
         if not getattr(config, name) >= 0.0:
             raise ConfigError(f"{name}: must be >= 0, got {getattr(config, name)}")
     for name, allowed in (("heads", HEAD_KINDS), ("sharing", SHARING)):
         if getattr(config, name) not in allowed:
             raise ConfigError(f"{name}: {getattr(config, name)!r}; allowed: {list(allowed)}")
+    if isinstance(config, PQNConfig) and config.heads != "flat":
+        raise ConfigError(f"heads: {config.heads!r}; allowed for pqn-vdn: ['flat']")
     if config.reward.form not in ("agent", "team"):
         raise ConfigError(f"reward.form: {config.reward.form!r}; allowed: ['agent', 'team']")
     mix = config.opponents
@@ -239,9 +299,10 @@ def to_dict(config: Any) -> dict[str, Any]:
     return dataclasses.asdict(config)
 
 
-def from_dict(data: dict[str, Any]) -> PPOConfig:
-    """The inverse of `to_dict` (tuples restored), checked: an unknown or missing setting raises
-    `ConfigError` naming it, and the result passes `validate`."""
+def from_dict(data: dict[str, Any]) -> PPOConfig | PQNConfig:
+    """The inverse of `to_dict` (tuples restored; a PQN config is told apart by its exploration
+    settings), checked: an unknown or missing setting raises `ConfigError` naming it, and the
+    result passes `validate`."""
     sections = {"opponents": OpponentMix, "reward": RewardSettings}
 
     def build(cls: Any, raw: Any, where: str) -> Any:
@@ -254,7 +315,7 @@ def from_dict(data: dict[str, Any]) -> PPOConfig:
         hints = typing.get_type_hints(cls)
         values = {}
         for name, value in raw.items():
-            if name in sections and cls is PPOConfig:
+            if name in sections and cls in (PPOConfig, PQNConfig):
                 value = build(sections[name], value, name)
             elif typing.get_origin(hints[name]) is tuple:
                 if not isinstance(value, list):
@@ -263,4 +324,5 @@ def from_dict(data: dict[str, Any]) -> PPOConfig:
             values[name] = value
         return cls(**values)
 
-    return validate(build(PPOConfig, data, ""))
+    kind = PQNConfig if "epsilon_start" in data else PPOConfig
+    return validate(build(kind, data, ""))

@@ -103,3 +103,21 @@ def from_env_actions(kind: HeadKind, actions: jax.Array) -> jax.Array:
         pair = actions[..., 1] * NUM_ULTIMATE + actions[..., 2]
         return jnp.stack([actions[..., 0], pair], axis=-1).astype(jnp.int32)
     return flatten(actions)[..., None].astype(jnp.int32)
+
+
+def epsilon_greedy(
+    key: jax.Array, values: jax.Array, mask: jax.Array, epsilon: jax.Array
+) -> jax.Array:
+    """Per entry of `values` [..., k]: with probability `epsilon` a legal choice uniformly at
+    random, else the legal choice of highest value (int32 [...])."""
+    k_explore, k_pick = jax.random.split(key)
+    greedy = jnp.argmax(jnp.where(mask, values, -jnp.inf), axis=-1)
+    uniform = jax.random.categorical(k_pick, jnp.where(mask, 0.0, MASKED), axis=-1)
+    explore = jax.random.uniform(k_explore, greedy.shape) < epsilon
+    return jnp.where(explore, uniform, greedy).astype(jnp.int32)
+
+
+def greedy_value(values: jax.Array, mask: jax.Array) -> jax.Array:
+    """The highest legal value [...] of `values` [..., k] (a dead agent's all-stay mask still
+    leaves one legal choice)."""
+    return jnp.max(jnp.where(mask, values, -jnp.inf), axis=-1)

@@ -1,5 +1,6 @@
-"""Returns and losses shared by the PPO baselines: GAE, the clipped objectives, value
-normalisation. Pure functions on arrays; each is checked against a numpy reference in the tests."""
+"""Returns and losses of the baselines: GAE, the clipped PPO objectives, value normalisation,
+TD(lambda) targets and VDN's team values. Pure functions on arrays; each is checked against a
+numpy reference in the tests."""
 
 from __future__ import annotations
 
@@ -36,6 +37,31 @@ def gae(
     start = (jnp.zeros_like(last_value), last_value)
     _, advantages = jax.lax.scan(back, start, (rewards, values, dones), reverse=True)
     return advantages, advantages + values
+
+
+def td_lambda(
+    rewards: jax.Array, dones: jax.Array, next_max: jax.Array, gamma: float, lam: float
+) -> jax.Array:
+    """TD(lambda) targets (Peng's Q(lambda), as PQN uses them), time-major [T, ...].
+
+    `next_max[t]` is the greedy value of the state after step t; `dones[t]` says the game ended
+    at step t (nothing after it is bootstrapped). G[T-1] = r + gamma * next_max[T-1]; before it
+    G[t] = r[t] + gamma * (lam * G[t+1] + (1 - lam) * next_max[t]), both cut at a game's end.
+    """
+
+    def back(after: jax.Array, step: tuple[jax.Array, ...]) -> tuple[jax.Array, jax.Array]:
+        reward, done, value = step
+        live = 1.0 - done.astype(jnp.float32)
+        target = reward + gamma * live * (lam * after + (1.0 - lam) * value)
+        return target, target
+
+    _, targets = jax.lax.scan(back, next_max[-1], (rewards, dones, next_max), reverse=True)
+    return targets
+
+
+def vdn(agent_values: jax.Array, weight: jax.Array) -> jax.Array:
+    """VDN's team value: the sum of the agents' values [..., 5] over real roster slots."""
+    return jnp.sum(agent_values * weight, axis=-1)
 
 
 def ppo_actor_loss(

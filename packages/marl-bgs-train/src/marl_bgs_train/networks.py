@@ -60,26 +60,32 @@ class _ResetGRU(nn.Module):
 
 
 class Network(nn.Module):
-    """Dense-relu x2, [GRU], Dense-relu, then one linear output per entry of `outputs`."""
+    """Dense-relu x2, [GRU], Dense-relu, then one linear output per entry of `outputs`; with
+    `norm`, a LayerNorm before each hidden relu (PQN's normalisation layers)."""
 
     hidden: int
     outputs: tuple[int, ...]
     recurrent: bool
     output_scale: float = 0.01
+    norm: bool = False
 
     @nn.compact
     def __call__(
         self, carry: jax.Array, x: jax.Array, reset: jax.Array
     ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
         dense = lambda n, s: nn.Dense(n, kernel_init=scaled_init(s))  # noqa: E731
-        h = nn.relu(dense(self.hidden, 2**0.5)(x))
-        h = nn.relu(dense(self.hidden, 2**0.5)(h))
+
+        def layer(h: jax.Array) -> jax.Array:
+            h = dense(self.hidden, 2**0.5)(h)
+            return nn.relu(nn.LayerNorm()(h) if self.norm else h)
+
+        h = layer(layer(x))
         if self.recurrent:
             scan = nn.scan(
                 _ResetGRU, variable_broadcast="params", split_rngs={"params": False}, in_axes=0
             )
             carry, h = scan(self.hidden)(carry, (h, reset))
-        h = nn.relu(dense(self.hidden, 2**0.5)(h))
+        h = layer(h)
         return carry, tuple(dense(n, self.output_scale)(h) for n in self.outputs)
 
 

@@ -29,9 +29,13 @@ class ActorSpec:
     heads: heads.HeadKind
     sharing: Sharing
     input_scale: float
+    q_values: bool = False  # outputs are action values (PQN): norm layers, greedy play
 
     def network(self) -> Network:
-        """The flax module (its outputs are the head logits)."""
+        """The flax module (its outputs are the head logits, or action values)."""
+        if self.q_values:
+            sizes = heads.logit_sizes(self.heads)
+            return Network(self.hidden, sizes, self.recurrent, output_scale=1.0, norm=True)
         return Network(self.hidden, heads.logit_sizes(self.heads), self.recurrent)
 
 
@@ -68,8 +72,10 @@ class ActorMemory:
 
 def network_policy(spec: ActorSpec, params: Any, name: str, greedy: bool = False) -> Policy:
     """`params` (group-stacked actor parameters) as a team policy: samples legal actions (or the
-    most likely legal ones when `greedy`) from the team's observations and masks only."""
+    most likely legal ones when `greedy`; always for action values) from the team's
+    observations and masks only."""
     net = spec.network()
+    greedy = greedy or spec.q_values
 
     def init(key: jax.Array) -> ActorMemory:
         del key

@@ -20,9 +20,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from marl_bgs import Policy
 from marl_bgs_train import checkpoints
-from marl_bgs_train.config import PPOConfig
+from marl_bgs_train.config import PPOConfig, PQNConfig
+from marl_bgs_train.learners import Trainer, make_train
 from marl_bgs_train.policy import network_policy
-from marl_bgs_train.ppo import PPOTrainer, RunnerState, make_train
 
 LOG_JSONL, LOG_CSV, CURVE = "log.jsonl", "log.csv", "curve.png"
 
@@ -39,7 +39,7 @@ def log_row(metrics: dict[str, Any], seconds: float, steps_per_update: int) -> d
 
 
 def train_run(
-    config: PPOConfig,
+    config: PPOConfig | PQNConfig,
     run_dir: str | Path,
     seed: int = 0,
     resume: bool = False,
@@ -47,8 +47,8 @@ def train_run(
     save_every: int = 50,
     progress: bool = True,
     on_update: Callable[[dict[str, float]], None] | None = None,
-    on_save: Callable[[int], None] | None = None,
-) -> RunnerState:
+    on_save: Callable[[int], object] | None = None,
+) -> Any:
     """Train `config` into `run_dir` (or continue its newest checkpoint with `resume`), saving
     every `save_every` updates and at the end. `frozen`: the frozen opponent pool (a resumed run
     needs the same). `on_save(update)` runs after each checkpoint is on disk (e.g. validation).
@@ -147,7 +147,7 @@ def plot_curve(run_dir: str | Path, window: int = 10) -> Path | None:
     return path
 
 
-def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[PPOTrainer, RunnerState]:
+def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[Trainer, Any]:
     """A run's trainer (from its config) and its saved state after update `step` (default:
     the newest)."""
     config = checkpoints.load_config(run_dir)

@@ -1,0 +1,305 @@
+"""What every baseline's training loop shares: the env with the learner's reward, and team B's
+players from the opponent mix (current weights, saved copies, a frozen pool, scripted teams).
+
+The games are split once into slices in proportion to the mix (`opponent_slices`), and each
+slice's next game draws its player within the category (which saved copy, which fixed policy).
+Each player runs only on its own slice: one shared matrix product for the current weights,
+per-game parameters only for the copy games, each fixed policy only on the fixed games. A
+learner subclasses `SelfPlay` and says how its network acts (`_network_actions`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from functools import cache, partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+import marl_bgs
+from marl_bgs import Policy, TeamInputs, scripted_policy
+from marl_bgs.core.pytree import pytree_dataclass, where_games
+from marl_bgs.core.team import act_team
+from marl_bgs.tdm.constants import TEAM_SIZE
+from marl_bgs.tdm.lifecycle import terminal_reward
+from marl_bgs_train import rewards
+from marl_bgs_train.config import RewardSettings
+from marl_bgs_train.networks import agent_groups
+from marl_bgs_train.policy import roster_classes
+
+
+@cache
+def _scripted(name: str) -> Policy:
+    """One policy object per scripted team, so equal configs share compiled programs."""
+    return scripted_policy(name)
+
+
+def reward_function(settings: RewardSettings, gamma: float) -> Any:
+    """The env's `reward_fn` for these settings (cached: equal settings, one compiled step)."""
+    base = rewards.combat_reward(form=settings.form) if settings.combat else terminal_reward
+    shapers = []
+    if settings.score_shaping:
+        shapers.append(rewards.score_shaping(settings.score_shaping))
+    if settings.health_potential:
+        potential = rewards.health_potential(settings.health_potential)
+        shapers.append(rewards.potential_shaping(potential, gamma))
+    return rewards.shaped(base, *shapers) if shapers else base
+
+
+def opponent_slices(num_envs: int, weights: Sequence[float]) -> tuple[int, int, int]:
+    """How many of `num_envs` games play the current weights, saved copies and fixed policies,
+    in proportion to `weights` (largest remainders; ties to the earlier category)."""
+    total = sum(weights)
+    quotas = [num_envs * w / total for w in weights]
+    counts = [int(q) for q in quotas]
+    by_remainder = sorted(range(3), key=lambda i: (counts[i] - quotas[i], i))
+    for i in by_remainder[: num_envs - sum(counts)]:
+        counts[i] += 1
+    return counts[0], counts[1], counts[2]
+
+
+@pytree_dataclass
+class Opponents:
+    """Team B of every game: who plays it and that player's memory. Games are ordered by slice:
+    current weights, then saved copies, then fixed policies (`PPOTrainer.slices`)."""
+
+    kind: jax.Array  # int32 [N]: 0 a network from the pool, j >= 1 fixed policy j - 1
+    pool_index: jax.Array  # int32 [N]: 0 the current weights, 1 + i saved copy i
+    carry: jax.Array  # float32 [current + copy games, 5, H]: the network's memory
+    memories: tuple[Any, ...]  # one per fixed policy, [fixed games, ...]
+
+
+class Played(NamedTuple):
+    """One tick of every game, as team A's learner needs it (each [N, ...])."""
+
+    env_state: Any  # the next tick's state (finished games restarted in place)
+    opponents: Opponents  # finished games' next players drawn
+    reward: jax.Array  # [N, 5] team A's rewards
+    done: jax.Array  # [N] the game ended this tick
+    outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
+    margin: jax.Array  # [N] A's points minus B's at the end of a finished game
+    repaired: jax.Array  # [N] team A's actions the engine had to repair
+
+
+class SelfPlay:
+    """The env and the opponent mix of a learner whose `config` has the shared settings
+    (`num_envs`, `maps`, `rosters`, `winning_score`, `tick_limit`, `reward`, `gamma`,
+    `opponents`, `sharing`, `input_scale`)."""
+
+    def __init__(self, config: Any, frozen: Sequence[Policy]) -> None:
+        self.env = marl_bgs.make(
+            "tdm",
+            map_id=list(config.maps),
+            num_envs=config.num_envs,
+            rosters=config.rosters,
+            winning_score=config.winning_score,
+            tick_limit=config.tick_limit,
+            reward_fn=reward_function(config.reward, config.gamma),
+        )
+        mix = config.opponents
+        scripted = tuple(_scripted(n) for n in mix.scripted_teams)
+        self.fixed: tuple[Policy, ...] = (*frozen, *scripted)
+        share = lambda w, k: [w / k] * k if k else []  # noqa: E731
+        self.fixed_weights = (*share(mix.frozen, len(frozen)), *share(mix.scripted, len(scripted)))
+        empty = (0.0 if frozen else mix.frozen) + (0.0 if scripted else mix.scripted)
+        self.slices = opponent_slices(
+            config.num_envs, (mix.current + empty, mix.copies, sum(self.fixed_weights))
+        )
+        self._config = config
+
+    def _scale(self, x: jax.Array) -> jax.Array:
+        return x * self._config.input_scale
+
+    def _network_actions(
+        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
+        key: jax.Array, per_game: bool,
+    ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
+        """A learner's network for one team of some games: (memory [n, 5, H], actions
+        [n, 5, 3]); `per_game`: `params` has a leading game axis."""
+        raise NotImplementedError
+
+    def opponents_init(self, key: jax.Array, hidden: int) -> Opponents:
+        """Team B's players for the first games."""
+        kind, pool_index = self._draw(key, jnp.int32(0))
+        carry = jnp.zeros((self._config.num_envs - self.slices[2], TEAM_SIZE, hidden))
+        return Opponents(kind, pool_index, carry, self._fixed_memories(key))
+
+    def _draw(self, key: jax.Array, copies_saved: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Each game's team B as (kind, pool index), drawn within its slice's category: a copy
+        game plays one of the saved copies uniformly (the current weights until one is saved), a
+        fixed game one of the fixed policies at its weight."""
+        n_current, n_copies, n_fixed = self.slices
+        k_copy, k_fixed = jax.random.split(key)
+        held = jnp.clip(copies_saved, 1, self._config.opponents.num_copies)
+        copy = jax.random.randint(k_copy, (n_copies,), 0, held)
+        copy = jnp.where(copies_saved > 0, 1 + copy, 0)
+        fixed = (
+            jax.random.categorical(
+                k_fixed, jnp.log(jnp.asarray(self.fixed_weights)), shape=(n_fixed,)
+            )
+            if n_fixed
+            else jnp.zeros((0,), jnp.int32)
+        )
+        zeros = lambda k: jnp.zeros((k,), jnp.int32)  # noqa: E731
+        kind = jnp.concatenate([zeros(n_current + n_copies), 1 + fixed])
+        pool_index = jnp.concatenate([zeros(n_current), copy, zeros(n_fixed)])
+        return kind.astype(jnp.int32), pool_index.astype(jnp.int32)
+
+    def _fixed_memories(self, key: jax.Array) -> tuple[Any, ...]:
+        """Fresh memories of every fixed policy for the fixed games."""
+        n_fixed = self.slices[2]
+        return tuple(
+            jax.vmap(p.init)(jax.random.split(jax.random.fold_in(key, j), n_fixed))
+            for j, p in enumerate(self.fixed)
+        )
+
+    def _opponent_actions(
+        self, params: Any, copies: Any, opp: Opponents, start: jax.Array, inputs: TeamInputs,
+        key: jax.Array,
+    ) -> tuple[jax.Array, Opponents]:  # fmt: skip
+        """Team B's actions [N, 5, 3], each slice of games from its own player: `params` the
+        learner's current weights, `copies` its saved copies [K, ...], `start` [N] the games
+        whose tick starts an episode."""
+        n_current, n_copies, n_fixed = self.slices
+        n_net, spec = n_current + n_copies, self.env.spec
+        k_current, k_copies, k_fixed = jax.random.split(key, 3)
+        part = lambda tree, lo, hi: jax.tree_util.tree_map(lambda a: a[lo:hi], tree)  # noqa: E731
+        actions, carries, memories = [], [], []
+
+        def network(weights: Any, lo: int, hi: int, k: jax.Array, per_game: bool) -> None:
+            carry, acted = self._network_actions(
+                weights, opp.carry[lo:hi], part(inputs, lo, hi), start[lo:hi], k, per_game
+            )
+            actions.append(acted)
+            carries.append(carry)
+
+        if n_current:  # one matrix product for every game of the current weights
+            network(params, 0, n_current, k_current, False)
+        if n_copies:  # each copy game reads its own saved parameters
+            pool = jax.tree_util.tree_map(
+                lambda cur, cp: jnp.concatenate([cur[None], cp]), params, copies
+            )
+            weights = jax.tree_util.tree_map(lambda p: p[opp.pool_index[n_current:n_net]], pool)
+            network(weights, n_current, n_net, k_copies, True)
+        if n_fixed:  # every fixed policy on the fixed games, selected where it plays
+            mine = part(inputs, n_net, None)
+            fixed_actions = jnp.zeros((n_fixed, TEAM_SIZE, len(spec.action_heads)), jnp.int32)
+            for j, policy in enumerate(self.fixed):
+                keys = jax.random.split(jax.random.fold_in(k_fixed, j), n_fixed)
+                acted, memory = act_team(spec, policy, keys, opp.memories[j], mine)
+                plays = opp.kind[n_net:, None, None] == j + 1
+                fixed_actions = jnp.where(plays, acted, fixed_actions)
+                memories.append(memory)
+            actions.append(fixed_actions)
+        carry = jnp.concatenate(carries) if carries else opp.carry
+        opponents = dataclasses.replace(opp, carry=carry, memories=tuple(memories))
+        return jnp.concatenate(actions), opponents
+
+    def _groups(self, inputs: TeamInputs) -> jax.Array:
+        """Each own agent's parameter group [n, 5]."""
+        return agent_groups(self._config.sharing, roster_classes(inputs))
+
+    def _play(
+        self, env_state: Any, a_actions: jax.Array, b_actions: jax.Array, opponents: Opponents,
+        copies_saved: jax.Array, key: jax.Array,
+    ) -> Played:  # fmt: skip
+        """Both teams' actions applied to every game; finished games restart with new players."""
+        k_step, k_reset, k_draw = jax.random.split(key, 3)
+        actions = jnp.concatenate([a_actions, b_actions], axis=1)
+        _, ended, reward, done, info = self.env.step(k_step, env_state, actions)
+        finished = done["__all__"]
+        score = ended.score
+        _, env_state = self.env.reset_done(k_reset, ended)
+        rejected = info["facts"].move_rejected | info["facts"].combat_rejected
+        return Played(
+            env_state=env_state,
+            opponents=self._redraw(opponents, finished, copies_saved, k_draw),
+            reward=self.env.stack(reward)[:, :TEAM_SIZE],
+            done=finished,
+            outcome=jnp.where(finished, info["outcome"], 0),
+            margin=jnp.where(finished, score[:, 0] - score[:, 1], 0),
+            repaired=jnp.sum(rejected[:, :TEAM_SIZE], axis=1),
+        )
+
+    def _redraw(
+        self, opponents: Opponents, finished: jax.Array, copies_saved: jax.Array, key: jax.Array
+    ) -> Opponents:
+        """A finished game's next player and fresh memory (the network's memory restarts
+        through the games' `start` flags)."""
+        k_draw, k_mem = jax.random.split(key)
+        kind, pool_index = self._draw(k_draw, copies_saved)
+        n_net = self._config.num_envs - self.slices[2]
+        return Opponents(
+            kind=jnp.where(finished, kind, opponents.kind),
+            pool_index=jnp.where(finished, pool_index, opponents.pool_index),
+            carry=opponents.carry,
+            memories=where_games(finished[n_net:], self._fixed_memories(k_mem), opponents.memories),
+        )
+
+    def _save_copy(
+        self, copies: Any, saved: jax.Array, params: Any, before: jax.Array, after: jax.Array
+    ) -> tuple[Any, jax.Array]:
+        """Save `params` into the copies' ring buffer when the game steps from `before` to
+        `after` pass a multiple of `copy_every`: (copies, copies saved so far)."""
+        mix = self._config.opponents
+        due = after // mix.copy_every > before // mix.copy_every
+        slot = saved % mix.num_copies
+        copies = jax.tree_util.tree_map(
+            lambda c, p: jnp.where(due, c.at[slot].set(p), c), copies, params
+        )
+        return copies, saved + due.astype(jnp.int32)
+
+    def _game_metrics(self, traj: Any, steps: jax.Array) -> dict[str, jax.Array]:
+        """Counts over one update's finished games, from a time-major trajectory with `done`,
+        `outcome`, `margin`, `opponent`, `reward`, `weight` and `repaired`."""
+        done = traj.done
+        total = lambda m: jnp.sum(done & m)  # noqa: E731
+        scripted_kind = 1 + len(self.fixed) - len(self._config.opponents.scripted_teams)
+        vs_scripted = traj.opponent >= scripted_kind
+        weight = traj.weight
+        return {
+            "steps": steps,
+            "games": jnp.sum(done),
+            "wins": total(traj.outcome == 1),
+            "draws": total(traj.outcome == 3),
+            "losses": total(traj.outcome == 2),
+            "margin_sum": jnp.sum(jnp.where(done, traj.margin, 0)),
+            "scripted_games": total(vs_scripted),
+            "scripted_wins": total(vs_scripted & (traj.outcome == 1)),
+            "repaired_actions": jnp.sum(traj.repaired),
+            "reward_per_tick": jnp.sum(traj.reward * weight) / jnp.maximum(jnp.sum(weight), 1),
+        }
+
+    # ------------------------------------------------------------------------ the run
+    def update(self, state: Any) -> tuple[Any, dict[str, jax.Array]]:
+        """One update of the learner: (state, its metrics)."""
+        raise NotImplementedError
+
+    def init(self, key: jax.Array) -> Any:
+        """A fresh run's state."""
+        raise NotImplementedError
+
+    def __hash__(self) -> int:
+        return hash((type(self), self._config, tuple(id(p) for p in self.fixed)))
+
+    def __eq__(self, other: object) -> bool:
+        """Trainers of one kind with equal configs and the same opponent policies build the same
+        programs, so they share compiled code (`run` is compiled per trainer, keyed on this)."""
+        return (
+            type(other) is type(self)
+            and isinstance(other, SelfPlay)
+            and self._config == other._config
+            and len(self.fixed) == len(other.fixed)
+            and all(a is b for a, b in zip(self.fixed, other.fixed, strict=True))
+        )
+
+    @partial(jax.jit, static_argnums=(0, 2))
+    def run(self, state: Any, num_updates: int) -> tuple[Any, dict]:
+        """`num_updates` more updates from `state`: (state, metrics stacked per update)."""
+        return jax.lax.scan(lambda s, _: self.update(s), state, None, length=num_updates)
+
+    def __call__(self, key: jax.Array) -> tuple[Any, dict]:
+        """The whole configured run from `key` (purejaxrl's `train(key)`)."""
+        return self.run(self.init(key), self._config.num_updates)
