@@ -115,7 +115,9 @@ def _peer(jaxmarl: Path, num_envs: int, rollout: int, updates: int) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--presets", nargs="+", default=["ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff", "pqn-vdn"])
+    p.add_argument(
+        "--presets", nargs="+", default=["ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff", "pqn-vdn"]
+    )
     p.add_argument("--num-envs", type=int, default=32)
     p.add_argument("--rollout", type=int, default=32)
     p.add_argument("--repeats", type=int, default=5)
