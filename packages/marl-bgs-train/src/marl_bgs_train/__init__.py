@@ -5,7 +5,7 @@
     state, metrics = train(jax.random.key(0))   # the whole run: one compiled function
 
 See docs/training.md. Today: the four PPO baselines (recurrent and feedforward IPPO and MAPPO)
-and recurrent PQN-VDN.
+and recurrent PQN-VDN and QMIX.
 """
 
 from importlib.metadata import version as _version
@@ -15,6 +15,7 @@ from marl_bgs_train.config import (
     OpponentMix,
     PPOConfig,
     PQNConfig,
+    QMIXConfig,
     RewardSettings,
     ValidationSettings,
     apply_overrides,
@@ -24,6 +25,7 @@ from marl_bgs_train.learners import make_train
 from marl_bgs_train.policy import ActorSpec, network_policy
 from marl_bgs_train.ppo import PPOTrainer, RunnerState
 from marl_bgs_train.pqn import PQNState, PQNTrainer
+from marl_bgs_train.qmix import QMIXState, QMIXTrainer
 from marl_bgs_train.rewards import (
     CombatRewardWeights,
     combat_reward,
@@ -46,6 +48,9 @@ __all__ = [
     "PQNConfig",
     "PQNState",
     "PQNTrainer",
+    "QMIXConfig",
+    "QMIXState",
+    "QMIXTrainer",
     "RewardSettings",
     "RunnerState",
     "ValidationSettings",

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import orbax.checkpoint as ocp
 
 from marl_bgs import ConfigError
-from marl_bgs_train.config import PPOConfig, PQNConfig, from_dict, to_dict
+from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig, from_dict, to_dict
 
 CONFIG_FILE = "config.json"
 
@@ -25,14 +25,14 @@ def manager(run_dir: str | Path, keep: int | None = 3) -> ocp.CheckpointManager:
     return ocp.CheckpointManager(path, options=options)
 
 
-def save_config(run_dir: str | Path, config: PPOConfig | PQNConfig) -> None:
+def save_config(run_dir: str | Path, config: PPOConfig | PQNConfig | QMIXConfig) -> None:
     """Write the run's config beside its checkpoints."""
     path = Path(run_dir)
     path.mkdir(parents=True, exist_ok=True)
     (path / CONFIG_FILE).write_text(json.dumps(to_dict(config), indent=2) + "\n")
 
 
-def load_config(run_dir: str | Path) -> PPOConfig | PQNConfig:
+def load_config(run_dir: str | Path) -> PPOConfig | PQNConfig | QMIXConfig:
     """The config a run was started with (raises `ConfigError` if missing or malformed)."""
     path = Path(run_dir) / CONFIG_FILE
     try:

@@ -141,7 +141,31 @@ class PQNConfig(LearnerConfig):
     lr: float = 2.5e-4
 
 
-PRESETS: dict[str, PPOConfig | PQNConfig] = {
+@dataclass(frozen=True)
+class QMIXConfig(LearnerConfig):
+    """Recurrent QMIX (paper Table S10: discount 0.99, a hard target copy every 128 updates,
+    exploration 1.0 -> 0.05 over 2M game steps, a replay of 132,096 rows, 768 games per update).
+    A replay row is one game step of team A; rows are kept as whole `rollout`-tick sequences."""
+
+    name: str = "qmix"
+    num_envs: int = 768
+    gamma: float = 0.99
+    heads: HeadKind = "flat"
+    max_grad_norm: float = 10.0
+    epsilon_start: float = 1.0
+    epsilon_finish: float = 0.05
+    epsilon_steps: int = 2_000_000
+    replay_rows: int = 132_096  # game steps kept, as replay_rows // rollout sequences
+    batch_sequences: int = 128  # sequences per gradient step
+    gradient_steps: int = 4  # gradient steps per update
+    learning_starts: int = 32_768  # game steps in the replay before learning starts
+    target_every: int = 128  # updates between hard copies into the target networks
+    lr: float = 5e-4
+    mixer_embed: int = 32  # the mixing network's width
+    hypernet_hidden: int = 64  # the hypernetworks' hidden width
+
+
+PRESETS: dict[str, PPOConfig | PQNConfig | QMIXConfig] = {
     "ippo-rnn": PPOConfig(),
     "ippo-ff": PPOConfig(name="ippo-ff", recurrent=False),
     "mappo-rnn": PPOConfig(name="mappo-rnn", centralised_critic=True),
@@ -153,6 +177,7 @@ PRESETS: dict[str, PPOConfig | PQNConfig] = {
         reward=RewardSettings(form="team"),
     ),
     "pqn-vdn": PQNConfig(),
+    "qmix": QMIXConfig(),
 }
 
 _CHOICES: dict[str, tuple[str, ...]] = {
@@ -181,14 +206,10 @@ def validate(config: C) -> C:
     """Check every field; raise `ConfigError` naming the first bad one and what is allowed."""
     has = lambda name: hasattr(config, name)  # noqa: E731
     positive = (
-        "num_envs",
-        "rollout",
-        "total_steps",
-        "epochs",
-        "minibatches",
-        "hidden",
-        "epsilon_steps",
-    )
+        "num_envs", "rollout", "total_steps", "epochs", "minibatches", "hidden", "epsilon_steps",
+        "replay_rows", "batch_sequences", "gradient_steps", "target_every", "mixer_embed",
+        "hypernet_hidden",
+    )  # fmt: skip
     for name in filter(has, positive):
         if getattr(config, name) < 1:
             raise ConfigError(f"{name}: must be at least 1, got {getattr(config, name)}")
@@ -222,8 +243,17 @@ def validate(config: C) -> C:
     for name, allowed in (("heads", HEAD_KINDS), ("sharing", SHARING)):
         if getattr(config, name) not in allowed:
             raise ConfigError(f"{name}: {getattr(config, name)!r}; allowed: {list(allowed)}")
-    if isinstance(config, PQNConfig) and config.heads != "flat":
-        raise ConfigError(f"heads: {config.heads!r}; allowed for pqn-vdn: ['flat']")
+    if isinstance(config, PQNConfig | QMIXConfig) and config.heads != "flat":
+        raise ConfigError(f"heads: {config.heads!r}; allowed for value-based learners: ['flat']")
+    if isinstance(config, QMIXConfig):
+        sequences = config.replay_rows // config.rollout
+        if sequences < config.num_envs:
+            raise ConfigError(
+                f"replay_rows: must hold one rollout of every game ({config.num_envs} x "
+                f"{config.rollout} rows), got {config.replay_rows}"
+            )
+        if config.learning_starts < 0:
+            raise ConfigError(f"learning_starts: must be >= 0, got {config.learning_starts}")
     if config.reward.form not in ("agent", "team"):
         raise ConfigError(f"reward.form: {config.reward.form!r}; allowed: ['agent', 'team']")
     mix = config.opponents
@@ -299,8 +329,8 @@ def to_dict(config: Any) -> dict[str, Any]:
     return dataclasses.asdict(config)
 
 
-def from_dict(data: dict[str, Any]) -> PPOConfig | PQNConfig:
-    """The inverse of `to_dict` (tuples restored; a PQN config is told apart by its exploration
+def from_dict(data: dict[str, Any]) -> PPOConfig | PQNConfig | QMIXConfig:
+    """The inverse of `to_dict` (tuples restored; the learner is told apart by its own
     settings), checked: an unknown or missing setting raises `ConfigError` naming it, and the
     result passes `validate`."""
     sections = {"opponents": OpponentMix, "reward": RewardSettings}
@@ -315,7 +345,7 @@ def from_dict(data: dict[str, Any]) -> PPOConfig | PQNConfig:
         hints = typing.get_type_hints(cls)
         values = {}
         for name, value in raw.items():
-            if name in sections and cls in (PPOConfig, PQNConfig):
+            if name in sections and cls in (PPOConfig, PQNConfig, QMIXConfig):
                 value = build(sections[name], value, name)
             elif typing.get_origin(hints[name]) is tuple:
                 if not isinstance(value, list):
@@ -324,5 +354,5 @@ def from_dict(data: dict[str, Any]) -> PPOConfig | PQNConfig:
             values[name] = value
         return cls(**values)
 
-    kind = PQNConfig if "epsilon_start" in data else PPOConfig
+    kind = QMIXConfig if "replay_rows" in data else PQNConfig if "td_lambda" in data else PPOConfig
     return validate(build(kind, data, ""))

@@ -15,21 +15,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import optax
 
-from marl_bgs import Policy, TeamInputs, team_inputs
+from marl_bgs import Policy, team_inputs
 from marl_bgs.core.pytree import pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
 from marl_bgs_train.config import PQNConfig, validate
 from marl_bgs_train.losses import td_lambda, vdn
-from marl_bgs_train.networks import init_groups, num_groups
-from marl_bgs_train.policy import ActorSpec, roster_classes, team_forward
-from marl_bgs_train.selfplay import Opponents, SelfPlay
+from marl_bgs_train.networks import init_groups
+from marl_bgs_train.policy import roster_classes, team_forward
+from marl_bgs_train.qnet import QLearner
+from marl_bgs_train.selfplay import Opponents
 
 
 @pytree_dataclass
@@ -49,44 +50,15 @@ class PQNState:
     steps: jax.Array
 
 
-class QTransition(NamedTuple):
-    """One tick of team A's experience, [N, ...] (stacked time-major by the rollout)."""
-
-    x: jax.Array  # [N, 5, D] scaled observations
-    choice: jax.Array  # [N, 5] flat action index
-    greedy: jax.Array  # [N, 5] each agent's best legal value in this tick's state
-    reward: jax.Array  # [N, 5]
-    done: jax.Array  # [N]
-    start: jax.Array  # [N]
-    group: jax.Array  # [N, 5]
-    weight: jax.Array  # [N, 5] 1 for a real roster slot
-    outcome: jax.Array
-    margin: jax.Array
-    opponent: jax.Array
-    repaired: jax.Array
-
-
-class PQNTrainer(SelfPlay):
+class PQNTrainer(QLearner):
     """`make_train`'s result for a `PQNConfig`: `train(key)`, `init`, `update`, `run`."""
 
     def __init__(self, config: PQNConfig, frozen: Sequence[Policy] = ()) -> None:
-        self.config = config = validate(config)
-        super().__init__(config, frozen)
-        self.actor_spec = ActorSpec(
-            config.hidden, config.recurrent, "flat", config.sharing, config.input_scale,
-            q_values=True,
-        )  # fmt: skip
-        self.q_net = self.actor_spec.network()
-        self.groups = num_groups(config.sharing)
+        super().__init__(validate(config), frozen)
+        self.config = config
         self.tx = optax.chain(
             optax.clip_by_global_norm(config.max_grad_norm), optax.radam(config.lr)
         )
-
-    def epsilon(self, steps: jax.Array) -> jax.Array:
-        """The learner's exploration after `steps` game steps (linear, then flat)."""
-        cfg = self.config
-        left = jnp.clip(1.0 - steps / cfg.epsilon_steps, 0.0, 1.0)
-        return cfg.epsilon_finish + (cfg.epsilon_start - cfg.epsilon_finish) * left
 
     def init(self, key: jax.Array) -> PQNState:
         """A fresh run: a new Q-network, optimiser and games."""
@@ -110,62 +82,6 @@ class PQNTrainer(SelfPlay):
             update=jnp.int32(0),
             steps=jnp.int32(0),
         )
-
-    def _values(
-        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array, per_game: bool
-    ) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """One tick of the Q-network for some games: (memory, values [n, 5, 198], mask)."""
-        carry, (values,) = team_forward(
-            self.q_net, params, carry, self._scale(inputs.obs)[:, None], start[:, None],
-            self._groups(inputs)[:, None], per_game,
-        )  # fmt: skip
-        (mask,) = heads.head_masks("flat", inputs.masks.move, inputs.masks.pair)
-        return carry, values[:, 0], mask
-
-    def _network_actions(
-        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
-        key: jax.Array, per_game: bool,
-    ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
-        """A network opponent: epsilon-greedy at the final exploration rate."""
-        carry, values, mask = self._values(params, carry, inputs, start, per_game)
-        choice = heads.epsilon_greedy(key, values, mask, jnp.float32(self.config.epsilon_finish))
-        return carry, heads.to_env_actions("flat", choice[..., None])
-
-    def _tick(self, state: PQNState, key: jax.Array) -> tuple[PQNState, QTransition]:
-        """One tick of every game: both teams act, the env steps, finished games restart."""
-        k_act, k_opp, k_play = jax.random.split(key, 3)
-        inputs_a, inputs_b = team_inputs(self.env, state.env_state)
-        carry, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
-        choice = heads.epsilon_greedy(k_act, values, mask, self.epsilon(state.steps))
-        b_actions, opponents = self._opponent_actions(
-            state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
-        )
-        a_actions = heads.to_env_actions("flat", choice[..., None])
-        played = self._play(
-            state.env_state, a_actions, b_actions, opponents, state.copies_saved, k_play
-        )
-        transition = QTransition(
-            x=self._scale(inputs_a.obs),
-            choice=choice,
-            greedy=heads.greedy_value(values, mask),
-            reward=played.reward,
-            done=played.done,
-            start=state.start,
-            group=self._groups(inputs_a),
-            weight=(roster_classes(inputs_a) > 0).astype(jnp.float32),
-            outcome=played.outcome,
-            margin=played.margin,
-            opponent=state.opponents.kind,
-            repaired=played.repaired,
-        )
-        state = dataclasses.replace(
-            state,
-            env_state=played.env_state,
-            start=played.done,
-            carry=carry,
-            opponents=played.opponents,
-        )
-        return state, transition
 
     def _loss(self, params: Any, batch: dict[str, Any]) -> tuple[jax.Array, jax.Array]:
         """Half the mean squared error of VDN's team value of the chosen actions against the

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 from marl_bgs import Policy
 from marl_bgs_train import checkpoints
-from marl_bgs_train.config import PPOConfig, PQNConfig
+from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
 from marl_bgs_train.learners import Trainer, make_train
 from marl_bgs_train.policy import network_policy
 
@@ -39,7 +39,7 @@ def log_row(metrics: dict[str, Any], seconds: float, steps_per_update: int) -> d
 
 
 def train_run(
-    config: PPOConfig | PQNConfig,
+    config: PPOConfig | PQNConfig | QMIXConfig,
     run_dir: str | Path,
     seed: int = 0,
     resume: bool = False,

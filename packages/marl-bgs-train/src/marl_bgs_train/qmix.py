@@ -1,0 +1,261 @@
+"""Recurrent QMIX (paper Table S10) as `make_train(config) -> train`.
+
+Each agent's recurrent Q-network (shared with PQN-VDN: `QLearner`) values its 198 flat actions;
+a mixing network turns the agents' values of their chosen actions into the team's value, with
+weights from hypernetworks of team A's critic-only global state kept non-negative, so the team
+value rises with every agent's value (monotonic: the agents' own greedy choices are the team's).
+Experience goes into a replay of whole `rollout`-tick sequences (with the memory each started
+from and the tick after it); each update plays one rollout, stores it, and takes
+`gradient_steps` steps on sampled sequences towards one-step double-Q targets from target copies
+of both networks, copied every `target_every` updates. Exploration is epsilon-greedy over legal
+actions (1.0 -> 0.05 over 2M game steps).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+
+from marl_bgs import Policy, team_inputs
+from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.tdm.constants import TEAM_SIZE
+from marl_bgs_train import heads
+from marl_bgs_train.config import QMIXConfig, validate
+from marl_bgs_train.networks import init_groups
+from marl_bgs_train.policy import roster_classes, team_forward
+from marl_bgs_train.qnet import QLearner
+from marl_bgs_train.selfplay import Opponents
+
+
+class Mixer(nn.Module):
+    """QMIX's mixing network: team value [...] from agent values [..., 5] and the team state
+    [..., Ds]; its weights on the agent values are absolute values, so it is monotonic in each."""
+
+    embed: int
+    hidden: int
+
+    @nn.compact
+    def __call__(self, values: jax.Array, state: jax.Array) -> jax.Array:
+        hyper = lambda n, name: nn.Sequential(  # noqa: E731
+            [nn.Dense(self.hidden, name=f"{name}_0"), nn.relu, nn.Dense(n, name=f"{name}_1")]
+        )
+        w1 = jnp.abs(hyper(TEAM_SIZE * self.embed, "w1")(state))
+        w1 = w1.reshape(*state.shape[:-1], TEAM_SIZE, self.embed)
+        b1 = nn.Dense(self.embed, name="b1")(state)
+        h = nn.elu(jnp.einsum("...a,...ae->...e", values, w1) + b1)
+        w2 = jnp.abs(hyper(self.embed, "w2")(state))
+        b2 = hyper(1, "b2")(state)[..., 0]
+        return jnp.sum(h * w2, axis=-1) + b2
+
+
+@pytree_dataclass
+class Replay:
+    """A ring buffer of `capacity` sequences of T ticks; arrays of T + 1 ticks hold the tick after
+    each sequence too (for the bootstrap)."""
+
+    x: jax.Array  # [S, T + 1, 5, D] scaled observations
+    mask: jax.Array  # [S, T + 1, 5, 198] legal actions
+    team_state: jax.Array  # [S, T + 1, Ds]
+    group: jax.Array  # [S, T + 1, 5]
+    weight: jax.Array  # [S, T + 1, 5]
+    start: jax.Array  # [S, T + 1] the tick starts an episode (memory restarts)
+    carry: jax.Array  # [S, 5, H] the memory the sequence started from
+    choice: jax.Array  # [S, T, 5]
+    reward: jax.Array  # [S, T] the team's reward (mean of its agents')
+    done: jax.Array  # [S, T]
+    size: jax.Array  # int32: sequences stored
+    next: jax.Array  # int32: where the next sequence goes
+
+
+@pytree_dataclass
+class QMIXState:
+    """Everything a QMIX run needs to go on (the replay included)."""
+
+    actor: Any  # the group-stacked Q-network parameters (they act for team A)
+    mixer: Any
+    target_actor: Any
+    target_mixer: Any
+    opt: Any
+    env_state: Any
+    start: jax.Array
+    carry: jax.Array  # [N, 5, H]
+    opponents: Opponents
+    copies: Any
+    copies_saved: jax.Array
+    replay: Replay
+    key: jax.Array
+    update: jax.Array
+    steps: jax.Array
+
+
+class QMIXTrainer(QLearner):
+    """`make_train`'s result for a `QMIXConfig`: `train(key)`, `init`, `update`, `run`."""
+
+    keeps_state = True
+
+    def __init__(self, config: QMIXConfig, frozen: Sequence[Policy] = ()) -> None:
+        super().__init__(validate(config), frozen)
+        self.config = config
+        self.mixer_net = Mixer(config.mixer_embed, config.hypernet_hidden)
+        self.capacity = config.replay_rows // config.rollout
+        self.tx = optax.chain(
+            optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.lr)
+        )
+
+    def init(self, key: jax.Array) -> QMIXState:
+        """A fresh run: new networks (targets equal), optimiser, empty replay and new games."""
+        cfg, n, t = self.config, self.config.num_envs, self.config.rollout
+        k_net, k_mix, k_env, k_opp, key = jax.random.split(key, 5)
+        actor = init_groups(self.q_net, k_net, self.groups, self.env.obs_size)
+        state_size = self.env.spec.state_size
+        mixer = self.mixer_net.init(k_mix, jnp.zeros((TEAM_SIZE,)), jnp.zeros((state_size,)))
+        _, env_state = self.env.reset(k_env)
+        copies = jax.tree_util.tree_map(
+            lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
+        )
+        s, flat = self.capacity, heads.logit_sizes("flat")[0]
+        zeros = lambda *shape, dtype=jnp.float32: jnp.zeros(shape, dtype)  # noqa: E731
+        replay = Replay(
+            x=zeros(s, t + 1, TEAM_SIZE, self.env.obs_size),
+            mask=zeros(s, t + 1, TEAM_SIZE, flat, dtype=bool),
+            team_state=zeros(s, t + 1, state_size),
+            group=zeros(s, t + 1, TEAM_SIZE, dtype=jnp.int32),
+            weight=zeros(s, t + 1, TEAM_SIZE),
+            start=zeros(s, t + 1, dtype=bool),
+            carry=zeros(s, TEAM_SIZE, cfg.hidden),
+            choice=zeros(s, t, TEAM_SIZE, dtype=jnp.int32),
+            reward=zeros(s, t),
+            done=zeros(s, t, dtype=bool),
+            size=jnp.int32(0),
+            next=jnp.int32(0),
+        )
+        return QMIXState(
+            actor=actor,
+            mixer=mixer,
+            target_actor=actor,
+            target_mixer=mixer,
+            opt=self.tx.init((actor, mixer)),
+            env_state=env_state,
+            start=jnp.ones((n,), bool),
+            carry=jnp.zeros((n, TEAM_SIZE, cfg.hidden)),
+            opponents=self.opponents_init(k_opp, cfg.hidden),
+            copies=copies,
+            copies_saved=jnp.int32(0),
+            replay=replay,
+            key=jax.random.key_data(key),
+            update=jnp.int32(0),
+            steps=jnp.int32(0),
+        )
+
+    def _store(self, replay: Replay, first: QMIXState, after: QMIXState, traj: Any) -> Replay:
+        """The rollout's sequences (game-major, with the tick after them) into the ring."""
+        inputs, _ = team_inputs(self.env, after.env_state)
+        (mask,) = heads.head_masks("flat", inputs.masks.move, inputs.masks.pair)
+        last = {
+            "x": self._scale(inputs.obs),
+            "mask": mask,
+            "team_state": self._team_state(after.env_state),
+            "group": self._groups(inputs),
+            "weight": (roster_classes(inputs) > 0).astype(jnp.float32),
+            "start": after.start,
+        }
+        games = lambda a: jnp.swapaxes(a, 0, 1)  # noqa: E731
+        extended = {k: games(jnp.concatenate([getattr(traj, k), v[None]])) for k, v in last.items()}
+        weight = traj.weight
+        team_reward = jnp.sum(traj.reward * weight, -1) / jnp.maximum(jnp.sum(weight, -1), 1.0)
+        rows = (replay.next + jnp.arange(self.config.num_envs)) % self.capacity
+        put = lambda buffer, value: buffer.at[rows].set(value)  # noqa: E731
+        return Replay(
+            **{k: put(getattr(replay, k), v) for k, v in extended.items()},
+            carry=put(replay.carry, first.carry),
+            choice=put(replay.choice, games(traj.choice)),
+            reward=put(replay.reward, games(team_reward)),
+            done=put(replay.done, games(traj.done)),
+            size=jnp.minimum(replay.size + self.config.num_envs, self.capacity),
+            next=(replay.next + self.config.num_envs) % self.capacity,
+        )
+
+    def _loss(self, params: tuple[Any, Any], target: tuple[Any, Any], batch: Replay) -> Any:
+        """Half the mean squared TD error of the mixed team value of the chosen actions against
+        r + gamma * (team value of the target networks at the online networks' best legal
+        actions of the next tick), cut where a game ended: (loss, mean team value)."""
+        (actor, mixer), (target_actor, target_mixer) = params, target
+        forward = lambda p: team_forward(  # noqa: E731
+            self.q_net, p, batch.carry, batch.x, batch.start, batch.group, False
+        )[1][0]
+        values, target_values = forward(actor), forward(target_actor)  # [B, T + 1, 5, 198]
+        weight = batch.weight
+        chosen = jnp.take_along_axis(values[:, :-1], batch.choice[..., None], axis=-1)[..., 0]
+        team = self.mixer_net.apply(mixer, chosen * weight[:, :-1], batch.team_state[:, :-1])
+        best = jnp.argmax(jnp.where(batch.mask[:, 1:], values[:, 1:], -jnp.inf), axis=-1)
+        following = jnp.take_along_axis(target_values[:, 1:], best[..., None], axis=-1)[..., 0]
+        next_team = self.mixer_net.apply(
+            target_mixer, following * weight[:, 1:], batch.team_state[:, 1:]
+        )
+        live = 1.0 - batch.done.astype(jnp.float32)
+        targets = jax.lax.stop_gradient(batch.reward + self.config.gamma * live * next_team)
+        return 0.5 * jnp.mean(jnp.square(team - targets)), jnp.mean(team)
+
+    def update(self, state: QMIXState) -> tuple[QMIXState, dict[str, jax.Array]]:
+        """One update: a rollout into the replay, then gradient steps on sampled sequences
+        (once the replay holds `learning_starts` game steps), then the target copy if due."""
+        cfg = self.config
+        key = jax.random.wrap_key_data(state.key)
+        key, k_roll, k_learn = jax.random.split(key, 3)
+        first = state
+        state, traj = jax.lax.scan(self._tick, state, jax.random.split(k_roll, cfg.rollout))
+        replay = self._store(state.replay, first, state, traj)
+        target = (state.target_actor, state.target_mixer)
+
+        def step(carry: tuple, k: jax.Array) -> tuple[tuple, dict]:
+            params, opt = carry
+            rows = jax.random.randint(k, (cfg.batch_sequences,), 0, replay.size)
+            batch = jax.tree_util.tree_map(lambda a: a[rows] if a.ndim else a, replay)
+            (loss, team), grads = jax.value_and_grad(self._loss, has_aux=True)(
+                params, target, batch
+            )
+            updates, opt = self.tx.update(grads, opt, params)
+            return (optax.apply_updates(params, updates), opt), {"loss": loss, "q_team": team}
+
+        start = ((state.actor, state.mixer), state.opt)
+        learned, stats = jax.lax.scan(step, start, jax.random.split(k_learn, cfg.gradient_steps))
+        learning = replay.size * cfg.rollout >= cfg.learning_starts
+        (actor, mixer), opt = jax.tree_util.tree_map(
+            lambda new, old: jnp.where(learning, new, old), learned, start
+        )
+        update = state.update + 1
+        copy_now = update % cfg.target_every == 0
+        keep = lambda new, old: jax.tree_util.tree_map(  # noqa: E731
+            lambda a, b: jnp.where(copy_now, a, b), new, old
+        )
+        steps = state.steps + cfg.steps_per_update
+        copies, copies_saved = self._save_copy(
+            state.copies, state.copies_saved, actor, state.steps, steps
+        )
+        metrics = {
+            **self._game_metrics(traj, steps),
+            **{k: jnp.where(learning, jnp.mean(v), 0.0) for k, v in stats.items()},
+            "epsilon": self.epsilon(first.steps),
+            "replay_rows": replay.size * cfg.rollout,
+        }
+        state = dataclasses.replace(
+            state,
+            actor=actor,
+            mixer=mixer,
+            target_actor=keep(actor, state.target_actor),
+            target_mixer=keep(mixer, state.target_mixer),
+            opt=opt,
+            copies=copies,
+            copies_saved=copies_saved,
+            replay=replay,
+            key=jax.random.key_data(key),
+            update=update,
+            steps=steps,
+        )
+        return state, metrics

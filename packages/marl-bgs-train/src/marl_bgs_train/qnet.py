@@ -1,0 +1,125 @@
+"""What the value-based baselines (PQN-VDN, QMIX) share: a Q-network per agent over the 198 flat
+actions (recurrent, LayerNorm, weights shared as configured) that acts epsilon-greedily over legal
+actions, with exploration falling linearly over the first game steps; network opponents play at
+the final epsilon, and a run's System plays greedily."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from marl_bgs import Policy, TeamInputs, team_inputs
+from marl_bgs_train import heads
+from marl_bgs_train.networks import num_groups
+from marl_bgs_train.policy import ActorSpec, roster_classes, team_forward
+from marl_bgs_train.selfplay import SelfPlay
+
+
+class QTransition(NamedTuple):
+    """One tick of team A's experience, [N, ...] (stacked time-major by the rollout)."""
+
+    x: jax.Array  # [N, 5, D] scaled observations
+    mask: jax.Array  # [N, 5, 198] legal actions (kept for QMIX's next-tick maximum; else [N, 0])
+    team_state: jax.Array  # [N, Ds] team A's critic-only state (QMIX's mixer; else [N, 0])
+    choice: jax.Array  # [N, 5] flat action index
+    greedy: jax.Array  # [N, 5] each agent's best legal value in this tick's state
+    reward: jax.Array  # [N, 5]
+    done: jax.Array  # [N]
+    start: jax.Array  # [N]
+    group: jax.Array  # [N, 5]
+    weight: jax.Array  # [N, 5] 1 for a real roster slot
+    outcome: jax.Array
+    margin: jax.Array
+    opponent: jax.Array
+    repaired: jax.Array
+
+
+class QLearner(SelfPlay):
+    """A `SelfPlay` whose acting network is a Q-network (`config` has `hidden`, `recurrent`,
+    `sharing`, `input_scale`, `epsilon_start`, `epsilon_finish`, `epsilon_steps`)."""
+
+    def __init__(self, config: Any, frozen: Sequence[Policy]) -> None:
+        super().__init__(config, frozen)
+        self.actor_spec = ActorSpec(
+            config.hidden, config.recurrent, "flat", config.sharing, config.input_scale,
+            q_values=True,
+        )  # fmt: skip
+        self.q_net = self.actor_spec.network()
+        self.groups = num_groups(config.sharing)
+
+    keeps_state = False  # QMIX keeps masks and the team state in its transitions
+
+    def _team_state(self, env_state: Any) -> jax.Array:
+        """Team A's critic-only global state [N, Ds] (agent 0's row: the team's frame, all
+        visible), or [N, 0] when the learner does not keep it."""
+        full = self.env.global_state(env_state)[:, 0]
+        return self._scale(full) if self.keeps_state else full[:, :0]
+
+    def epsilon(self, steps: jax.Array) -> jax.Array:
+        """The learner's exploration after `steps` game steps (linear, then flat)."""
+        cfg = self._config
+        left = jnp.clip(1.0 - steps / cfg.epsilon_steps, 0.0, 1.0)
+        return cfg.epsilon_finish + (cfg.epsilon_start - cfg.epsilon_finish) * left
+
+    def _values(
+        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array, per_game: bool
+    ) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """One tick of the Q-network for some games: (memory, values [n, 5, 198], mask)."""
+        carry, (values,) = team_forward(
+            self.q_net, params, carry, self._scale(inputs.obs)[:, None], start[:, None],
+            self._groups(inputs)[:, None], per_game,
+        )  # fmt: skip
+        (mask,) = heads.head_masks("flat", inputs.masks.move, inputs.masks.pair)
+        return carry, values[:, 0], mask
+
+    def _network_actions(
+        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
+        key: jax.Array, per_game: bool,
+    ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
+        """A network opponent: epsilon-greedy at the final exploration rate."""
+        carry, values, mask = self._values(params, carry, inputs, start, per_game)
+        choice = heads.epsilon_greedy(key, values, mask, jnp.float32(self._config.epsilon_finish))
+        return carry, heads.to_env_actions("flat", choice[..., None])
+
+    def _tick(self, state: Any, key: jax.Array) -> tuple[Any, QTransition]:
+        """One tick of every game: team A epsilon-greedy, team B from the mix, the env steps,
+        finished games restart (`state` has the fields PQN's and QMIX's states share)."""
+        k_act, k_opp, k_play = jax.random.split(key, 3)
+        inputs_a, inputs_b = team_inputs(self.env, state.env_state)
+        carry, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
+        choice = heads.epsilon_greedy(k_act, values, mask, self.epsilon(state.steps))
+        b_actions, opponents = self._opponent_actions(
+            state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
+        )
+        a_actions = heads.to_env_actions("flat", choice[..., None])
+        played = self._play(
+            state.env_state, a_actions, b_actions, opponents, state.copies_saved, k_play
+        )
+        transition = QTransition(
+            x=self._scale(inputs_a.obs),
+            mask=mask if self.keeps_state else mask[..., :0],
+            team_state=self._team_state(state.env_state),
+            choice=choice,
+            greedy=heads.greedy_value(values, mask),
+            reward=played.reward,
+            done=played.done,
+            start=state.start,
+            group=self._groups(inputs_a),
+            weight=(roster_classes(inputs_a) > 0).astype(jnp.float32),
+            outcome=played.outcome,
+            margin=played.margin,
+            opponent=state.opponents.kind,
+            repaired=played.repaired,
+        )
+        state = dataclasses.replace(
+            state,
+            env_state=played.env_state,
+            start=played.done,
+            carry=carry,
+            opponents=played.opponents,
+        )
+        return state, transition
