@@ -24,6 +24,7 @@ from marl_bgs_train.config import (
     ValidationSettings,
     apply_overrides,
     check_training_maps,
+    load_curriculum,
     to_dict,
     validate,
 )
@@ -81,6 +82,10 @@ def _train_command(preset: str) -> None:
         ] = False,
         panel: Panel = None,
         validation_games: ValidationGames = 4,
+        curriculum: Annotated[
+            str | None,
+            typer.Option(help="'builtin' (maps 0-11, 1v1 -> 5v5) or a JSON file of stages"),
+        ] = None,
         quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     ) -> None:
         config = PRESETS[preset]
@@ -89,6 +94,8 @@ def _train_command(preset: str) -> None:
             config = dataclasses.replace(
                 config, **{k: int(v) for k, v in sizes.items() if v is not None}
             )
+            if curriculum is not None:
+                config = dataclasses.replace(config, curriculum=load_curriculum(curriculum))
             config = validate(apply_overrides(config, override or []))
             pool = [frozen_policy(name) for name in frozen or []]
             settings = _settings(panel, validation_games)

@@ -10,14 +10,18 @@ documented in one place; and overrides need no YAML tree. `apply_overrides` give
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import types
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import marl_bgs
 from marl_bgs import ConfigError
+from marl_bgs.core.checks import shown
 from marl_bgs_train.heads import HEAD_KINDS, HeadKind
 from marl_bgs_train.networks import SHARING, Sharing
 
@@ -66,6 +70,44 @@ class ValidationSettings:
     tick_limit: int = 300
 
 
+Progress = Literal["", "win_rate", "margin", "reward_per_tick"]
+PROGRESS: tuple[Progress, ...] = ("", "win_rate", "margin", "reward_per_tick")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One curriculum stage: the games it starts (maps x roster pairs, its winning score) and
+    when the next stage takes over: after `steps` game steps in this stage, or once an update's
+    `progress` signal (its finished games' win rate or mean point margin, or its reward per
+    tick) reaches `threshold`, whichever comes first (0 steps / no signal: never by that rule).
+    The last stage never ends."""
+
+    maps: tuple[int, ...] = tuple(range(12))
+    rosters: tuple[tuple[str, str], ...] = (("MWHRP", "MWHRP"),)
+    winning_score: int = 20
+    steps: int = 0
+    progress: Progress = ""
+    threshold: float = 0.0
+
+
+def _rotated(k: int) -> tuple[tuple[str, str], ...]:
+    """Five k-agent roster pairs in which every class plays on each side."""
+    classes = "MWHRP"
+    turn = lambda i: (classes[i:] + classes[:i])[:k]  # noqa: E731
+    return tuple((turn(i), turn((i + 2) % 5)) for i in range(5))
+
+
+BUILTIN_CURRICULUM: tuple[Stage, ...] = tuple(
+    Stage(
+        maps=tuple(range(12)),
+        rosters=_rotated(k),
+        winning_score=4 * k,
+        steps=2_000_000 if k < 5 else 0,
+    )
+    for k in range(1, 6)
+)  # the paper's built-in curriculum: maps 0-11, 1v1 -> 5v5, winning score 4 -> 20
+
+
 @dataclass(frozen=True)
 class LearnerConfig:
     """What every baseline's run needs: sizes, the game's settings, the opponent mix and the
@@ -88,6 +130,7 @@ class LearnerConfig:
     tick_limit: int = 300
     opponents: OpponentMix = field(default_factory=OpponentMix)
     reward: RewardSettings = field(default_factory=RewardSettings)
+    curriculum: tuple[Stage, ...] = ()  # stages replace maps, rosters and winning_score
 
     @property
     def steps_per_update(self) -> int:
@@ -263,6 +306,17 @@ def validate(config: C) -> C:
     if mix.num_copies < 1 or mix.copy_every < 1:
         raise ConfigError("opponents.num_copies and opponents.copy_every: must be at least 1")
     check_training_maps(config.maps)
+    for i, stage in enumerate(config.curriculum):
+        where = f"curriculum[{i}]"
+        if not isinstance(stage, Stage):
+            raise ConfigError(f"{where}: expected a Stage, got {type(stage).__name__}")
+        if not stage.maps or not stage.rosters:
+            raise ConfigError(f"{where}: needs at least one map and one roster pair")
+        check_training_maps(stage.maps)
+        if stage.steps < 0 or stage.winning_score < 1:
+            raise ConfigError(f"{where}: steps must be >= 0 and winning_score >= 1")
+        if stage.progress not in PROGRESS:
+            raise ConfigError(f"{where}.progress: {stage.progress!r}; allowed: {list(PROGRESS)}")
     return config
 
 
@@ -329,30 +383,71 @@ def to_dict(config: Any) -> dict[str, Any]:
     return dataclasses.asdict(config)
 
 
+def load_curriculum(source: str) -> tuple[Stage, ...]:
+    """`builtin` (the paper's curriculum), or a JSON file holding a list of stages, each an
+    object with every `Stage` field (`maps`, `rosters` as [team A, team B] pairs,
+    `winning_score`, `steps`, `progress`, `threshold`); checked like a saved config."""
+    if source == "builtin":
+        return BUILTIN_CURRICULUM
+    try:
+        data = json.loads(Path(source).read_text())
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"curriculum: cannot read {source!r} as JSON ({err})") from None
+    if not isinstance(data, list) or not data:
+        raise ConfigError(f"curriculum: {source!r} must hold a non-empty list of stages")
+    base = json.loads(json.dumps(to_dict(PPOConfig())))  # the stages inside a default config
+    return from_dict({**base, "curriculum": data}).curriculum
+
+
+def _typed(value: Any, hint: Any, name: str) -> Any:
+    """A JSON value as a field of type `hint` (lists become tuples, objects dataclasses), or a
+    `ConfigError` naming the field and what it takes."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, name)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ConfigError(f"{name}: expected a list, got {shown(value)}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_typed(v, args[0], f"{name}[{i}]") for i, v in enumerate(value))
+        if len(value) != len(args):
+            raise ConfigError(f"{name}: expected {len(args)} values, got {shown(value)}")
+        return tuple(
+            _typed(v, a, f"{name}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True))
+        )
+    if origin is Literal:
+        if value not in args or not isinstance(value, str):
+            raise ConfigError(f"{name}: {shown(value)}; allowed: {list(args)}")
+        return value
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    checks = {
+        bool: (isinstance(value, bool), "true or false"),
+        int: (number and isinstance(value, int), "an integer"),
+        float: (number and math.isfinite(value), "a finite number"),
+        str: (isinstance(value, str), "a string"),
+    }
+    ok, wanted = checks[hint]
+    if not ok:
+        raise ConfigError(f"{name}: expected {wanted}, got {shown(value)}")
+    return float(value) if hint is float else value
+
+
+def _build(cls: Any, raw: Any, where: str) -> Any:
+    """A config dataclass from a JSON object with exactly its fields, each checked."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    if not isinstance(raw, dict) or set(raw) != names:
+        got = sorted(map(str, raw)) if isinstance(raw, dict) else type(raw).__name__
+        raise ConfigError(f"{where or 'config'}: expected the settings {sorted(names)}, got {got}")
+    hints = typing.get_type_hints(cls)
+    prefix = f"{where}." if where else ""
+    return cls(**{k: _typed(v, hints[k], prefix + k) for k, v in raw.items()})
+
+
 def from_dict(data: dict[str, Any]) -> PPOConfig | PQNConfig | QMIXConfig:
-    """The inverse of `to_dict` (tuples restored; the learner is told apart by its own
-    settings), checked: an unknown or missing setting raises `ConfigError` naming it, and the
-    result passes `validate`."""
-    sections = {"opponents": OpponentMix, "reward": RewardSettings}
-
-    def build(cls: Any, raw: Any, where: str) -> Any:
-        names = {f.name for f in dataclasses.fields(cls)}
-        if not isinstance(raw, dict) or set(raw) != names:
-            got = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
-            raise ConfigError(
-                f"{where or 'config'}: expected the settings {sorted(names)}, got {got}"
-            )
-        hints = typing.get_type_hints(cls)
-        values = {}
-        for name, value in raw.items():
-            if name in sections and cls in (PPOConfig, PQNConfig, QMIXConfig):
-                value = build(sections[name], value, name)
-            elif typing.get_origin(hints[name]) is tuple:
-                if not isinstance(value, list):
-                    raise ConfigError(f"{where + '.' if where else ''}{name}: expected a list")
-                value = tuple(value)
-            values[name] = value
-        return cls(**values)
-
+    """The inverse of `to_dict` (the learner told apart by its own settings), checked: an
+    unknown, missing or mistyped setting raises `ConfigError` naming it, and the result passes
+    `validate`."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: expected an object of settings, got {type(data).__name__}")
     kind = QMIXConfig if "replay_rows" in data else PQNConfig if "td_lambda" in data else PPOConfig
-    return validate(build(kind, data, ""))
+    return validate(_build(kind, data, ""))

@@ -24,6 +24,7 @@ from marl_bgs.core.pytree import pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
 from marl_bgs_train.config import PPOConfig, validate
+from marl_bgs_train.curriculum import CurriculumState
 from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss
 from marl_bgs_train.networks import Network, init_groups, num_groups
 from marl_bgs_train.policy import ActorSpec, roster_classes, team_forward
@@ -47,6 +48,7 @@ class RunnerState:
     copies: Any  # actor parameters of the newest saved copies [K, ...]
     copies_saved: jax.Array  # int32: copies saved so far
     key: jax.Array  # uint32 key data (typed keys do not serialise)
+    curriculum: CurriculumState  # the curriculum's stage
     update: jax.Array  # int32: updates done
     steps: jax.Array  # int32: game steps done
 
@@ -96,7 +98,7 @@ class PPOTrainer(SelfPlay):
         obs_size = self.env.obs_size
         actor = init_groups(self.actor_net, k_actor, self.groups, obs_size)
         critic = init_groups(self.critic_net, k_critic, self.groups, obs_size)
-        _, env_state = self.env.reset(k_env)
+        env_state = self._start_games(k_env)
         zeros = jnp.zeros((n, TEAM_SIZE, cfg.hidden))
         copies = jax.tree_util.tree_map(
             lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
@@ -115,6 +117,7 @@ class PPOTrainer(SelfPlay):
             copies=copies,
             copies_saved=jnp.int32(0),
             key=jax.random.key_data(key),
+            curriculum=CurriculumState.create(),
             update=jnp.int32(0),
             steps=jnp.int32(0),
         )
@@ -162,8 +165,9 @@ class PPOTrainer(SelfPlay):
         )
         a_actions = heads.to_env_actions(cfg.heads, picked.choices)
         played = self._play(
-            state.env_state, a_actions, b_actions, opponents, state.copies_saved, k_play
-        )
+            state.env_state, a_actions, b_actions, opponents, state.copies_saved,
+            state.curriculum, k_play,
+        )  # fmt: skip
         transition = Transition(
             x=x,
             critic_x=critic_x,
@@ -298,8 +302,10 @@ class PPOTrainer(SelfPlay):
         copies, copies_saved = self._save_copy(
             state.copies, state.copies_saved, actor, state.steps, steps
         )
+        games = self._game_metrics(traj, state.curriculum, steps)
         state = dataclasses.replace(
             state,
+            curriculum=self._next_stage(state.curriculum, steps, games),
             actor=actor,
             critic=critic,
             actor_opt=actor_opt,
@@ -311,7 +317,4 @@ class PPOTrainer(SelfPlay):
             update=state.update + 1,
             steps=steps,
         )
-        return state, {
-            **self._game_metrics(traj, steps),
-            **{k: jnp.mean(v) for k, v in stats.items()},
-        }
+        return state, {**games, **{k: jnp.mean(v) for k, v in stats.items()}}

@@ -26,6 +26,7 @@ from marl_bgs.core.pytree import pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
 from marl_bgs_train.config import PQNConfig, validate
+from marl_bgs_train.curriculum import CurriculumState
 from marl_bgs_train.losses import td_lambda, vdn
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import roster_classes, team_forward
@@ -46,6 +47,7 @@ class PQNState:
     copies: Any  # Q-network parameters of the newest saved copies [K, ...]
     copies_saved: jax.Array
     key: jax.Array  # uint32 key data
+    curriculum: CurriculumState  # the curriculum's stage
     update: jax.Array
     steps: jax.Array
 
@@ -65,7 +67,7 @@ class PQNTrainer(QLearner):
         cfg, n = self.config, self.config.num_envs
         k_net, k_env, k_opp, key = jax.random.split(key, 4)
         params = init_groups(self.q_net, k_net, self.groups, self.env.obs_size)
-        _, env_state = self.env.reset(k_env)
+        env_state = self._start_games(k_env)
         copies = jax.tree_util.tree_map(
             lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), params
         )
@@ -79,6 +81,7 @@ class PQNTrainer(QLearner):
             copies=copies,
             copies_saved=jnp.int32(0),
             key=jax.random.key_data(key),
+            curriculum=CurriculumState.create(),
             update=jnp.int32(0),
             steps=jnp.int32(0),
         )
@@ -142,14 +145,16 @@ class PQNTrainer(QLearner):
         copies, copies_saved = self._save_copy(
             state.copies, state.copies_saved, params, state.steps, steps
         )
+        games = self._game_metrics(traj, state.curriculum, steps)
         metrics = {
-            **self._game_metrics(traj, steps),
+            **games,
             **{k: jnp.mean(v) for k, v in stats.items()},
             "epsilon": self.epsilon(first.steps),
             "target_mean": jnp.mean(targets),
         }
         state = dataclasses.replace(
             state,
+            curriculum=self._next_stage(state.curriculum, steps, games),
             actor=params,
             opt=opt,
             copies=copies,

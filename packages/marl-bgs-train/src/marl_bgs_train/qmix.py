@@ -27,6 +27,7 @@ from marl_bgs.core.pytree import pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
 from marl_bgs_train.config import QMIXConfig, validate
+from marl_bgs_train.curriculum import CurriculumState
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import roster_classes, team_forward
 from marl_bgs_train.qnet import QLearner
@@ -90,6 +91,7 @@ class QMIXState:
     copies_saved: jax.Array
     replay: Replay
     key: jax.Array
+    curriculum: CurriculumState  # the curriculum's stage
     update: jax.Array
     steps: jax.Array
 
@@ -115,7 +117,7 @@ class QMIXTrainer(QLearner):
         actor = init_groups(self.q_net, k_net, self.groups, self.env.obs_size)
         state_size = self.env.spec.state_size
         mixer = self.mixer_net.init(k_mix, jnp.zeros((TEAM_SIZE,)), jnp.zeros((state_size,)))
-        _, env_state = self.env.reset(k_env)
+        env_state = self._start_games(k_env)
         copies = jax.tree_util.tree_map(
             lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
         )
@@ -149,6 +151,7 @@ class QMIXTrainer(QLearner):
             copies_saved=jnp.int32(0),
             replay=replay,
             key=jax.random.key_data(key),
+            curriculum=CurriculumState.create(),
             update=jnp.int32(0),
             steps=jnp.int32(0),
         )
@@ -238,14 +241,16 @@ class QMIXTrainer(QLearner):
         copies, copies_saved = self._save_copy(
             state.copies, state.copies_saved, actor, state.steps, steps
         )
+        games = self._game_metrics(traj, state.curriculum, steps)
         metrics = {
-            **self._game_metrics(traj, steps),
+            **games,
             **{k: jnp.where(learning, jnp.mean(v), 0.0) for k, v in stats.items()},
             "epsilon": self.epsilon(first.steps),
             "replay_rows": replay.size * cfg.rollout,
         }
         state = dataclasses.replace(
             state,
+            curriculum=self._next_stage(state.curriculum, steps, games),
             actor=actor,
             mixer=mixer,
             target_actor=keep(actor, state.target_actor),

@@ -97,8 +97,9 @@ class QLearner(SelfPlay):
         )
         a_actions = heads.to_env_actions("flat", choice[..., None])
         played = self._play(
-            state.env_state, a_actions, b_actions, opponents, state.copies_saved, k_play
-        )
+            state.env_state, a_actions, b_actions, opponents, state.copies_saved,
+            state.curriculum, k_play,
+        )  # fmt: skip
         transition = QTransition(
             x=self._scale(inputs_a.obs),
             mask=mask if self.keeps_state else mask[..., :0],

@@ -19,13 +19,14 @@ import jax
 import jax.numpy as jnp
 
 import marl_bgs
-from marl_bgs import Policy, TeamInputs, scripted_policy
+from marl_bgs import Policy, StartPool, TeamInputs, scripted_policy
 from marl_bgs.core.pytree import pytree_dataclass, where_games
 from marl_bgs.core.team import act_team
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.lifecycle import terminal_reward
 from marl_bgs_train import rewards
 from marl_bgs_train.config import RewardSettings
+from marl_bgs_train.curriculum import Curriculum, CurriculumState
 from marl_bgs_train.networks import agent_groups
 from marl_bgs_train.policy import roster_classes
 
@@ -108,6 +109,25 @@ class SelfPlay:
             config.num_envs, (mix.current + empty, mix.copies, sum(self.fixed_weights))
         )
         self._config = config
+        self.curriculum = (
+            Curriculum(config.curriculum, config.tick_limit) if config.curriculum else None
+        )
+
+    def _pool(self, curriculum: CurriculumState) -> StartPool | None:
+        """The pool new games start from (None: the env's own, without a curriculum)."""
+        return None if self.curriculum is None else self.curriculum.pool_at(curriculum)
+
+    def _start_games(self, key: jax.Array) -> Any:
+        """The first games of a run (the curriculum's first stage, if any)."""
+        return self.env.reset(key, self._pool(CurriculumState.create()))[1]
+
+    def _next_stage(
+        self, curriculum: CurriculumState, steps: jax.Array, games: dict[str, jax.Array]
+    ) -> CurriculumState:
+        """The curriculum's stage after an update (unchanged without a curriculum)."""
+        if self.curriculum is None:
+            return curriculum
+        return self.curriculum.advance(curriculum, steps, games)
 
     def _scale(self, x: jax.Array) -> jax.Array:
         return x * self._config.input_scale
@@ -203,15 +223,16 @@ class SelfPlay:
 
     def _play(
         self, env_state: Any, a_actions: jax.Array, b_actions: jax.Array, opponents: Opponents,
-        copies_saved: jax.Array, key: jax.Array,
+        copies_saved: jax.Array, curriculum: CurriculumState, key: jax.Array,
     ) -> Played:  # fmt: skip
-        """Both teams' actions applied to every game; finished games restart with new players."""
+        """Both teams' actions applied to every game; finished games restart (from the
+        curriculum's current stage) with new players."""
         k_step, k_reset, k_draw = jax.random.split(key, 3)
         actions = jnp.concatenate([a_actions, b_actions], axis=1)
         _, ended, reward, done, info = self.env.step(k_step, env_state, actions)
         finished = done["__all__"]
         score = ended.score
-        _, env_state = self.env.reset_done(k_reset, ended)
+        _, env_state = self.env.reset_done(k_reset, ended, self._pool(curriculum))
         rejected = info["facts"].move_rejected | info["facts"].combat_rejected
         return Played(
             env_state=env_state,
@@ -251,9 +272,12 @@ class SelfPlay:
         )
         return copies, saved + due.astype(jnp.int32)
 
-    def _game_metrics(self, traj: Any, steps: jax.Array) -> dict[str, jax.Array]:
+    def _game_metrics(
+        self, traj: Any, curriculum: CurriculumState, steps: jax.Array
+    ) -> dict[str, jax.Array]:
         """Counts over one update's finished games, from a time-major trajectory with `done`,
-        `outcome`, `margin`, `opponent`, `reward`, `weight` and `repaired`."""
+        `outcome`, `margin`, `opponent`, `reward`, `weight` and `repaired`; the curriculum stage
+        the update played in."""
         done = traj.done
         total = lambda m: jnp.sum(done & m)  # noqa: E731
         scripted_kind = 1 + len(self.fixed) - len(self._config.opponents.scripted_teams)
@@ -270,6 +294,7 @@ class SelfPlay:
             "scripted_wins": total(vs_scripted & (traj.outcome == 1)),
             "repaired_actions": jnp.sum(traj.repaired),
             "reward_per_tick": jnp.sum(traj.reward * weight) / jnp.maximum(jnp.sum(weight), 1),
+            "stage": curriculum.stage,
         }
 
     # ------------------------------------------------------------------------ the run

@@ -1,0 +1,99 @@
+"""Curricula through the engine's start-state pools: new games start from the current stage (its
+maps, rosters and winning score) while running games finish as they began; stages move on by
+game steps or by a progress signal inside one compiled run; the built-in curriculum grows teams
+1v1 -> 5v5 on maps 0-11 with a rising winning score; stages are checked and saved with a run."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from marl_bgs import ConfigError, team_inputs
+from marl_bgs_train import checkpoints
+from marl_bgs_train.config import BUILTIN_CURRICULUM, Stage, from_dict, to_dict
+from marl_bgs_train.learners import make_train
+from marl_bgs_train.testing import tiny_config
+
+TWO_STAGES = (
+    Stage(maps=(0,), rosters=(("M", "W"),), winning_score=2, steps=16),
+    Stage(maps=(3,), rosters=(("MW", "HR"),), winning_score=3),
+)
+
+
+def _games(trainer, state):
+    """Team A's roster (class ids), map and winning score of every running game."""
+    inputs, _ = team_inputs(trainer.env, state.env_state)
+    roster = np.asarray(inputs.views.public.roster_class[:, 0, :5]).astype(int)
+    env = jax.device_get(state.env_state)
+    return roster, np.asarray(env.map_id), np.asarray(env.rules.winning_score)
+
+
+def test_stages_move_by_game_steps_and_new_games_start_from_the_current_stage():
+    trainer = make_train(tiny_config("ippo-rnn", curriculum=TWO_STAGES))
+    state = jax.jit(trainer.init)(jax.random.key(0))
+    roster, maps, score = _games(trainer, state)
+    assert (roster == [1, 0, 0, 0, 0]).all()  # 1v1: a Mage
+    assert (maps == 0).all()
+    assert (score == 2).all()
+    state, first = trainer.run(state, 1)  # 16 game steps: the stage's budget
+    assert int(first["stage"][0]) == 0
+    assert int(state.curriculum.stage) == 1
+    assert int(state.curriculum.entered) == 16
+    # no game finished yet (tick limit 6 > 4 ticks): every game still plays stage 0's setup
+    assert (_games(trainer, state)[0] == [1, 0, 0, 0, 0]).all()
+    state, second = trainer.run(state, 1)
+    assert int(second["games"][0]) == 4  # all four ended at tick 6 and restarted in stage 1
+    roster, maps, score = _games(trainer, state)
+    assert (roster == [1, 2, 0, 0, 0]).all()
+    assert (maps == 3).all()
+    assert (score == 3).all()
+    state, _ = trainer.run(state, 2)
+    assert int(state.curriculum.stage) == 1  # the last stage never ends
+
+
+@pytest.mark.parametrize(("threshold", "stage"), [(-1e9, 1), (1e9, 0)])
+def test_a_progress_signal_moves_the_stage(threshold, stage):
+    stages = (
+        Stage(maps=(0,), rosters=(("M", "W"),), progress="reward_per_tick", threshold=threshold),
+        TWO_STAGES[1],
+    )
+    trainer = make_train(tiny_config("ippo-rnn", curriculum=stages))
+    state, _ = trainer.run(jax.jit(trainer.init)(jax.random.key(0)), 1)
+    assert int(state.curriculum.stage) == stage
+
+
+def test_the_builtin_curriculum_grows_teams_and_the_winning_score():
+    assert len(BUILTIN_CURRICULUM) == 5
+    for k, stage in enumerate(BUILTIN_CURRICULUM, start=1):
+        assert stage.maps == tuple(range(12))
+        assert stage.winning_score == 4 * k
+        assert all(len(a) == len(b) == k for a, b in stage.rosters)
+        for side in (0, 1):  # every class plays on both sides
+            assert set("".join(pair[side] for pair in stage.rosters)) == set("MWHRP")
+        assert (stage.steps > 0) == (k < 5)
+    trainer = make_train(tiny_config("ippo-rnn", curriculum=BUILTIN_CURRICULUM))
+    assert trainer.curriculum is not None
+    assert trainer.curriculum.pool.size == 5 * 12 * 5  # stages x maps x roster pairs
+    weights = np.asarray(trainer.curriculum.weights)
+    np.testing.assert_allclose(weights.sum(1), 1.0, rtol=1e-6)
+    assert ((weights > 0).sum(0) == 1).all()  # every entry belongs to exactly one stage
+
+
+def test_stages_are_checked_and_saved_with_the_run(tmp_path):
+    config = tiny_config("ippo-rnn", curriculum=TWO_STAGES)
+    assert from_dict(json.loads(json.dumps(to_dict(config)))) == config
+    checkpoints.save_config(tmp_path, config)
+    assert checkpoints.load_config(tmp_path) == config
+    with pytest.raises(ConfigError, match="maps: 47"):
+        make_train(tiny_config("ippo-rnn", curriculum=(Stage(maps=(47,)),)))
+    with pytest.raises(ConfigError, match=r"curriculum\[0\].progress"):
+        make_train(tiny_config("ippo-rnn", curriculum=(Stage(progress="elo"),)))  # type: ignore[arg-type]
+    data = json.loads(json.dumps(to_dict(config)))
+    data["curriculum"][1]["rosters"] = "MW"
+    with pytest.raises(ConfigError, match="rosters"):
+        from_dict(data)
+    with pytest.raises(ConfigError, match="rosters"):
+        make_train(tiny_config("ippo-rnn", curriculum=(Stage(rosters=(("MWQ", "M"),)),)))

@@ -1,0 +1,169 @@
+"""Fuzz: malformed training-run files, a run's `config.json` (`checkpoints.load_config`) and
+curriculum files (`load_curriculum`).
+
+Every input is generated from real configs (each learner, with a curriculum) by walking every
+setting with its declared type: removing it, adding an unknown one, and writing a value of each
+wrong kind (wrong type, NaN, a value outside a Literal's choices). Each must end in one outcome:
+a `ConfigError` whose message names the setting's path (e.g. `curriculum[1].winning_score`), or,
+for the valid edge cases (an integer where a number is expected, settings in another order), a
+config equal to the one written. Nothing else may escape and nothing may be read silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from marl_bgs import ConfigError
+from marl_bgs_train import checkpoints
+from marl_bgs_train.config import Stage, load_curriculum, to_dict
+from marl_bgs_train.testing import tiny_config
+
+pytestmark = pytest.mark.fuzz_family("training run files")
+
+STAGES = (
+    Stage(maps=(0, 1), rosters=(("M", "W"),), winning_score=2, steps=16),
+    Stage(maps=(3,), rosters=(("MW", "HR"),), winning_score=3, progress="win_rate", threshold=0.6),
+)
+BASES = {
+    "ppo": tiny_config("mappo-rnn", curriculum=STAGES),
+    "pqn": tiny_config("pqn-vdn"),
+    "qmix": tiny_config("qmix"),
+}
+WRONG: dict[str, list[Any]] = {
+    "bool": [1, "true", None],
+    "int": [1.5, "3", True, None, [1]],
+    "float": ["x", True, None, float("nan"), {}],
+    "str": [3, None, ["a"]],
+    "literal": ["bogus", 0, None],
+    "list": [7, "0,1", {}, None],
+    "object": [[], "x", None, 3],
+}
+
+
+def _kind(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if dataclasses.is_dataclass(hint):
+        return "object"
+    if origin is tuple:
+        return "list"
+    if origin is Literal:
+        return "literal"
+    return {bool: "bool", int: "int", float: "float", str: "str"}[hint]
+
+
+def _fields(cls: Any, data: Any, path: str) -> Iterator[tuple[str, Any, dict, str]]:
+    """(path, hint, the dict holding it, key) for every setting, nested ones included."""
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        hint, here = hints[f.name], f"{path}.{f.name}" if path else f.name
+        yield here, hint, data, f.name
+        if dataclasses.is_dataclass(hint):
+            yield from _fields(hint, data[f.name], here)
+        elif typing.get_origin(hint) is tuple and dataclasses.is_dataclass(
+            typing.get_args(hint)[0]
+        ):
+            for i, item in enumerate(data[f.name]):
+                yield from _fields(typing.get_args(hint)[0], item, f"{here}[{i}]")
+
+
+def _cases() -> Iterator[Any]:
+    for base_id, config in BASES.items():
+        data = json.loads(json.dumps(to_dict(config)))
+        for path, hint, _holder, _key in _fields(type(config), data, ""):
+            yield pytest.param(base_id, path, "drop", None, id=f"{base_id}:{path}:drop")
+            for k, value in enumerate(WRONG[_kind(hint)]):
+                yield pytest.param(base_id, path, "set", value, id=f"{base_id}:{path}:wrong{k}")
+        yield pytest.param(base_id, "", "extra", None, id=f"{base_id}:extra")
+        yield pytest.param(base_id, "curriculum", "extra", None, id=f"{base_id}:stage-extra")
+
+
+def _edit(data: dict, config: Any, path: str, how: str, value: Any) -> None:
+    if how == "extra":
+        target = data["curriculum"][0] if path == "curriculum" and data["curriculum"] else data
+        target["surprise"] = 1
+        return
+    for p, _hint, holder, key in _fields(type(config), data, ""):
+        if p == path:
+            if how == "drop":
+                del holder[key]
+            else:
+                holder[key] = value
+            return
+    raise AssertionError(path)
+
+
+@pytest.mark.parametrize(("base_id", "path", "how", "value"), list(_cases()))
+def test_a_malformed_run_config_is_refused_naming_the_setting(
+    tmp_path: Path, record_property: Any, base_id: str, path: str, how: str, value: Any
+) -> None:
+    config = BASES[base_id]
+    data = json.loads(json.dumps(to_dict(config)))
+    if how == "extra" and path == "curriculum" and not data["curriculum"]:
+        data["curriculum"] = json.loads(json.dumps(to_dict(BASES["ppo"])))["curriculum"]
+    _edit(data, config, path, how, value)
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError) as caught:
+        checkpoints.load_config(tmp_path)
+    message = str(caught.value)
+    where = path.rsplit(".", 1)[0] if how == "drop" and "." in path else path
+    if how == "drop" and "." not in path:
+        where = "config"
+    if how == "extra":
+        where = "curriculum[0]" if path == "curriculum" else "config"
+    assert where in message, message
+    record_property("outcome", "error")
+
+
+@pytest.mark.parametrize("base_id", list(BASES))
+def test_valid_edge_cases_load_as_written(tmp_path: Path, record_property: Any, base_id: str):
+    config = BASES[base_id]
+    data = json.loads(json.dumps(to_dict(config)))
+    data["gamma"] = 1  # an integer where a number is expected
+    shuffled = dict(reversed(list(data.items())))  # settings in another order
+    (tmp_path / "config.json").write_text(json.dumps(shuffled))
+    loaded = checkpoints.load_config(tmp_path)
+    assert loaded == dataclasses.replace(config, gamma=1.0)
+    assert isinstance(loaded.gamma, float)
+    record_property("outcome", "accepted")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "as JSON"),
+        ("[1, 2", "as JSON"),
+        (b"\xff\xfe\x00", "as JSON"),
+        ("{}", "non-empty list of stages"),
+        ("[]", "non-empty list of stages"),
+        ('"builtin"', "non-empty list of stages"),
+        ("[1]", "curriculum[0]"),
+        ('[{"maps": [0]}]', "curriculum[0]: expected the settings"),
+        ("[" + json.dumps({**to_dict(STAGES[0]), "maps": [49]}) + "]", "test map 49"),
+        ("[" + json.dumps({**to_dict(STAGES[0]), "rosters": [["M"]]}) + "]", "rosters[0]"),
+        ("[" + json.dumps({**to_dict(STAGES[0]), "steps": -1}) + "]", "curriculum[0]: steps"),
+    ],
+)
+def test_a_malformed_curriculum_file_is_refused(tmp_path, record_property, text, message):
+    path = tmp_path / "stages.json"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_curriculum(str(path))
+    record_property("outcome", "error")
+
+
+def test_a_curriculum_file_loads_as_written(tmp_path, record_property):
+    path = tmp_path / "stages.json"
+    path.write_text(json.dumps([to_dict(stage) for stage in STAGES]))
+    assert load_curriculum(str(path)) == STAGES
+    record_property("outcome", "accepted")
