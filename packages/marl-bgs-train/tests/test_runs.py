@@ -98,9 +98,13 @@ def test_command_line_errors_name_the_setting(tmp_path):
     missing = cli.invoke(app, ["resume", str(tmp_path / "none")])
     assert missing.exit_code == 2
     assert "config.json" in missing.output
+    no_file = cli.invoke(app, ["qmix", "--curriculum", str(tmp_path / "none.json")])
+    assert no_file.exit_code == 2
+    assert "curriculum" in no_file.output
     listed = cli.invoke(app, ["presets"])
     assert listed.exit_code == 0
-    assert "mappo-ff" in listed.output
+    for name in ("mappo-ff", "pqn-vdn", "qmix", "td_lambda", "replay_rows"):
+        assert name in listed.output
     assert "0.999" in listed.output
 
 
