@@ -10,13 +10,13 @@ import pytest
 
 from marl_bgs import ConfigError, Policy
 from marl_bgs.tdm.mode import TeamDeathmatch
-from marl_bgs_train import checkpoints
 from marl_bgs_train.config import OpponentMix, RewardSettings
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import ActorSpec, network_policy
 from marl_bgs_train.ppo import PPOTrainer
 from marl_bgs_train.selfplay import opponent_slices
+from marl_bgs_train.testing import assert_resumes_exactly
 from marl_bgs_train.testing import tiny_config as tiny
 
 
@@ -32,11 +32,6 @@ def _frozen_network() -> Policy:
     spec = ActorSpec(hidden=8, recurrent=True, heads="factored", sharing="all", input_scale=0.01)
     params = init_groups(spec.network(), jax.random.key(5), 1, TeamDeathmatch().spec.obs_size)
     return network_policy(spec, params, name="frozen-net")
-
-
-def _leaves_equal(a, b) -> None:
-    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
 def test_recurrent_ippo_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path):
@@ -56,20 +51,8 @@ def test_recurrent_ippo_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path
     assert finished >= 4  # tick limit 6: every game ends within 12 ticks
     assert finished == sum(int(m[k][0]) for m in history for k in ("wins", "draws", "losses"))
 
-    # N + M updates equal N, save, restore into a fresh process-like target, M
-    resumed = init(jax.random.key(7))
-    resumed, _ = trainer.run(resumed, 1)
-    resumed, _ = trainer.run(resumed, 1)
-    mgr = checkpoints.manager(tmp_path / "run")
-    checkpoints.save(mgr, resumed)
-    checkpoints.save_config(tmp_path / "run", trainer.config)
-    like = jax.eval_shape(trainer.init, jax.random.key(0))
-    restored = checkpoints.restore(checkpoints.manager(tmp_path / "run"), like)
-    _leaves_equal(restored, resumed)
-    restored, last = trainer.run(restored, 1)
-    _leaves_equal(restored, state)
-    _leaves_equal(last, history[-1])
-    assert checkpoints.load_config(tmp_path / "run") == trainer.config
+    # N + M updates equal N, save, restore into a fresh target, M
+    assert_resumes_exactly(trainer, jax.random.key(7), 2, tmp_path / "run", state, history[-1])
 
 
 def test_opponent_slices_follow_the_mix():

@@ -10,21 +10,16 @@ import pytest
 
 import marl_bgs
 from marl_bgs import ConfigError, team_inputs
-from marl_bgs_train import checkpoints, runs
+from marl_bgs_train import runs
 from marl_bgs_train.config import PQNConfig
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.pqn import PQNTrainer
-from marl_bgs_train.testing import tiny_config
+from marl_bgs_train.testing import assert_resumes_exactly, tiny_config
 
 
 @pytest.fixture(scope="module")
 def trainer() -> PQNTrainer:
     return make_train(tiny_config("pqn-vdn", epsilon_steps=40))
-
-
-def _leaves_equal(a, b) -> None:
-    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
-        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
 
 
 def test_pqn_vdn_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path):
@@ -46,17 +41,7 @@ def test_pqn_vdn_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path):
     assert max(jax.tree_util.tree_leaves(moved)) > 0
     assert int(state.copies_saved) == 3
 
-    resumed = init(jax.random.key(4))
-    resumed, _ = trainer.run(resumed, 2)
-    mgr = checkpoints.manager(tmp_path / "run")
-    checkpoints.save(mgr, resumed)
-    checkpoints.save_config(tmp_path / "run", trainer.config)
-    like = jax.eval_shape(trainer.init, jax.random.key(0))
-    restored = checkpoints.restore(checkpoints.manager(tmp_path / "run"), like)
-    restored, last = trainer.run(restored, 1)
-    _leaves_equal(restored, state)
-    _leaves_equal(last, history[-1])
-    assert checkpoints.load_config(tmp_path / "run") == trainer.config
+    assert_resumes_exactly(trainer, jax.random.key(4), 2, tmp_path / "run", state, history[-1])
 
 
 def test_a_pqn_run_plays_greedy_legal_actions(tmp_path):

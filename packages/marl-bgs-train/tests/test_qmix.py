@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from marl_bgs import ConfigError
-from marl_bgs_train import checkpoints
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.qmix import QMIXTrainer
-from marl_bgs_train.testing import tiny_config
+from marl_bgs_train.testing import assert_resumes_exactly, tiny_config
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +54,7 @@ def test_qmix_trains_legally_with_its_replay_and_targets(trainer, tmp_path):
         np.testing.assert_array_equal(replay.mask[earlier, t], replay.mask[later, 0])
     assert replay.mask[:, :, :, :].any(axis=-1).all()  # every stored tick has a legal action
 
-    resumed, _ = trainer.run(init(jax.random.key(2)), 2)
-    mgr = checkpoints.manager(tmp_path / "run")
-    checkpoints.save(mgr, resumed)
-    checkpoints.save_config(tmp_path / "run", trainer.config)
-    like = jax.eval_shape(trainer.init, jax.random.key(0))
-    restored = checkpoints.restore(checkpoints.manager(tmp_path / "run"), like)
-    restored, last = trainer.run(restored, 1)
-    assert _equal(restored, state)
-    assert _equal(last, history[-1])
-    assert checkpoints.load_config(tmp_path / "run") == trainer.config
+    assert_resumes_exactly(trainer, jax.random.key(2), 2, tmp_path / "run", state, history[-1])
 
 
 def test_qmix_waits_for_learning_starts():

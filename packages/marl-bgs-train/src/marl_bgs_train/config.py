@@ -165,32 +165,11 @@ class PPOConfig(LearnerConfig):
 
 
 @dataclass(frozen=True)
-class PQNConfig(LearnerConfig):
-    """Recurrent PQN with VDN mixing (paper Table S10: discount 0.99, TD(lambda 0.85), a
-    normalisation layer after each hidden layer, exploration 1.0 -> 0.01 over the first 2.2M
-    game steps, 768 games per update). Acts on the flat 198-way action."""
+class ValueConfig(LearnerConfig):
+    """What the value-based baselines share (paper Table S10): discount 0.99, 768 games per
+    update, the flat 198-way action, epsilon-greedy exploration falling linearly from
+    `epsilon_start` to `epsilon_finish` over `epsilon_steps` game steps."""
 
-    name: str = "pqn-vdn"
-    num_envs: int = 768
-    gamma: float = 0.99
-    heads: HeadKind = "flat"
-    max_grad_norm: float = 10.0
-    td_lambda: float = 0.85
-    epsilon_start: float = 1.0
-    epsilon_finish: float = 0.01
-    epsilon_steps: int = 2_200_000  # game steps over which exploration falls linearly
-    epochs: int = 2
-    minibatches: int = 4  # split over games (whole sequences)
-    lr: float = 2.5e-4
-
-
-@dataclass(frozen=True)
-class QMIXConfig(LearnerConfig):
-    """Recurrent QMIX (paper Table S10: discount 0.99, a hard target copy every 128 updates,
-    exploration 1.0 -> 0.05 over 2M game steps, a replay of 132,096 rows, 768 games per update).
-    A replay row is one game step of team A; rows are kept as whole `rollout`-tick sequences."""
-
-    name: str = "qmix"
     num_envs: int = 768
     gamma: float = 0.99
     heads: HeadKind = "flat"
@@ -198,6 +177,30 @@ class QMIXConfig(LearnerConfig):
     epsilon_start: float = 1.0
     epsilon_finish: float = 0.05
     epsilon_steps: int = 2_000_000
+
+
+@dataclass(frozen=True)
+class PQNConfig(ValueConfig):
+    """Recurrent PQN with VDN mixing (paper Table S10: discount 0.99, TD(lambda 0.85), a
+    normalisation layer after each hidden layer, exploration 1.0 -> 0.01 over the first 2.2M
+    game steps, 768 games per update). Acts on the flat 198-way action."""
+
+    name: str = "pqn-vdn"
+    td_lambda: float = 0.85
+    epsilon_finish: float = 0.01
+    epsilon_steps: int = 2_200_000
+    epochs: int = 2
+    minibatches: int = 4  # split over games (whole sequences)
+    lr: float = 2.5e-4
+
+
+@dataclass(frozen=True)
+class QMIXConfig(ValueConfig):
+    """Recurrent QMIX (paper Table S10: discount 0.99, a hard target copy every 128 updates,
+    exploration 1.0 -> 0.05 over 2M game steps, a replay of 132,096 rows, 768 games per update).
+    A replay row is one game step of team A; rows are kept as whole `rollout`-tick sequences."""
+
+    name: str = "qmix"
     replay_rows: int = 132_096  # game steps kept, as replay_rows // rollout sequences
     batch_sequences: int = 128  # sequences per gradient step
     gradient_steps: int = 4  # gradient steps per update
@@ -286,7 +289,7 @@ def validate(config: C) -> C:
     for name, allowed in (("heads", HEAD_KINDS), ("sharing", SHARING)):
         if getattr(config, name) not in allowed:
             raise ConfigError(f"{name}: {getattr(config, name)!r}; allowed: {list(allowed)}")
-    if isinstance(config, PQNConfig | QMIXConfig) and config.heads != "flat":
+    if isinstance(config, ValueConfig) and config.heads != "flat":
         raise ConfigError(f"heads: {config.heads!r}; allowed for value-based learners: ['flat']")
     if isinstance(config, QMIXConfig):
         sequences = config.replay_rows // config.rollout

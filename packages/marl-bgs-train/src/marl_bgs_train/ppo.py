@@ -27,7 +27,7 @@ from marl_bgs_train.config import PPOConfig, validate
 from marl_bgs_train.curriculum import CurriculumState
 from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss
 from marl_bgs_train.networks import Network, init_groups, num_groups
-from marl_bgs_train.policy import ActorSpec, roster_classes, team_forward
+from marl_bgs_train.policy import ActorSpec, team_forward
 from marl_bgs_train.selfplay import Opponents, SelfPlay
 
 
@@ -93,33 +93,20 @@ class PPOTrainer(SelfPlay):
     # ----------------------------------------------------------------------------- start
     def init(self, key: jax.Array) -> RunnerState:
         """A fresh run: new networks, optimisers and games."""
-        cfg, n = self.config, self.config.num_envs
-        k_actor, k_critic, k_env, k_opp, key = jax.random.split(key, 5)
+        cfg = self.config
+        k_actor, k_critic, key = jax.random.split(key, 3)
         obs_size = self.env.obs_size
         actor = init_groups(self.actor_net, k_actor, self.groups, obs_size)
         critic = init_groups(self.critic_net, k_critic, self.groups, obs_size)
-        env_state = self._start_games(k_env)
-        zeros = jnp.zeros((n, TEAM_SIZE, cfg.hidden))
-        copies = jax.tree_util.tree_map(
-            lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
-        )
+        zeros = jnp.zeros((cfg.num_envs, TEAM_SIZE, cfg.hidden))
         return RunnerState(
-            actor=actor,
             critic=critic,
             actor_opt=self.actor_tx.init(actor),
             critic_opt=self.critic_tx.init(critic),
             value_norm=ValueNorm.create(),
-            env_state=env_state,
-            start=jnp.ones((n,), bool),
             actor_carry=zeros,
             critic_carry=zeros,
-            opponents=self.opponents_init(k_opp, cfg.hidden),
-            copies=copies,
-            copies_saved=jnp.int32(0),
-            key=jax.random.key_data(key),
-            curriculum=CurriculumState.create(),
-            update=jnp.int32(0),
-            steps=jnp.int32(0),
+            **self._fresh(key, actor),
         )
 
     # ---------------------------------------------------------------------------- acting
@@ -175,15 +162,7 @@ class PPOTrainer(SelfPlay):
             choices=picked.choices,
             log_prob=picked.log_prob,
             value=value,
-            reward=played.reward,
-            done=played.done,
-            start=state.start,
-            group=group,
-            weight=(roster_classes(inputs_a) > 0).astype(jnp.float32),
-            outcome=played.outcome,
-            margin=played.margin,
-            opponent=state.opponents.kind,
-            repaired=played.repaired,
+            **self._record(state, inputs_a, played),
         )
         state = dataclasses.replace(
             state,
@@ -237,11 +216,9 @@ class PPOTrainer(SelfPlay):
 
     def update(self, state: RunnerState) -> tuple[RunnerState, dict[str, jax.Array]]:
         """One update: a rollout of every game, GAE, then the PPO epochs."""
-        cfg, n = self.config, self.config.num_envs
-        key = jax.random.wrap_key_data(state.key)
-        key, k_roll, k_epochs = jax.random.split(key, 3)
+        cfg = self.config
         first = state
-        state, traj = jax.lax.scan(self._tick, state, jax.random.split(k_roll, cfg.rollout))
+        state, traj, key, k_epochs = self._rollout(state)
         norm = state.value_norm
         denorm = norm.denormalize if cfg.value_norm else (lambda v: v)
         done = jnp.broadcast_to(traj.done[..., None], traj.reward.shape)
@@ -287,34 +264,13 @@ class PPOTrainer(SelfPlay):
             critic = optax.apply_updates(critic, c_updates)
             return (actor, critic, actor_opt, critic_opt), stats
 
-        def epoch(carry: tuple, k: jax.Array) -> tuple[tuple, dict]:
-            order = jax.random.permutation(k, n)
-            shaped = jax.tree_util.tree_map(
-                lambda a: a[order].reshape(cfg.minibatches, n // cfg.minibatches, *a.shape[1:]),
-                batch,
-            )
-            return jax.lax.scan(minibatch_step, carry, shaped)
-
         params = (state.actor, state.critic, state.actor_opt, state.critic_opt)
-        params, stats = jax.lax.scan(epoch, params, jax.random.split(k_epochs, cfg.epochs))
+        params, stats = self._epochs(
+            params, batch, minibatch_step, k_epochs, cfg.epochs, cfg.minibatches
+        )
         actor, critic, actor_opt, critic_opt = params
-        steps = state.steps + cfg.steps_per_update
-        copies, copies_saved = self._save_copy(
-            state.copies, state.copies_saved, actor, state.steps, steps
-        )
-        games = self._game_metrics(traj, state.curriculum, steps)
-        state = dataclasses.replace(
-            state,
-            curriculum=self._next_stage(state.curriculum, steps, games),
-            actor=actor,
-            critic=critic,
-            actor_opt=actor_opt,
-            critic_opt=critic_opt,
+        state, games = self._finish(
+            state, traj, key, actor, critic=critic, actor_opt=actor_opt, critic_opt=critic_opt,
             value_norm=norm,
-            copies=copies,
-            copies_saved=copies_saved,
-            key=jax.random.key_data(key),
-            update=state.update + 1,
-            steps=steps,
-        )
+        )  # fmt: skip
         return state, {**games, **{k: jnp.mean(v) for k, v in stats.items()}}

@@ -13,7 +13,6 @@ opponents play epsilon-greedily at the final epsilon. Opponents, rewards and run
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,26 +63,13 @@ class PQNTrainer(QLearner):
 
     def init(self, key: jax.Array) -> PQNState:
         """A fresh run: a new Q-network, optimiser and games."""
-        cfg, n = self.config, self.config.num_envs
-        k_net, k_env, k_opp, key = jax.random.split(key, 4)
+        cfg = self.config
+        k_net, key = jax.random.split(key)
         params = init_groups(self.q_net, k_net, self.groups, self.env.obs_size)
-        env_state = self._start_games(k_env)
-        copies = jax.tree_util.tree_map(
-            lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), params
-        )
         return PQNState(
-            actor=params,
             opt=self.tx.init(params),
-            env_state=env_state,
-            start=jnp.ones((n,), bool),
-            carry=jnp.zeros((n, TEAM_SIZE, cfg.hidden)),
-            opponents=self.opponents_init(k_opp, cfg.hidden),
-            copies=copies,
-            copies_saved=jnp.int32(0),
-            key=jax.random.key_data(key),
-            curriculum=CurriculumState.create(),
-            update=jnp.int32(0),
-            steps=jnp.int32(0),
+            carry=jnp.zeros((cfg.num_envs, TEAM_SIZE, cfg.hidden)),
+            **self._fresh(key, params),
         )
 
     def _loss(self, params: Any, batch: dict[str, Any]) -> tuple[jax.Array, jax.Array]:
@@ -98,11 +84,9 @@ class PQNTrainer(QLearner):
 
     def update(self, state: PQNState) -> tuple[PQNState, dict[str, jax.Array]]:
         """One update: a rollout of every game, TD(lambda) targets, then the epochs."""
-        cfg, n = self.config, self.config.num_envs
-        key = jax.random.wrap_key_data(state.key)
-        key, k_roll, k_epochs = jax.random.split(key, 3)
+        cfg = self.config
         first = state
-        state, traj = jax.lax.scan(self._tick, state, jax.random.split(k_roll, cfg.rollout))
+        state, traj, key, k_epochs = self._rollout(state)
         inputs_a, _ = team_inputs(self.env, state.env_state)
         _, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
         last_weight = (roster_classes(inputs_a) > 0).astype(jnp.float32)
@@ -130,37 +114,15 @@ class PQNTrainer(QLearner):
             updates, opt = self.tx.update(grads, opt, params)
             return (optax.apply_updates(params, updates), opt), {"loss": loss, "q_team": team}
 
-        def epoch(carry: tuple, k: jax.Array) -> tuple[tuple, dict]:
-            order = jax.random.permutation(k, n)
-            shaped = jax.tree_util.tree_map(
-                lambda a: a[order].reshape(cfg.minibatches, n // cfg.minibatches, *a.shape[1:]),
-                batch,
-            )
-            return jax.lax.scan(minibatch_step, carry, shaped)
-
-        (params, opt), stats = jax.lax.scan(
-            epoch, (state.actor, state.opt), jax.random.split(k_epochs, cfg.epochs)
-        )
-        steps = state.steps + cfg.steps_per_update
-        copies, copies_saved = self._save_copy(
-            state.copies, state.copies_saved, params, state.steps, steps
-        )
-        games = self._game_metrics(traj, state.curriculum, steps)
+        (params, opt), stats = self._epochs(
+            (state.actor, state.opt), batch, minibatch_step, k_epochs, cfg.epochs,
+            cfg.minibatches,
+        )  # fmt: skip
+        state, games = self._finish(state, traj, key, params, opt=opt)
         metrics = {
             **games,
             **{k: jnp.mean(v) for k, v in stats.items()},
             "epsilon": self.epsilon(first.steps),
             "target_mean": jnp.mean(targets),
         }
-        state = dataclasses.replace(
-            state,
-            curriculum=self._next_stage(state.curriculum, steps, games),
-            actor=params,
-            opt=opt,
-            copies=copies,
-            copies_saved=copies_saved,
-            key=jax.random.key_data(key),
-            update=state.update + 1,
-            steps=steps,
-        )
         return state, metrics

@@ -13,7 +13,6 @@ actions (1.0 -> 0.05 over 2M game steps).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -113,14 +112,10 @@ class QMIXTrainer(QLearner):
     def init(self, key: jax.Array) -> QMIXState:
         """A fresh run: new networks (targets equal), optimiser, empty replay and new games."""
         cfg, n, t = self.config, self.config.num_envs, self.config.rollout
-        k_net, k_mix, k_env, k_opp, key = jax.random.split(key, 5)
+        k_net, k_mix, key = jax.random.split(key, 3)
         actor = init_groups(self.q_net, k_net, self.groups, self.env.obs_size)
         state_size = self.env.spec.state_size
         mixer = self.mixer_net.init(k_mix, jnp.zeros((TEAM_SIZE,)), jnp.zeros((state_size,)))
-        env_state = self._start_games(k_env)
-        copies = jax.tree_util.tree_map(
-            lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
-        )
         s, flat = self.capacity, heads.logit_sizes("flat")[0]
         zeros = lambda *shape, dtype=jnp.float32: jnp.zeros(shape, dtype)  # noqa: E731
         replay = Replay(
@@ -138,22 +133,13 @@ class QMIXTrainer(QLearner):
             next=jnp.int32(0),
         )
         return QMIXState(
-            actor=actor,
             mixer=mixer,
             target_actor=actor,
             target_mixer=mixer,
             opt=self.tx.init((actor, mixer)),
-            env_state=env_state,
-            start=jnp.ones((n,), bool),
             carry=jnp.zeros((n, TEAM_SIZE, cfg.hidden)),
-            opponents=self.opponents_init(k_opp, cfg.hidden),
-            copies=copies,
-            copies_saved=jnp.int32(0),
             replay=replay,
-            key=jax.random.key_data(key),
-            curriculum=CurriculumState.create(),
-            update=jnp.int32(0),
-            steps=jnp.int32(0),
+            **self._fresh(key, actor),
         )
 
     def _store(self, replay: Replay, first: QMIXState, after: QMIXState, traj: Any) -> Replay:
@@ -209,10 +195,8 @@ class QMIXTrainer(QLearner):
         """One update: a rollout into the replay, then gradient steps on sampled sequences
         (once the replay holds `learning_starts` game steps), then the target copy if due."""
         cfg = self.config
-        key = jax.random.wrap_key_data(state.key)
-        key, k_roll, k_learn = jax.random.split(key, 3)
         first = state
-        state, traj = jax.lax.scan(self._tick, state, jax.random.split(k_roll, cfg.rollout))
+        state, traj, key, k_learn = self._rollout(state)
         replay = self._store(state.replay, first, state, traj)
         target = (state.target_actor, state.target_mixer)
 
@@ -232,35 +216,18 @@ class QMIXTrainer(QLearner):
         (actor, mixer), opt = jax.tree_util.tree_map(
             lambda new, old: jnp.where(learning, new, old), learned, start
         )
-        update = state.update + 1
-        copy_now = update % cfg.target_every == 0
+        copy_now = (state.update + 1) % cfg.target_every == 0
         keep = lambda new, old: jax.tree_util.tree_map(  # noqa: E731
             lambda a, b: jnp.where(copy_now, a, b), new, old
         )
-        steps = state.steps + cfg.steps_per_update
-        copies, copies_saved = self._save_copy(
-            state.copies, state.copies_saved, actor, state.steps, steps
-        )
-        games = self._game_metrics(traj, state.curriculum, steps)
+        state, games = self._finish(
+            state, traj, key, actor, mixer=mixer, target_actor=keep(actor, state.target_actor),
+            target_mixer=keep(mixer, state.target_mixer), opt=opt, replay=replay,
+        )  # fmt: skip
         metrics = {
             **games,
             **{k: jnp.where(learning, jnp.mean(v), 0.0) for k, v in stats.items()},
             "epsilon": self.epsilon(first.steps),
             "replay_rows": replay.size * cfg.rollout,
         }
-        state = dataclasses.replace(
-            state,
-            curriculum=self._next_stage(state.curriculum, steps, games),
-            actor=actor,
-            mixer=mixer,
-            target_actor=keep(actor, state.target_actor),
-            target_mixer=keep(mixer, state.target_mixer),
-            opt=opt,
-            copies=copies,
-            copies_saved=copies_saved,
-            replay=replay,
-            key=jax.random.key_data(key),
-            update=update,
-            steps=steps,
-        )
         return state, metrics

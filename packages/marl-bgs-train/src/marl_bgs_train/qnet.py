@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from marl_bgs import Policy, TeamInputs, team_inputs
 from marl_bgs_train import heads
 from marl_bgs_train.networks import num_groups
-from marl_bgs_train.policy import ActorSpec, roster_classes, team_forward
+from marl_bgs_train.policy import ActorSpec, team_forward
 from marl_bgs_train.selfplay import SelfPlay
 
 
@@ -106,15 +106,7 @@ class QLearner(SelfPlay):
             team_state=self._team_state(state.env_state),
             choice=choice,
             greedy=heads.greedy_value(values, mask),
-            reward=played.reward,
-            done=played.done,
-            start=state.start,
-            group=self._groups(inputs_a),
-            weight=(roster_classes(inputs_a) > 0).astype(jnp.float32),
-            outcome=played.outcome,
-            margin=played.margin,
-            opponent=state.opponents.kind,
-            repaired=played.repaired,
+            **self._record(state, inputs_a, played),
         )
         state = dataclasses.replace(
             state,

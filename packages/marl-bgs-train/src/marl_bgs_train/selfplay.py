@@ -11,7 +11,7 @@ learner subclasses `SelfPlay` and says how its network acts (`_network_actions`)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, partial
 from typing import Any, NamedTuple
 
@@ -117,9 +117,28 @@ class SelfPlay:
         """The pool new games start from (None: the env's own, without a curriculum)."""
         return None if self.curriculum is None else self.curriculum.pool_at(curriculum)
 
-    def _start_games(self, key: jax.Array) -> Any:
-        """The first games of a run (the curriculum's first stage, if any)."""
-        return self.env.reset(key, self._pool(CurriculumState.create()))[1]
+    def _fresh(self, key: jax.Array, actor: Any) -> dict[str, Any]:
+        """The fields every learner's state starts with: the first games (the curriculum's first
+        stage, if any) and their team B players, `actor` as every saved copy, the run's key and
+        counters."""
+        k_env, k_opp, key = jax.random.split(key, 3)
+        cfg = self._config
+        first = CurriculumState.create()
+        copies = jax.tree_util.tree_map(
+            lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
+        )
+        return {
+            "actor": actor,
+            "env_state": self.env.reset(k_env, self._pool(first))[1],
+            "start": jnp.ones((cfg.num_envs,), bool),
+            "opponents": self.opponents_init(k_opp, cfg.hidden),
+            "copies": copies,
+            "copies_saved": jnp.int32(0),
+            "curriculum": first,
+            "key": jax.random.key_data(key),
+            "update": jnp.int32(0),
+            "steps": jnp.int32(0),
+        }
 
     def _next_stage(
         self, curriculum: CurriculumState, steps: jax.Array, games: dict[str, jax.Array]
@@ -296,6 +315,73 @@ class SelfPlay:
             "reward_per_tick": jnp.sum(traj.reward * weight) / jnp.maximum(jnp.sum(weight), 1),
             "stage": curriculum.stage,
         }
+
+    def _record(self, state: Any, inputs_a: TeamInputs, played: Played) -> dict[str, jax.Array]:
+        """What every learner's transition keeps of a tick besides its own: team A's rewards,
+        the games' ends and results, its agents' groups and real slots, who played team B."""
+        return {
+            "reward": played.reward,
+            "done": played.done,
+            "start": state.start,
+            "group": self._groups(inputs_a),
+            "weight": (roster_classes(inputs_a) > 0).astype(jnp.float32),
+            "outcome": played.outcome,
+            "margin": played.margin,
+            "opponent": state.opponents.kind,
+            "repaired": played.repaired,
+        }
+
+    def _rollout(self, state: Any) -> tuple[Any, Any, jax.Array, jax.Array]:
+        """`rollout` ticks of every game from the run's key: (state, trajectory time-major, the
+        key the update goes on with, a key for its learning)."""
+        key = jax.random.wrap_key_data(state.key)
+        key, k_roll, k_learn = jax.random.split(key, 3)
+        keys = jax.random.split(k_roll, self._config.rollout)
+        state, traj = jax.lax.scan(self._tick, state, keys)
+        return state, traj, key, k_learn
+
+    def _tick(self, state: Any, key: jax.Array) -> tuple[Any, Any]:
+        """One tick of every game (each learner's own)."""
+        raise NotImplementedError
+
+    def _epochs(
+        self, carry: Any, batch: Any, step: Callable[[Any, Any], tuple[Any, Any]],
+        key: jax.Array, epochs: int, minibatches: int,
+    ) -> tuple[Any, Any]:  # fmt: skip
+        """`epochs` passes over game-major `batch` [N, ...] in `minibatches` random splits of
+        whole games, `step(carry, minibatch) -> (carry, stats)` on each: (carry, stats)."""
+        n = self._config.num_envs
+
+        def epoch(carry: Any, k: jax.Array) -> tuple[Any, Any]:
+            order = jax.random.permutation(k, n)
+            split = lambda a: a[order].reshape(minibatches, n // minibatches, *a.shape[1:])  # noqa: E731
+            return jax.lax.scan(step, carry, jax.tree_util.tree_map(split, batch))
+
+        return jax.lax.scan(epoch, carry, jax.random.split(key, epochs))
+
+    def _finish(
+        self, state: Any, traj: Any, key: jax.Array, actor: Any, **learned: Any
+    ) -> tuple[Any, dict[str, jax.Array]]:
+        """What every update ends with: the game steps, a saved copy of `actor` when due, the
+        game metrics, the curriculum's next stage, the key and the counters; `learned` holds the
+        learner's other new fields. Returns (state, game metrics)."""
+        steps = state.steps + self._config.steps_per_update
+        copies, copies_saved = self._save_copy(
+            state.copies, state.copies_saved, actor, state.steps, steps
+        )
+        games = self._game_metrics(traj, state.curriculum, steps)
+        state = dataclasses.replace(
+            state,
+            **learned,
+            actor=actor,
+            copies=copies,
+            copies_saved=copies_saved,
+            curriculum=self._next_stage(state.curriculum, steps, games),
+            key=jax.random.key_data(key),
+            update=state.update + 1,
+            steps=steps,
+        )
+        return state, games
 
     # ------------------------------------------------------------------------ the run
     def update(self, state: Any) -> tuple[Any, dict[str, jax.Array]]:

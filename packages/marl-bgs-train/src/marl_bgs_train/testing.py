@@ -4,7 +4,11 @@ rather than minutes of running."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
+
+import jax
+import numpy as np
 
 from marl_bgs_train.config import PRESETS, LearnerConfig, OpponentMix, QMIXConfig
 
@@ -41,3 +45,28 @@ def tiny_config(preset: str = "ippo-rnn", **changes: Any) -> Any:
         ),
     )
     return dataclasses.replace(base, **changes)
+
+
+def assert_trees_equal(a: Any, b: Any) -> None:
+    """Every leaf of two pytrees equal, bit for bit."""
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b), strict=True):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def assert_resumes_exactly(
+    trainer: Any, key: jax.Array, done: int, run_dir: Path, whole: Any, last: Any
+) -> None:
+    """`done` updates from `key`, saved with the run's config, restored into a fresh target
+    and run one more update, equal the uninterrupted run's state `whole` and its last update's
+    metrics `last`; the config reads back equal."""
+    from marl_bgs_train import checkpoints
+
+    state, _ = trainer.run(jax.jit(trainer.init)(key), done)
+    checkpoints.save(checkpoints.manager(run_dir), state)
+    checkpoints.save_config(run_dir, trainer.config)
+    like = jax.eval_shape(trainer.init, jax.random.key(0))
+    restored = checkpoints.restore(checkpoints.manager(run_dir), like)
+    restored, metrics = trainer.run(restored, 1)
+    assert_trees_equal(restored, whole)
+    assert_trees_equal(metrics, last)
+    assert checkpoints.load_config(run_dir) == trainer.config
