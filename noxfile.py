@@ -53,8 +53,11 @@ def _sync(session: nox.Session, package: str | None, *args: str) -> None:
 @nox.parametrize("package", PACKAGES, ids=PACKAGES)
 def tests(session: nox.Session, package: str) -> None:
     """Install one package as a wheel with what it declares, check ranges, run its tests."""
-    # The engine's adapter tests need the ecosystems they adapt to (its optional extras).
-    extras = ["--extra", "jaxmarl", "--extra", "pettingzoo"] if package == "marl-bgs-engine" else []
+    # Tests of optional features need their extras (the engine's adapters, TensorBoard logs).
+    extras = {
+        "marl-bgs-engine": ["--extra", "jaxmarl", "--extra", "pettingzoo"],
+        "marl-bgs-train": ["--extra", "tensorboard"],
+    }.get(package, [])
     _sync(session, package, "--group", "test", "--no-editable", *extras)
     session.run("uv", "pip", "check", "--python", session.virtualenv.location)  # type: ignore[union-attr]
     session.run(

@@ -86,6 +86,9 @@ def _train_command(preset: str) -> None:
             str | None,
             typer.Option(help="'builtin' (maps 0-11, 1v1 -> 5v5) or a JSON file of stages"),
         ] = None,
+        tensorboard: Annotated[
+            bool, typer.Option(help="Also log for TensorBoard (RUN/tensorboard)")
+        ] = False,
         quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     ) -> None:
         config = PRESETS[preset]
@@ -108,7 +111,7 @@ def _train_command(preset: str) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / FROZEN_FILE).write_text(json.dumps(frozen or []) + "\n")
         train_run(config, run_dir, seed=seed, frozen=pool, save_every=save_every,
-                  progress=not quiet, on_save=on_save)  # fmt: skip
+                  progress=not quiet, on_save=on_save, tensorboard=tensorboard)  # fmt: skip
         console.print(f"done: {run_dir / 'log.csv'}, {run_dir / CURVE}, {run_dir / 'checkpoints'}")
         if validate_each:
             console.print(f"validation: {run_dir / VALIDATION_CSV}, best: {run_dir / BEST}")

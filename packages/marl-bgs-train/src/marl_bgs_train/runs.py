@@ -2,7 +2,7 @@
 update), checkpoints, a learning-curve picture, and loading a run's policy back.
 
 Layout of `run_dir`: `config.json`, `checkpoints/<update>/`, `log.jsonl`, `log.csv`,
-`curve.png`.
+`curve.png`, and with `tensorboard` the event files in `tensorboard/`.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ import jax
 import numpy as np
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from marl_bgs import Policy
+from marl_bgs import ConfigError, Policy
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
 from marl_bgs_train.learners import Trainer, make_train
 from marl_bgs_train.policy import network_policy
 
 LOG_JSONL, LOG_CSV, CURVE = "log.jsonl", "log.csv", "curve.png"
+TENSORBOARD = "tensorboard"  # event files, with --tensorboard
 
 
 def log_row(metrics: dict[str, Any], seconds: float, steps_per_update: int) -> dict[str, float]:
@@ -48,11 +49,13 @@ def train_run(
     progress: bool = True,
     on_update: Callable[[dict[str, float]], None] | None = None,
     on_save: Callable[[int], object] | None = None,
+    tensorboard: bool = False,
 ) -> Any:
     """Train `config` into `run_dir` (or continue its newest checkpoint with `resume`), saving
     every `save_every` updates and at the end. `frozen`: the frozen opponent pool (a resumed run
     needs the same). `on_save(update)` runs after each checkpoint is on disk (e.g. validation).
-    Returns the final state."""
+    `tensorboard`: also write every logged scalar for TensorBoard into `run_dir/tensorboard`
+    (needs `marl-bgs-train[tensorboard]`). Returns the final state."""
     run_dir = Path(run_dir)
     trainer = make_train(config, frozen)
     mgr = checkpoints.manager(run_dir)
@@ -72,6 +75,7 @@ def train_run(
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
+    writer = _tensorboard(run_dir) if tensorboard else None
     with Progress(*columns, disable=not progress) as bar:
         task = bar.add_task(config.name, total=total * config.steps_per_update, status="compiling")
         bar.update(task, completed=done * config.steps_per_update)
@@ -82,6 +86,10 @@ def train_run(
             row = log_row(metrics, time.perf_counter() - started, config.steps_per_update)
             done = int(state.update)
             _append(run_dir, {"update": done, **row})
+            if writer is not None:
+                for name, value in row.items():
+                    writer.add_scalar(name, value, global_step=int(row["steps"]))
+                writer.flush()
             status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
             bar.update(task, completed=done * config.steps_per_update, status=status)
@@ -92,8 +100,21 @@ def train_run(
                     on_save(done)
             if on_update is not None:
                 on_update(row)
+    if writer is not None:
+        writer.close()
     plot_curve(run_dir)
     return state
+
+
+def _tensorboard(run_dir: Path) -> Any:
+    """A TensorBoard writer into `run_dir/tensorboard` (`tensorboard --logdir RUN_DIR`)."""
+    try:
+        from tensorboardX import SummaryWriter
+    except ImportError:
+        raise ConfigError(
+            "tensorboard: needs tensorboardX; pip install 'marl-bgs-train[tensorboard]'"
+        ) from None
+    return SummaryWriter(str(run_dir / TENSORBOARD))
 
 
 def _append(run_dir: Path, row: dict[str, float]) -> None:
