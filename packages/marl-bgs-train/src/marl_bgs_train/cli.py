@@ -8,7 +8,6 @@ marl-bgs-train validate runs/ippo --panel tdm-alpha --panel ckpt:runs/other
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from marl_bgs import ConfigError, Policy
+from marl_bgs import ConfigError
 from marl_bgs_eval import EvalError, get_system
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import (
@@ -28,10 +27,10 @@ from marl_bgs_train.config import (
     to_dict,
     validate,
 )
+from marl_bgs_train.players import load_players, named_policy, save_players
 from marl_bgs_train.runs import CURVE, train_run
 from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
 
-FROZEN_FILE = "frozen.json"  # the frozen pool's System names, for `resume`
 app = typer.Typer(help="Train MARL-BattleGrounds baselines.", no_args_is_help=True)
 console = Console(width=120)
 
@@ -75,6 +74,12 @@ def _train_command(preset: str) -> None:
             list[str] | None,
             typer.Option(help="A System name for the frozen opponent pool (repeatable)"),
         ] = None,
+        teammate: Annotated[
+            str | None,
+            typer.Option(
+                help="A System playing team A's teammate_slots (--set teammate_slots=0,1)"
+            ),
+        ] = None,
         save_every: Annotated[int, typer.Option(help="Updates between checkpoints")] = 50,
         validate_each: Annotated[
             bool,
@@ -100,7 +105,8 @@ def _train_command(preset: str) -> None:
             if curriculum is not None:
                 config = dataclasses.replace(config, curriculum=load_curriculum(curriculum))
             config = validate(apply_overrides(config, override or []))
-            pool = [frozen_policy(name) for name in frozen or []]
+            pool = [named_policy(name, "--frozen") for name in frozen or []]
+            mate = named_policy(teammate, "--teammate") if teammate else None
             settings = _settings(panel, validation_games)
         except (ConfigError, EvalError) as err:
             _fail(err)
@@ -109,8 +115,8 @@ def _train_command(preset: str) -> None:
         console.print(f"{preset}: {config.num_updates} updates of {config.steps_per_update:,} "
                       f"game steps into {run_dir}")  # fmt: skip
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / FROZEN_FILE).write_text(json.dumps(frozen or []) + "\n")
-        train_run(config, run_dir, seed=seed, frozen=pool, save_every=save_every,
+        save_players(run_dir, frozen or [], teammate)
+        train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
                   progress=not quiet, on_save=on_save, tensorboard=tensorboard)  # fmt: skip
         console.print(f"done: {run_dir / 'log.csv'}, {run_dir / CURVE}, {run_dir / 'checkpoints'}")
         if validate_each:
@@ -118,14 +124,6 @@ def _train_command(preset: str) -> None:
 
     command.__doc__ = f"Train {preset} (defaults: paper Tables S9-S10; see `presets`)."
     app.command(preset)(command)
-
-
-def frozen_policy(name: str) -> Policy:
-    """A System by name as a frozen opponent (it must run in JAX, not on the host)."""
-    system = get_system(name)
-    if system.host:
-        raise EvalError(f"--frozen: {name!r} runs on the host; the frozen pool needs JAX Systems")
-    return Policy(name=system.name, act=system.act, init=system.init)
 
 
 for _name in PRESETS:
@@ -142,13 +140,9 @@ def resume(
     """Continue a run from its newest checkpoint (it repeats the uninterrupted run exactly)."""
     try:
         config = checkpoints.load_config(run_dir)
-        names = (
-            json.loads((run_dir / FROZEN_FILE).read_text())
-            if (run_dir / FROZEN_FILE).exists()
-            else []
-        )
-        pool = [frozen_policy(str(name)) for name in names]
-        train_run(config, run_dir, seed=seed, resume=True, frozen=pool, save_every=save_every,
+        pool, mate = load_players(run_dir)
+        train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
+                  save_every=save_every,
                   progress=not quiet)  # fmt: skip
     except (ConfigError, EvalError, ValueError) as err:
         _fail(err)

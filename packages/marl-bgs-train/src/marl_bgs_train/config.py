@@ -131,6 +131,7 @@ class LearnerConfig:
     opponents: OpponentMix = field(default_factory=OpponentMix)
     reward: RewardSettings = field(default_factory=RewardSettings)
     curriculum: tuple[Stage, ...] = ()  # stages replace maps, rosters and winning_score
+    teammate_slots: tuple[int, ...] = ()  # team A's slots a frozen teammate plays (0-4)
 
     @property
     def steps_per_update(self) -> int:
@@ -309,6 +310,11 @@ def validate(config: C) -> C:
     if mix.num_copies < 1 or mix.copy_every < 1:
         raise ConfigError("opponents.num_copies and opponents.copy_every: must be at least 1")
     check_training_maps(config.maps)
+    slots = config.teammate_slots
+    if any(not 0 <= k < 5 for k in slots) or len(set(slots)) != len(slots) or len(slots) == 5:
+        raise ConfigError(
+            f"teammate_slots: distinct slots of team A in 0-4, not all five, got {list(slots)}"
+        )
     for i, stage in enumerate(config.curriculum):
         where = f"curriculum[{i}]"
         if not isinstance(stage, Stage):

@@ -16,19 +16,28 @@ Trainer = PPOTrainer | PQNTrainer | QMIXTrainer
 
 
 @overload
-def make_train(config: PPOConfig, frozen: Sequence[Policy] = ()) -> PPOTrainer: ...
-@overload
-def make_train(config: PQNConfig, frozen: Sequence[Policy] = ()) -> PQNTrainer: ...
-@overload
-def make_train(config: QMIXConfig, frozen: Sequence[Policy] = ()) -> QMIXTrainer: ...
 def make_train(
-    config: PPOConfig | PQNConfig | QMIXConfig, frozen: Sequence[Policy] = ()
+    config: PPOConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
+) -> PPOTrainer: ...
+@overload
+def make_train(
+    config: PQNConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
+) -> PQNTrainer: ...
+@overload
+def make_train(
+    config: QMIXConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
+) -> QMIXTrainer: ...
+def make_train(
+    config: PPOConfig | PQNConfig | QMIXConfig,
+    frozen: Sequence[Policy] = (),
+    teammate: Policy | None = None,
 ) -> Trainer:
     """`train = make_train(config); state, metrics = train(key)`: one baseline, the whole run one
     compiled function. `frozen` holds fixed team policies for the opponent pool (any
-    `marl_bgs.Policy`)."""
+    `marl_bgs.Policy`); `teammate` plays team A's `config.teammate_slots` (a frozen
+    teammate, any `marl_bgs.Policy`: the learner acts and learns for the other slots)."""
     if isinstance(config, PQNConfig):
-        return PQNTrainer(config, frozen)
+        return PQNTrainer(config, frozen, teammate)
     if isinstance(config, QMIXConfig):
-        return QMIXTrainer(config, frozen)
-    return PPOTrainer(config, frozen)
+        return QMIXTrainer(config, frozen, teammate)
+    return PPOTrainer(config, frozen, teammate)

@@ -49,6 +49,7 @@ class RunnerState:
     copies_saved: jax.Array  # int32: copies saved so far
     key: jax.Array  # uint32 key data (typed keys do not serialise)
     curriculum: CurriculumState  # the curriculum's stage
+    teammate: Any  # the frozen teammate's memory per game (() without one)
     update: jax.Array  # int32: updates done
     steps: jax.Array  # int32: game steps done
 
@@ -77,9 +78,11 @@ class PPOTrainer(SelfPlay):
     """`make_train`'s result: `train(key)` runs the whole configured training; `init`,
     `update` and `run` expose the pieces (all pure, jittable, vmappable over keys)."""
 
-    def __init__(self, config: PPOConfig, frozen: Sequence[Policy] = ()) -> None:
+    def __init__(
+        self, config: PPOConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
+    ) -> None:
         self.config = config = validate(config)
-        super().__init__(config, frozen)
+        super().__init__(config, frozen, teammate)
         self.actor_spec = ActorSpec(
             config.hidden, config.recurrent, config.heads, config.sharing, config.input_scale
         )
@@ -134,7 +137,7 @@ class PPOTrainer(SelfPlay):
     def _tick(self, state: RunnerState, key: jax.Array) -> tuple[RunnerState, Transition]:
         """One tick of every game: both teams act, the env steps, finished games restart."""
         cfg, n = self.config, self.config.num_envs
-        k_act, k_opp, k_play = jax.random.split(key, 3)
+        k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
         inputs_a, inputs_b = team_inputs(self.env, state.env_state)
         group = self._groups(inputs_a)
         x = self._scale(inputs_a.obs)
@@ -150,7 +153,9 @@ class PPOTrainer(SelfPlay):
         b_actions, opponents = self._opponent_actions(
             state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
         )
-        a_actions = heads.to_env_actions(cfg.heads, picked.choices)
+        a_actions, teammate = self._with_teammate(
+            heads.to_env_actions(cfg.heads, picked.choices), state.teammate, inputs_a, k_mate
+        )
         played = self._play(
             state.env_state, a_actions, b_actions, opponents, state.copies_saved,
             state.curriculum, k_play,
@@ -171,6 +176,7 @@ class PPOTrainer(SelfPlay):
             actor_carry=actor_carry,
             critic_carry=critic_carry,
             opponents=played.opponents,
+            teammate=self._teammate_after(teammate, played.done, k_fresh),
         )
         return state, transition
 

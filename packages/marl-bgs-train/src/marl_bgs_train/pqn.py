@@ -47,6 +47,7 @@ class PQNState:
     copies_saved: jax.Array
     key: jax.Array  # uint32 key data
     curriculum: CurriculumState  # the curriculum's stage
+    teammate: Any  # the frozen teammate's memory per game (() without one)
     update: jax.Array
     steps: jax.Array
 
@@ -54,8 +55,10 @@ class PQNState:
 class PQNTrainer(QLearner):
     """`make_train`'s result for a `PQNConfig`: `train(key)`, `init`, `update`, `run`."""
 
-    def __init__(self, config: PQNConfig, frozen: Sequence[Policy] = ()) -> None:
-        super().__init__(validate(config), frozen)
+    def __init__(
+        self, config: PQNConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
+    ) -> None:
+        super().__init__(validate(config), frozen, teammate)
         self.config = config
         self.tx = optax.chain(
             optax.clip_by_global_norm(config.max_grad_norm), optax.radam(config.lr)

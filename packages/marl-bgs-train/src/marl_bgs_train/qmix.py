@@ -91,6 +91,7 @@ class QMIXState:
     replay: Replay
     key: jax.Array
     curriculum: CurriculumState  # the curriculum's stage
+    teammate: Any  # the frozen teammate's memory per game (() without one)
     update: jax.Array
     steps: jax.Array
 
@@ -100,8 +101,10 @@ class QMIXTrainer(QLearner):
 
     keeps_state = True
 
-    def __init__(self, config: QMIXConfig, frozen: Sequence[Policy] = ()) -> None:
-        super().__init__(validate(config), frozen)
+    def __init__(
+        self, config: QMIXConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
+    ) -> None:
+        super().__init__(validate(config), frozen, teammate)
         self.config = config
         self.mixer_net = Mixer(config.mixer_embed, config.hypernet_hidden)
         self.capacity = config.replay_rows // config.rollout

@@ -42,8 +42,8 @@ class QLearner(SelfPlay):
     """A `SelfPlay` whose acting network is a Q-network (`config` has `hidden`, `recurrent`,
     `sharing`, `input_scale`, `epsilon_start`, `epsilon_finish`, `epsilon_steps`)."""
 
-    def __init__(self, config: Any, frozen: Sequence[Policy]) -> None:
-        super().__init__(config, frozen)
+    def __init__(self, config: Any, frozen: Sequence[Policy], teammate: Policy | None) -> None:
+        super().__init__(config, frozen, teammate)
         self.actor_spec = ActorSpec(
             config.hidden, config.recurrent, "flat", config.sharing, config.input_scale,
             q_values=True,
@@ -88,14 +88,16 @@ class QLearner(SelfPlay):
     def _tick(self, state: Any, key: jax.Array) -> tuple[Any, QTransition]:
         """One tick of every game: team A epsilon-greedy, team B from the mix, the env steps,
         finished games restart (`state` has the fields PQN's and QMIX's states share)."""
-        k_act, k_opp, k_play = jax.random.split(key, 3)
+        k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
         inputs_a, inputs_b = team_inputs(self.env, state.env_state)
         carry, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
         choice = heads.epsilon_greedy(k_act, values, mask, self.epsilon(state.steps))
         b_actions, opponents = self._opponent_actions(
             state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
         )
-        a_actions = heads.to_env_actions("flat", choice[..., None])
+        a_actions, teammate = self._with_teammate(
+            heads.to_env_actions("flat", choice[..., None]), state.teammate, inputs_a, k_mate
+        )
         played = self._play(
             state.env_state, a_actions, b_actions, opponents, state.copies_saved,
             state.curriculum, k_play,
@@ -114,5 +116,6 @@ class QLearner(SelfPlay):
             start=played.done,
             carry=carry,
             opponents=played.opponents,
+            teammate=self._teammate_after(teammate, played.done, k_fresh),
         )
         return state, transition

@@ -22,6 +22,7 @@ from marl_bgs import ConfigError, Policy
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
 from marl_bgs_train.learners import Trainer, make_train
+from marl_bgs_train.players import load_players
 from marl_bgs_train.policy import network_policy
 
 LOG_JSONL, LOG_CSV, CURVE = "log.jsonl", "log.csv", "curve.png"
@@ -45,6 +46,7 @@ def train_run(
     seed: int = 0,
     resume: bool = False,
     frozen: Sequence[Policy] = (),
+    teammate: Policy | None = None,
     save_every: int = 50,
     progress: bool = True,
     on_update: Callable[[dict[str, float]], None] | None = None,
@@ -52,12 +54,13 @@ def train_run(
     tensorboard: bool = False,
 ) -> Any:
     """Train `config` into `run_dir` (or continue its newest checkpoint with `resume`), saving
-    every `save_every` updates and at the end. `frozen`: the frozen opponent pool (a resumed run
-    needs the same). `on_save(update)` runs after each checkpoint is on disk (e.g. validation).
-    `tensorboard`: also write every logged scalar for TensorBoard into `run_dir/tensorboard`
-    (needs `marl-bgs-train[tensorboard]`). Returns the final state."""
+    every `save_every` updates and at the end. `frozen`: the frozen opponent pool, `teammate`:
+    the frozen teammate (a resumed run needs the same: `players.save_players` remembers them).
+    `on_save(update)` runs after each checkpoint is on disk (e.g. validation). `tensorboard`:
+    also write every logged scalar for TensorBoard into `run_dir/tensorboard` (needs
+    `marl-bgs-train[tensorboard]`). Returns the final state."""
     run_dir = Path(run_dir)
-    trainer = make_train(config, frozen)
+    trainer = make_train(config, frozen, teammate)
     mgr = checkpoints.manager(run_dir)
     if resume:
         state = checkpoints.restore(mgr, jax.eval_shape(trainer.init, jax.random.key(seed)))
@@ -172,7 +175,8 @@ def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[Trainer,
     """A run's trainer (from its config) and its saved state after update `step` (default:
     the newest)."""
     config = checkpoints.load_config(run_dir)
-    trainer = make_train(config)
+    frozen, teammate = load_players(run_dir)
+    trainer = make_train(config, frozen, teammate)
     like = jax.eval_shape(trainer.init, jax.random.key(0))
     return trainer, checkpoints.restore(checkpoints.manager(run_dir, keep=None), like, step)
 

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 import marl_bgs
-from marl_bgs import Policy, StartPool, TeamInputs, scripted_policy
+from marl_bgs import ConfigError, Policy, StartPool, TeamInputs, scripted_policy
 from marl_bgs.core.pytree import pytree_dataclass, where_games
 from marl_bgs.core.team import act_team
 from marl_bgs.tdm.constants import TEAM_SIZE
@@ -89,7 +89,14 @@ class SelfPlay:
     (`num_envs`, `maps`, `rosters`, `winning_score`, `tick_limit`, `reward`, `gamma`,
     `opponents`, `sharing`, `input_scale`)."""
 
-    def __init__(self, config: Any, frozen: Sequence[Policy]) -> None:
+    def __init__(self, config: Any, frozen: Sequence[Policy], teammate: Policy | None) -> None:
+        if bool(config.teammate_slots) != (teammate is not None):
+            raise ConfigError(
+                "teammate_slots: a frozen teammate needs its slots and slots need a teammate "
+                f"(slots {list(config.teammate_slots)}, teammate {getattr(teammate, 'name', None)})"
+            )
+        self.teammate = teammate
+        self.teammate_slots = jnp.asarray([k in config.teammate_slots for k in range(TEAM_SIZE)])
         self.env = marl_bgs.make(
             "tdm",
             map_id=list(config.maps),
@@ -113,6 +120,28 @@ class SelfPlay:
             Curriculum(config.curriculum, config.tick_limit) if config.curriculum else None
         )
 
+    def _teammate_memory(self, key: jax.Array) -> Any:
+        """Fresh memories of the frozen teammate for every game (() without one)."""
+        if self.teammate is None:
+            return ()
+        return jax.vmap(self.teammate.init)(jax.random.split(key, self._config.num_envs))
+
+    def _with_teammate(
+        self, actions: jax.Array, memory: Any, inputs: TeamInputs, key: jax.Array
+    ) -> tuple[jax.Array, Any]:
+        """Team A's actions with the frozen teammate's in its slots: (actions, its memory)."""
+        if self.teammate is None:
+            return actions, memory
+        keys = jax.random.split(key, self._config.num_envs)
+        acted, memory = act_team(self.env.spec, self.teammate, keys, memory, inputs)
+        return jnp.where(self.teammate_slots[None, :, None], acted, actions), memory
+
+    def _teammate_after(self, memory: Any, finished: jax.Array, key: jax.Array) -> Any:
+        """The teammate's memory for the next tick: fresh where a game restarted."""
+        if self.teammate is None:
+            return memory
+        return where_games(finished, self._teammate_memory(key), memory)
+
     def _pool(self, curriculum: CurriculumState) -> StartPool | None:
         """The pool new games start from (None: the env's own, without a curriculum)."""
         return None if self.curriculum is None else self.curriculum.pool_at(curriculum)
@@ -135,6 +164,7 @@ class SelfPlay:
             "copies": copies,
             "copies_saved": jnp.int32(0),
             "curriculum": first,
+            "teammate": self._teammate_memory(k_opp),
             "key": jax.random.key_data(key),
             "update": jnp.int32(0),
             "steps": jnp.int32(0),
@@ -324,7 +354,7 @@ class SelfPlay:
             "done": played.done,
             "start": state.start,
             "group": self._groups(inputs_a),
-            "weight": (roster_classes(inputs_a) > 0).astype(jnp.float32),
+            "weight": ((roster_classes(inputs_a) > 0) & ~self.teammate_slots).astype(jnp.float32),
             "outcome": played.outcome,
             "margin": played.margin,
             "opponent": state.opponents.kind,
@@ -393,7 +423,11 @@ class SelfPlay:
         raise NotImplementedError
 
     def __hash__(self) -> int:
-        return hash((type(self), self._config, tuple(id(p) for p in self.fixed)))
+        return hash((type(self), self._config, tuple(id(p) for p in self._players())))
+
+    def _players(self) -> tuple[Policy, ...]:
+        """The fixed policies this trainer's programs call (opponents, then the teammate)."""
+        return (*self.fixed, *([self.teammate] if self.teammate is not None else []))
 
     def __eq__(self, other: object) -> bool:
         """Trainers of one kind with equal configs and the same opponent policies build the same
@@ -402,8 +436,8 @@ class SelfPlay:
             type(other) is type(self)
             and isinstance(other, SelfPlay)
             and self._config == other._config
-            and len(self.fixed) == len(other.fixed)
-            and all(a is b for a, b in zip(self.fixed, other.fixed, strict=True))
+            and len(self._players()) == len(other._players())
+            and all(a is b for a, b in zip(self._players(), other._players(), strict=True))
         )
 
     @partial(jax.jit, static_argnums=(0, 2))

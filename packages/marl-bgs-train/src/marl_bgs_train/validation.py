@@ -18,6 +18,7 @@ import pandas as pd
 import marl_bgs_eval as ev
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import ValidationSettings, check_training_maps
+from marl_bgs_train.players import PLAYERS_FILE
 from marl_bgs_train.policy import network_policy
 from marl_bgs_train.runs import load_trainer
 
@@ -105,4 +106,7 @@ def _keep_best(run_dir: Path, table: pd.DataFrame) -> None:
     mgr = checkpoints.manager(target, keep=1)
     checkpoints.save(mgr, state)
     checkpoints.save_config(target, trainer.config)
+    players = run_dir / PLAYERS_FILE
+    if players.exists():
+        (target / PLAYERS_FILE).write_text(players.read_text())
     marker.write_text(json.dumps({"update": step, "score": float(best["score"])}) + "\n")
