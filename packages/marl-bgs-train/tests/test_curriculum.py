@@ -5,15 +5,18 @@ game steps or by a progress signal inside one compiled run; the built-in curricu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from marl_bgs import ConfigError, team_inputs
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import BUILTIN_CURRICULUM, Stage, from_dict, to_dict
+from marl_bgs_train.curriculum import Curriculum, CurriculumState
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.testing import tiny_config
 
@@ -54,15 +57,24 @@ def test_stages_move_by_game_steps_and_new_games_start_from_the_current_stage():
     assert int(state.curriculum.stage) == 1  # the last stage never ends
 
 
-@pytest.mark.parametrize(("threshold", "stage"), [(-1e9, 1), (1e9, 0)])
-def test_a_progress_signal_moves_the_stage(threshold, stage):
+def test_a_progress_signal_moves_the_stage():
     stages = (
-        Stage(maps=(0,), rosters=(("M", "W"),), progress="reward_per_tick", threshold=threshold),
+        Stage(maps=(0,), rosters=(("M", "W"),), progress="reward_per_tick", threshold=-1e9),
         TWO_STAGES[1],
     )
     trainer = make_train(tiny_config("ippo-rnn", curriculum=stages))
+    assert trainer.curriculum is not None
     state, _ = trainer.run(jax.jit(trainer.init)(jax.random.key(0)), 1)
-    assert int(state.curriculum.stage) == stage
+    assert int(state.curriculum.stage) == 1  # any reward per tick reaches -1e9
+    # the rule itself, on hand-made update metrics: below the threshold nothing moves
+    games = {"games": jnp.int32(3), "wins": jnp.int32(3), "margin_sum": jnp.int32(9),
+             "reward_per_tick": jnp.float32(-2e9)}  # fmt: skip
+    first = CurriculumState.create()
+    assert int(trainer.curriculum.advance(first, jnp.int32(16), games).stage) == 0
+    win_rate = Curriculum((dataclasses.replace(stages[0], progress="win_rate", threshold=1.0),
+                           TWO_STAGES[1]), tick_limit=6)  # fmt: skip
+    assert int(win_rate.advance(first, jnp.int32(16), games).stage) == 1
+    assert int(win_rate.advance(first, jnp.int32(16), {**games, "wins": 2}).stage) == 0
 
 
 def test_the_builtin_curriculum_grows_teams_and_the_winning_score():

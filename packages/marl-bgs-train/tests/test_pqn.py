@@ -44,9 +44,8 @@ def test_pqn_vdn_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path):
     assert_resumes_exactly(trainer, jax.random.key(4), 2, tmp_path / "run", state, history[-1])
 
 
-def test_a_pqn_run_plays_greedy_legal_actions(tmp_path):
-    config = tiny_config("pqn-vdn")
-    runs.train_run(config, tmp_path / "pqn", seed=1, progress=False)
+def test_a_pqn_run_plays_greedy_legal_actions(trainer, tmp_path):
+    runs.train_run(trainer.config, tmp_path / "pqn", seed=1, progress=False)
     policy = runs.run_policy(tmp_path / "pqn")
     env = marl_bgs.make("tdm", map_id=[42], num_envs=3)
     _, state = env.reset(jax.random.key(0))

@@ -16,11 +16,12 @@ from marl_bgs_train.learners import make_train
 from marl_bgs_train.players import load_players, named_policy, save_players
 from marl_bgs_train.testing import tiny_config
 
+IDLE = named_policy("idle", "teammate")  # one object: equal trainers share compiled programs
+
 
 @pytest.mark.parametrize("preset", ["ippo-rnn", "pqn-vdn"])
 def test_an_idle_teammate_holds_its_slot_and_weighs_nothing(preset):
-    idle = named_policy("idle", "teammate")
-    trainer = make_train(tiny_config(preset, teammate_slots=(0,)), teammate=idle)
+    trainer = make_train(tiny_config(preset, teammate_slots=(0,)), teammate=IDLE)
     state = jax.jit(trainer.init)(jax.random.key(3))
     start_pos = np.asarray(state.env_state.units.pos)
     state, traj, _, _ = jax.jit(trainer._rollout)(state)
@@ -61,10 +62,9 @@ def test_teammate_settings_are_checked_and_remembered(tmp_path):
 
 
 def test_a_run_with_a_teammate_loads_by_its_players_file(tmp_path):
-    config = tiny_config("ippo-rnn", teammate_slots=(2,), total_steps=16)
-    idle = named_policy("idle", "teammate")
-    runs.train_run(config, tmp_path / "run", seed=0, progress=False, teammate=idle)
+    config = tiny_config("ippo-rnn", teammate_slots=(0,))  # the program the test above built
+    runs.train_run(config, tmp_path / "run", seed=0, progress=False, teammate=IDLE)
     save_players(tmp_path / "run", [], "idle")
     trainer, state = runs.load_trainer(tmp_path / "run")
     assert trainer.teammate is not None
-    assert int(state.update) == 1
+    assert int(state.update) == 2
