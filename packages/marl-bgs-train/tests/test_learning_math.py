@@ -4,6 +4,7 @@ epsilon-greedy choice, the masked heads, the networks' weight sharing."""
 
 from __future__ import annotations
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 from marl_bgs_train import heads
 from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss, td_lambda, vdn
-from marl_bgs_train.networks import Network, agent_groups, apply_team, init_groups
+from marl_bgs_train.networks import Network, _SequenceGRU, agent_groups, apply_team, init_groups
 from marl_bgs_train.qmix import Mixer
 
 RNG = np.random.default_rng(20261202)
@@ -260,3 +261,27 @@ def test_recurrent_memory_restarts_where_an_episode_starts():
     _, (whole,) = apply(net, params, jnp.ones((5, 8)), x, start, group)
     _, (second,) = apply(net, params, jnp.ones((5, 8)) * 7, x[3:], start[3:], group[3:])
     np.testing.assert_allclose(whole[3:], second, rtol=1e-5, atol=1e-6)
+
+
+def test_sequence_gru_equals_flax_gru_cell_tick_by_tick():
+    """The network's fused GRU against `flax.linen.GRUCell` on the same parameters, one tick at
+    a time with the memory zeroed where an episode starts (a numpy-free independent reference)."""
+    net = Network(hidden=8, outputs=(2,), recurrent=True)
+    params = init_groups(net, jax.random.key(2), 1, input_size=6)
+    gru = jax.tree_util.tree_map(lambda p: p[0], params["params"]["Scan_ResetGRU_0"])
+    assert set(gru["GRUCell_0"]) == {"ir", "iz", "in", "hr", "hz", "hn"}
+    for name in ("ir", "iz", "in", "hn"):  # give the biases values so a missing one shows
+        gru["GRUCell_0"][name]["bias"] = jnp.asarray(RNG.normal(size=8), jnp.float32)
+    h = jnp.asarray(RNG.normal(size=(7, 5, 8)), jnp.float32)  # the GRU's inputs
+    start = np.asarray([False, False, True, False, False, True, False])
+    carry = jnp.asarray(RNG.normal(size=(5, 8)), jnp.float32)
+    last, outs = _SequenceGRU(8).apply(
+        {"params": gru}, carry, h, jnp.broadcast_to(jnp.asarray(start)[:, None], (7, 5))
+    )
+    cell = nn.GRUCell(8)
+    ref = carry
+    for t in range(7):
+        ref = jnp.zeros_like(ref) if start[t] else ref
+        ref, y = cell.apply({"params": gru["GRUCell_0"]}, ref, h[t])
+        np.testing.assert_allclose(outs[t], y, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(last, ref, rtol=1e-5, atol=1e-6)

@@ -26,6 +26,7 @@ from marl_bgs_train.rewards import (
     OWN_TERMS,
     SHARED_TERMS,
     CombatRewardWeights,
+    approach_potential,
     combat_reward,
     health_potential,
     potential_shaping,
@@ -336,6 +337,27 @@ def test_potential_shaping_and_its_terminal_case() -> None:
     want = -reference_health_phi(state, 2.0)
     assert np.abs(want).max() > 0.01
     np.testing.assert_allclose(np.asarray(shaper(state, nxt, facts)), want, rtol=1e-5, atol=1e-6)
+
+
+def test_approach_potential_is_the_distance_to_the_nearest_living_enemy() -> None:
+    for name in ("kill", "red_zone"):
+        state = scenarios()[name][0]
+        pos = np.asarray(state.units.pos, np.float64)
+        cls = np.asarray(state.units.class_id)
+        alive = np.asarray(state.units.alive) & (cls > 0)
+        want = np.zeros(10)
+        for i in np.flatnonzero(cls > 0):  # a slot at a time, by hand
+            enemies = [j for j in range(10) if side[j] != side[i] and alive[j]]
+            gaps = [math.dist(pos[i], pos[j]) for j in enemies]
+            want[i] = -0.5 * min(gaps, default=0.0) / math.hypot(20.0, 10.0)
+        assert np.abs(want).max() > 0.01
+        got = np.asarray(approach_potential(0.5)(state))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    state = scenarios()["kill"][0]  # no living enemy: 0 for that team
+    units = dataclasses.replace(state.units, alive=state.units.alive.at[5:].set(False))
+    got = np.asarray(approach_potential(0.5)(dataclasses.replace(state, units=units)))
+    np.testing.assert_allclose(got[:5], 0.0)
+    assert np.all(got[5:][np.asarray(state.units.class_id)[5:] > 0] < 0)
 
 
 def test_shaped_sums_and_runs_under_jit_and_vmap() -> None:

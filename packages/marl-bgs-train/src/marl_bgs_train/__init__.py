@@ -28,6 +28,7 @@ from marl_bgs_train.pqn import PQNState, PQNTrainer
 from marl_bgs_train.qmix import QMIXState, QMIXTrainer
 from marl_bgs_train.rewards import (
     CombatRewardWeights,
+    approach_potential,
     combat_reward,
     health_potential,
     potential_shaping,
@@ -56,6 +57,7 @@ __all__ = [
     "ValidationSettings",
     "__version__",
     "apply_overrides",
+    "approach_potential",
     "check_training_maps",
     "combat_reward",
     "health_potential",

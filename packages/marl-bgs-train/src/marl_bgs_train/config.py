@@ -54,6 +54,7 @@ class RewardSettings:
     combat: bool = True  # Table S9's combat-and-support terms
     score_shaping: float = 0.0  # x (own points - enemy points) each tick
     health_potential: float = 0.0  # potential-based shaping on the team health difference
+    approach_potential: float = 0.0  # potential-based shaping on the distance to the enemy
 
 
 @dataclass(frozen=True)

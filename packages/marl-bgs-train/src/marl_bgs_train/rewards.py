@@ -48,6 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs import ConfigError
+from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH
 from marl_bgs.core.checks import check_bool, check_float, shown
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import NUM_SLOTS, ONGOING, TEAM_SIZE
@@ -63,6 +64,7 @@ __all__ = [
     "CombatRewardWeights",
     "RewardFn",
     "Shaper",
+    "approach_potential",
     "combat_reward",
     "health_potential",
     "potential_shaping",
@@ -126,6 +128,7 @@ _TEAM = SLOT_TEAM  # [10] 0 team A, 1 team B
 _SAME = SAME_TEAM  # [10, 10]
 _ENEMY = ~SAME_TEAM
 _MATES = SAME_TEAM & ~np.eye(NUM_SLOTS, dtype=bool)  # two different teammates
+_DIAGONAL = math.hypot(MAP_WIDTH, MAP_HEIGHT)
 
 
 def _team_sum(x: jnp.ndarray) -> jnp.ndarray:
@@ -309,6 +312,30 @@ def health_potential(scale: float) -> Potential:
     a team's health fraction being the total health of its living agents over the total
     maximum health of its roster (padded slots get 0)."""
     return _HealthPotential(scale=_finite(scale, "scale"))
+
+
+@dataclass(frozen=True)
+class _ApproachPotential:
+    scale: float
+
+    def __call__(self, state: GameState) -> jnp.ndarray:
+        u = state.units
+        roster = u.class_id > 0
+        target = u.alive & roster  # living enemies one can close in on
+        x, y = u.pos[:, 0], u.pos[:, 1]
+        dist = jnp.sqrt(jnp.square(x[:, None] - x[None, :]) + jnp.square(y[:, None] - y[None, :]))
+        dist = jnp.where(jnp.asarray(_ENEMY) & target[None, :], dist, jnp.inf)
+        nearest = jnp.min(dist, axis=1)
+        gap = jnp.where(jnp.isfinite(nearest), nearest, 0.0) / _DIAGONAL
+        return (-self.scale * gap * roster).astype(jnp.float32)
+
+
+def approach_potential(scale: float) -> Potential:
+    """A potential `state -> float32 [10]`: `-scale * d / D` per agent, `d` the distance from the
+    agent's position (living or not: a dead agent's is where it will come back from) to the
+    nearest living enemy, 0 when none lives, `D` the map's diagonal. Shaping on it pays for
+    closing in on the enemy; padded slots get 0."""
+    return _ApproachPotential(scale=_finite(scale, "scale"))
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,13 @@ def reward_function(settings: RewardSettings, gamma: float) -> Any:
     shapers = []
     if settings.score_shaping:
         shapers.append(rewards.score_shaping(settings.score_shaping))
-    if settings.health_potential:
-        potential = rewards.health_potential(settings.health_potential)
-        shapers.append(rewards.potential_shaping(potential, gamma))
+    potentials = (
+        (settings.health_potential, rewards.health_potential),
+        (settings.approach_potential, rewards.approach_potential),
+    )
+    for scale, potential in potentials:
+        if scale:
+            shapers.append(rewards.potential_shaping(potential(scale), gamma))
     return rewards.shaped(base, *shapers) if shapers else base
 
 
