@@ -279,14 +279,15 @@ def bench_metrics(session: nox.Session) -> None:
 
 @nox.session(name="bench-gpu")
 def bench_gpu(session: nox.Session) -> None:
-    """The GPU curve to 8192 games; exits 0 with a message where no GPU is visible.
+    """The GPU curve to 8192 games, then recurrent MAPPO's training throughput at 1,024 games
+    (the paper's GPU figure); exits 0 with a message where no GPU is visible.
 
     Installs `jax[cuda12]` at the locked jax version (`MARL_BGS_CUDA=cuda13` for CUDA 13).
     """
     if shutil.which("nvidia-smi") is None:
         session.log("bench-gpu: no GPU visible (nvidia-smi not found); nothing to measure.")
         return
-    _sync(session, "marl-bgs-engine", "--no-editable", "--extra", "bench")
+    _sync(session, None, "--no-editable", "--all-extras")  # the engine's bench and the learners
     jax_version = session.run("python", "-c", "import jax; print(jax.__version__)", silent=True)
     cuda = os.environ.get("MARL_BGS_CUDA", "cuda12")
     session.install(f"jax[{cuda}]=={str(jax_version).strip()}")
@@ -297,3 +298,7 @@ def bench_gpu(session: nox.Session) -> None:
         session.log(f"bench-gpu: jax sees no GPU (with jax[{cuda}]); nothing to measure.")
         return
     session.run("python", "benchmarks/engine_throughput.py", "--gpu", *session.posargs, env=gpu_env)
+    session.run(
+        "python", "benchmarks/train_throughput.py", "--presets", "mappo-rnn", "--num-envs", "1024",
+        "--out", "benchmarks/results/train_throughput_gpu.json", env=gpu_env,
+    )  # fmt: skip

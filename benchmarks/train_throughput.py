@@ -84,8 +84,15 @@ def _worker(figure: str, num_envs: int, rollout: int, repeats: int) -> dict:
         "median_seconds": median,
         "first_call_seconds": compile_s,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_device_mb": _device_peak_mb(jax.devices()[0]),
         "device": str(jax.devices()[0]),
     }
+
+
+def _device_peak_mb(device: object) -> float | None:
+    """The accelerator's peak memory in use (MB), where its runtime reports one (GPUs)."""
+    stats = getattr(device, "memory_stats", lambda: None)()
+    return stats["peak_bytes_in_use"] / 2**20 if stats and "peak_bytes_in_use" in stats else None
 
 
 def _peer(jaxmarl: Path, num_envs: int, rollout: int, updates: int) -> dict:
@@ -117,6 +124,11 @@ def _peer(jaxmarl: Path, num_envs: int, rollout: int, updates: int) -> dict:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
         "device": "cpu",
     }
+
+
+def _device(row: dict) -> str:
+    peak = row.get("peak_device_mb")
+    return "" if peak is None else f", device peak {peak:,.0f} MB on {row['device']}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -155,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
         ratio = r["steps_per_second"] / rows[0]["steps_per_second"]
         print(f"{figure:>10}: {r['steps_per_second']:9,.0f} game steps/s  x{ratio:.2f} of the "
               f"simulator  (first call {r['first_call_seconds']:.0f} s, peak RSS "
-              f"{r['peak_rss_mb']:,.0f} MB)", flush=True)  # fmt: skip
+              f"{r['peak_rss_mb']:,.0f} MB{_device(r)})", flush=True)  # fmt: skip
     if args.jaxmarl:
         base = rows[-1]["steps_per_second"]
         for r in rows[1:-1]:

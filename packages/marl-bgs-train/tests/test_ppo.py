@@ -1,13 +1,16 @@
 """The PPO baselines end to end at tiny sizes: every variant trains for a few updates with legal
 actions only, a saved and resumed run repeats the uninterrupted one exactly, the opponent mix
-splits the games by its weights, and training refuses test maps."""
+splits the games by its weights, and training refuses test maps and scenarios."""
 
 from __future__ import annotations
+
+import json
 
 import jax
 import numpy as np
 import pytest
 
+import marl_bgs
 from marl_bgs import ConfigError, Policy
 from marl_bgs.tdm.mode import TeamDeathmatch
 from marl_bgs_train.config import OpponentMix, RewardSettings
@@ -122,9 +125,15 @@ def test_equal_configs_share_compiled_programs(trainer):
     assert make_train(tiny("ippo-rnn", gamma=0.9)) != trainer
 
 
-def test_training_refuses_test_maps_and_bad_settings():
+def test_training_refuses_test_maps_scenarios_and_bad_settings(tmp_path):
     with pytest.raises(ConfigError, match="maps: 47"):
         make_train(tiny("ippo-rnn", maps=(0, 47)))
+    arena = tmp_path / "arena.json"  # a scenario's arena saved as a custom map
+    spec = marl_bgs.scenarios.load(3).arena
+    fields = {"format": "marl-bgs-map-v1", "id": 0, "name": "mine", "split": "custom"}
+    arena.write_text(json.dumps({**fields, "obstacles": list(spec.obstacles)}))
+    with pytest.raises(ConfigError, match="the arena of scenario 3"):
+        make_train(tiny("ippo-rnn", maps=(0, str(arena))))
     with pytest.raises(ConfigError, match="minibatches"):
         make_train(tiny("ippo-rnn", minibatches=3))
     with pytest.raises(ConfigError, match="sharing"):

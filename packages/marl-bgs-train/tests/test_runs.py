@@ -1,9 +1,11 @@
 """Runs on disk: logs, learning curve, checkpoints, an interrupted run resumed from the command
-line equal to the uninterrupted one, a run as a `ckpt:` System, and the command line's errors.
+line equal to the uninterrupted one (also one resumed to a longer total), a run as a `ckpt:`
+System, and the command line's errors.
 Uses the tiny recurrent IPPO config, whose compiled program the learner tests already built."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jax
@@ -16,6 +18,7 @@ from marl_bgs import ConfigError, team_inputs
 from marl_bgs_eval import get_system
 from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
+from marl_bgs_train.learners import make_train
 from marl_bgs_train.testing import tiny_config
 
 CONFIG = tiny_config("ippo-rnn")
@@ -93,6 +96,27 @@ def test_an_interrupted_run_resumed_from_the_command_line_equals_the_whole(finis
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     timeless = lambda rows: [{k: v for k, v in r.items() if k != "steps_per_second"} for r in rows]  # noqa: E731
     assert timeless(runs.read_log(cut)) == timeless(runs.read_log(finished))
+
+
+def test_a_short_run_resumed_to_a_longer_total_equals_the_longer_run(finished, tmp_path):
+    short = tmp_path / "short"
+    one = dataclasses.replace(CONFIG, total_steps=CONFIG.steps_per_update)  # one update
+    assert make_train(one) == make_train(CONFIG)  # the length compiles nothing new
+    runs.train_run(one, short, seed=7, progress=False)
+    lower = CliRunner().invoke(app, ["resume", str(short), "--steps", "1", "--quiet"])
+    assert lower.exit_code != 0
+    assert "steps: 1 is below the run's total" in lower.output
+    longer = CliRunner().invoke(
+        app, ["resume", str(short), "--steps", str(CONFIG.total_steps), "--quiet"]
+    )
+    assert longer.exit_code == 0, longer.output
+    assert checkpoints.load_config(short) == CONFIG
+    _, whole = runs.load_trainer(finished)
+    _, resumed = runs.load_trainer(short)
+    for a, b in zip(
+        jax.tree_util.tree_leaves(whole), jax.tree_util.tree_leaves(resumed), strict=True
+    ):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
 def test_a_run_is_a_system_that_plays_legal_actions(finished):

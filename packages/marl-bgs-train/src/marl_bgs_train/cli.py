@@ -1,15 +1,16 @@
 """The `marl-bgs-train` command line: one command per baseline, `resume`, `validate`, `presets`.
 
 marl-bgs-train ippo-rnn --steps 2e6 --envs 64 --out runs/ippo --set gamma=0.99 --validate
-marl-bgs-train resume runs/ippo
+marl-bgs-train resume runs/ippo [--steps 6e6]
 marl-bgs-train validate runs/ippo --panel tdm-alpha --panel ckpt:runs/other
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -135,17 +136,34 @@ def resume(
     run_dir: Path,
     seed: Annotated[int, typer.Option(help="Only shapes the restore target")] = 0,
     save_every: Annotated[int, typer.Option(help="Updates between checkpoints")] = 50,
+    steps: Annotated[
+        float | None, typer.Option(help="A new, larger total of game steps: train longer")
+    ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
 ) -> None:
-    """Continue a run from its newest checkpoint (it repeats the uninterrupted run exactly)."""
+    """Continue a run from its newest checkpoint (it repeats the uninterrupted run exactly); with
+    `--steps`, to a new total (the same as a run started with that total)."""
     try:
         config = checkpoints.load_config(run_dir)
+        if steps is not None:
+            config = _longer(config, steps)
+            checkpoints.save_config(run_dir, config)
         pool, mate = load_players(run_dir)
         train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
                   save_every=save_every,
                   progress=not quiet)  # fmt: skip
     except (ConfigError, EvalError, ValueError) as err:
         _fail(err)
+
+
+def _longer(config: Any, steps: float) -> Any:
+    """`config` with `total_steps` raised to `steps` (never lowered: ConfigError)."""
+    if not math.isfinite(steps) or int(steps) < config.total_steps:
+        raise ConfigError(
+            f"steps: {steps:g} is below the run's total of {config.total_steps:,} game steps; "
+            "allowed: a larger total"
+        )
+    return validate(dataclasses.replace(config, total_steps=int(steps)))
 
 
 @app.command(name="validate")

@@ -28,6 +28,7 @@ from marl_bgs_train.networks import SHARING, Sharing
 RewardForm = Literal["agent", "team"]
 TRAINING_MAPS: tuple[int, ...] = tuple(marl_bgs.maps.split("train"))
 VALIDATION_PANEL_MAPS: tuple[int, ...] = (42, 43, 44, 46)
+TEST_MAPS: tuple[int, ...] = tuple(marl_bgs.maps.split("test"))
 
 
 @dataclass(frozen=True)
@@ -236,16 +237,19 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 
 
 def check_training_maps(maps: Sequence[int | str]) -> tuple[int | str, ...]:
-    """The maps of a training run, checked: a test map (47-51), or a map file with a test map's
-    obstacles under another name, raises `ConfigError`; so does an unknown map."""
-    test = {marl_bgs.maps.load(i).content_hash: i for i in marl_bgs.maps.split("test")}
+    """The maps of a training run, checked: a test map (47-51), a scenario's arena, or a map file
+    with the obstacles of either under another name, raises `ConfigError`; so does an unknown
+    map."""
+    held_out = {marl_bgs.maps.load(i).content_hash: f"test map {i}" for i in TEST_MAPS}
+    for i in marl_bgs.scenarios.ids():
+        held_out[marl_bgs.scenarios.load(i).arena.content_hash] = f"the arena of scenario {i}"
     for ref in maps:
         spec = marl_bgs.maps.load(ref)
-        if spec.split == "test" or spec.content_hash in test:
+        if spec.split == "test" or spec.content_hash in held_out:
+            what = held_out.get(spec.content_hash, f"test map {spec.id}")
             raise ConfigError(
-                f"maps: {ref!r} is test map {test.get(spec.content_hash, spec.id)}, which training "
-                f"may never use; allowed: training maps {TRAINING_MAPS[0]}-{TRAINING_MAPS[-1]}, "
-                "validation maps and custom maps"
+                f"maps: {ref!r} is {what}, which training may never use; allowed: training maps "
+                f"{TRAINING_MAPS[0]}-{TRAINING_MAPS[-1]}, validation maps and custom maps"
             )
     return tuple(maps)
 

@@ -427,19 +427,25 @@ class SelfPlay:
         raise NotImplementedError
 
     def __hash__(self) -> int:
-        return hash((type(self), self._config, tuple(id(p) for p in self._players())))
+        return hash((type(self), self._program_config(), tuple(id(p) for p in self._players())))
+
+    def _program_config(self) -> Any:
+        """The config as the programs see it: a run's length (`total_steps`) only says how many
+        updates to run, so runs that differ in it alone share compiled code."""
+        return dataclasses.replace(self._config, total_steps=1)
 
     def _players(self) -> tuple[Policy, ...]:
         """The fixed policies this trainer's programs call (opponents, then the teammate)."""
         return (*self.fixed, *([self.teammate] if self.teammate is not None else []))
 
     def __eq__(self, other: object) -> bool:
-        """Trainers of one kind with equal configs and the same opponent policies build the same
-        programs, so they share compiled code (`run` is compiled per trainer, keyed on this)."""
+        """Trainers of one kind with equal configs (but for `total_steps`) and the same opponent
+        policies build the same programs, so they share compiled code (`run` is compiled per
+        trainer, keyed on this)."""
         return (
             type(other) is type(self)
             and isinstance(other, SelfPlay)
-            and self._config == other._config
+            and self._program_config() == other._program_config()
             and len(self._players()) == len(other._players())
             and all(a is b for a, b in zip(self._players(), other._players(), strict=True))
         )
