@@ -151,6 +151,12 @@ def _roster(state: GameState) -> jnp.ndarray:
     return (state.units.class_id > 0).astype(jnp.float32)
 
 
+def _distances(pos: jnp.ndarray) -> jnp.ndarray:
+    """float32 [10, 10]: centre-to-centre distances between the slots' positions [10, 2]."""
+    x, y = pos[:, 0], pos[:, 1]
+    return jnp.sqrt(jnp.square(x[:, None] - x[None, :]) + jnp.square(y[:, None] - y[None, :]))
+
+
 def _healing_range_pairs(state: GameState) -> jnp.ndarray:
     """bool [10, 10] [Priest, teammate]: both alive at the start of the tick, neither in its own
     Red Zone (the engine's `in_own_red_zone`, as `Facts.in_red_zone`), the teammate within the
@@ -160,8 +166,7 @@ def _healing_range_pairs(state: GameState) -> jnp.ndarray:
     home = in_own_red_zone(u.pos, state.swap, state.rules.red_zone_depth)
     ok = alive & ~home
     priest = ok & (u.class_id == C.PRIEST)
-    x, y = u.pos[:, 0], u.pos[:, 1]
-    dist = jnp.sqrt(jnp.square(x[:, None] - x[None, :]) + jnp.square(y[:, None] - y[None, :]))
+    dist = _distances(u.pos)
     in_range = dist <= lookup(C.BASIC_RANGE, u.class_id)[:, None]
     return priest[:, None] & ok[None, :] & jnp.asarray(_MATES) & in_range
 
@@ -322,8 +327,7 @@ class _ApproachPotential:
         u = state.units
         roster = u.class_id > 0
         target = u.alive & roster  # living enemies one can close in on
-        x, y = u.pos[:, 0], u.pos[:, 1]
-        dist = jnp.sqrt(jnp.square(x[:, None] - x[None, :]) + jnp.square(y[:, None] - y[None, :]))
+        dist = _distances(u.pos)
         dist = jnp.where(jnp.asarray(_ENEMY) & target[None, :], dist, jnp.inf)
         nearest = jnp.min(dist, axis=1)
         gap = jnp.where(jnp.isfinite(nearest), nearest, 0.0) / _DIAGONAL
