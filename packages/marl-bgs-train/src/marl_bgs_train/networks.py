@@ -98,7 +98,9 @@ class _SequenceGRU(nn.Module):
         (w_in, b_in), (w_mem, b_mem) = cell(x.shape[-1])
         projected = x @ w_in + b_in  # [T, ..., 3H]: r, z, n
 
-        def tick(memory: jax.Array, step: tuple[jax.Array, jax.Array]) -> tuple[jax.Array, ...]:
+        def tick(
+            memory: jax.Array, step: tuple[jax.Array, jax.Array]
+        ) -> tuple[jax.Array, jax.Array]:
             xp, restart = step
             memory = jnp.where(restart[..., None], 0.0, memory)
             mp = memory @ w_mem + b_mem
