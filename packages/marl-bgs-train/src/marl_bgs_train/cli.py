@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -55,7 +55,7 @@ def _settings(panel: list[str] | None, games: int) -> ValidationSettings:
     return ValidationSettings(panel=tuple(panel) if panel else defaults.panel, games_per_map=games)
 
 
-def _fail(err: Exception) -> None:
+def _fail(err: Exception) -> NoReturn:
     console.print(f"[red]error:[/red] {err}", highlight=False)
     raise typer.Exit(code=2)
 
