@@ -76,9 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     for row in rows:
         cells = " | ".join(f"{row['margin_by_map'][str(m)]:+.1f}" for m in args.maps)
         print(f"| {row['opponent']} | {cells} |")
-    name = "evidence.json" if args.maps == VALIDATION_MAPS else "evidence-maps-"
-    if args.maps != VALIDATION_MAPS:
-        name += "-".join(map(str, args.maps)) + ".json"
+    maps = "-".join(map(str, args.maps))
+    name = "evidence.json" if args.maps == VALIDATION_MAPS else f"evidence-maps-{maps}.json"
     (args.run / name).write_text(json.dumps(rows, indent=2) + "\n")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -21,6 +21,7 @@ from marl_bgs_eval import EvalError, get_system
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import (
     PRESETS,
+    C,
     ValidationSettings,
     apply_overrides,
     check_training_maps,
@@ -156,7 +157,7 @@ def resume(
         _fail(err)
 
 
-def _longer(config: Any, steps: float) -> Any:
+def _longer(config: C, steps: float) -> C:
     """`config` with `total_steps` raised to `steps` (never lowered: ConfigError)."""
     if not math.isfinite(steps) or int(steps) < config.total_steps:
         raise ConfigError(

@@ -240,11 +240,12 @@ def check_training_maps(maps: Sequence[int | str]) -> tuple[int | str, ...]:
     """The maps of a training run, checked: a test map (47-51), a scenario's arena, or a map file
     with the obstacles of either under another name, raises `ConfigError`; so does an unknown
     map."""
+    specs = [marl_bgs.maps.load(ref) for ref in maps]
     held_out = {marl_bgs.maps.load(i).content_hash: f"test map {i}" for i in TEST_MAPS}
-    for i in marl_bgs.scenarios.ids():
-        held_out[marl_bgs.scenarios.load(i).arena.content_hash] = f"the arena of scenario {i}"
-    for ref in maps:
-        spec = marl_bgs.maps.load(ref)
+    if any(spec.split == "custom" for spec in specs):  # only a map file can be an arena
+        for i in marl_bgs.scenarios.ids():  # (reading the scenarios builds their states: ~6 s)
+            held_out[marl_bgs.scenarios.load(i).arena.content_hash] = f"the arena of scenario {i}"
+    for ref, spec in zip(maps, specs, strict=True):
         if spec.split == "test" or spec.content_hash in held_out:
             what = held_out.get(spec.content_hash, f"test map {spec.id}")
             raise ConfigError(

@@ -50,6 +50,7 @@ import numpy as np
 from marl_bgs import ConfigError
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH
 from marl_bgs.core.checks import check_bool, check_float, shown
+from marl_bgs.core.geometry import length
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import NUM_SLOTS, ONGOING, TEAM_SIZE
 from marl_bgs.tdm.facts import Facts
@@ -153,8 +154,7 @@ def _roster(state: GameState) -> jnp.ndarray:
 
 def _distances(pos: jnp.ndarray) -> jnp.ndarray:
     """float32 [10, 10]: centre-to-centre distances between the slots' positions [10, 2]."""
-    x, y = pos[:, 0], pos[:, 1]
-    return jnp.sqrt(jnp.square(x[:, None] - x[None, :]) + jnp.square(y[:, None] - y[None, :]))
+    return length(pos[:, None, :] - pos[None, :, :])
 
 
 def _healing_range_pairs(state: GameState) -> jnp.ndarray:
@@ -336,7 +336,7 @@ class _ApproachPotential:
 
 def approach_potential(scale: float) -> Potential:
     """A potential `state -> float32 [10]`: `-scale * d / D` per agent, `d` the distance from the
-    agent's position (living or not: a dead agent's is where it will come back from) to the
+    agent's position (living or not: a dead agent's is where it fell, until it respawns) to the
     nearest living enemy, 0 when none lives, `D` the map's diagonal. Shaping on it pays for
     closing in on the enemy; padded slots get 0."""
     return _ApproachPotential(scale=_finite(scale, "scale"))
