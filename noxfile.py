@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import nox
@@ -81,6 +82,13 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """basedpyright over every package's sources (installs from PyPI alone, no node needed)."""
+    # basedpyright does not expand globs in `include`, and passes when it finds no files: every
+    # package's src folder must be listed in pyproject.toml's [tool.basedpyright] include.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    include = pyproject["tool"]["basedpyright"]["include"]
+    missing = [f"packages/{p}/src" for p in PACKAGES if f"packages/{p}/src" not in include]
+    if missing:
+        session.error(f"[tool.basedpyright] include lacks {', '.join(missing)}")
     _sync(session, None, "--group", "dev")
     session.run("basedpyright", *session.posargs)
 

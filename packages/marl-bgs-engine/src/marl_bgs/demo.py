@@ -56,7 +56,7 @@ def run(team_a: str, team_b: str, map_id: int, games: int, ticks: int, seed: int
 
 def main() -> None:
     """Command-line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
     parser.add_argument("--map", type=int, default=47, help="map id (default: test map 47)")
     parser.add_argument("--games", type=int, default=16, help="games played side by side")
     parser.add_argument("--ticks", type=int, default=300, help="ticks per match")

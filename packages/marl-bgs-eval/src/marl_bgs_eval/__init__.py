@@ -11,6 +11,7 @@ ratings = ev.rate(games, bootstrap=1000, seed=0)
 
 from importlib.metadata import version as _version
 
+from marl_bgs import TeamInputs
 from marl_bgs_eval.compose import pool, team
 from marl_bgs_eval.crossplay import cross_play
 from marl_bgs_eval.errors import EvalError
@@ -22,7 +23,7 @@ from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
 from marl_bgs_eval.registry import get_system, register, register_prefix
 from marl_bgs_eval.results import combine, distinct_games, load, mirror_pairs, save, validate
 from marl_bgs_eval.scenarios import evaluate_scenarios, scenario_games
-from marl_bgs_eval.systems import System, TeamInputs, idle_system, random_system, system
+from marl_bgs_eval.systems import System, idle_system, random_system, system
 from marl_bgs_eval.tiers import TIERS, division, tier, win_chance
 from marl_bgs_eval.zero_shot import zero_shot
 

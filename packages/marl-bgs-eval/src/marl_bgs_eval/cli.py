@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import pandas as pd
 import typer
@@ -70,17 +70,18 @@ def summarize(games: pd.DataFrame) -> pd.DataFrame:
     """Per map: games, distinct games (a mirror-image pair counts once), results, mean points."""
     rows = []
     for name, g in games.groupby("map_name", sort=False):
+        result = cast(pd.Series, g["result"])
         rows.append(
             {
                 "map": name,
                 "games": len(g),
                 "distinct": distinct_games(g),
-                "wins": int((g["result"] == "win").sum()),
-                "draws": int((g["result"] == "draw").sum()),
-                "losses": int((g["result"] == "loss").sum()),
-                "points_a": float(g["points_a"].mean()),
-                "points_b": float(g["points_b"].mean()),
-                "ticks": float(g["ticks"].mean()),
+                "wins": int((result == "win").sum()),
+                "draws": int((result == "draw").sum()),
+                "losses": int((result == "loss").sum()),
+                "points_a": float(cast(pd.Series, g["points_a"]).mean()),
+                "points_b": float(cast(pd.Series, g["points_b"]).mean()),
+                "ticks": float(cast(pd.Series, g["ticks"]).mean()),
             }
         )
     return pd.DataFrame(rows)

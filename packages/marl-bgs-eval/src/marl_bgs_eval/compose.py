@@ -13,14 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from marl_bgs.tdm.classes import class_id
+from marl_bgs import TeamInputs
+from marl_bgs.tdm.classes import CLASS_NAMES, class_id
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.systems import (
-    CLASS_NAMES,
-    System,
-    TeamInputs,
-    _slot_classes,
-)
+from marl_bgs_eval.systems import System, _slot_classes
 
 
 def _offsets(members: Sequence[System]) -> list[int]:

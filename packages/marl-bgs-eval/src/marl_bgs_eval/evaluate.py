@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.numpy as jnp
@@ -153,9 +153,9 @@ def _previous(resume: pd.DataFrame | None, expected: pd.DataFrame) -> pd.DataFra
     key = ["game", "seed", "system_a", "system_b", "map_hash", "roster_a", "roster_b",
            "a_spawn", "seed_number", "tick_limit", "winning_score"]  # fmt: skip
     merged = resume[key].merge(expected[key], how="left", indicator=True)
-    stray = merged["_merge"] != "both"
+    stray = cast(pd.Series, merged["_merge"]) != "both"
     if stray.any():
-        g = int(merged["game"][stray].iat[0])
+        g = int(merged.loc[stray, "game"].iat[0])
         raise EvalError(
             f"resume: game {g} is not a game of this evaluation (different seed, Systems, maps, "
             "rosters or limits?); resume only the run that wrote it"
@@ -315,7 +315,7 @@ def play_schedule(
             if ended.any():
                 idx = np.flatnonzero(ended)
                 reported[idx] = True
-                out = type(carry.out)(*(_host(x)[idx] for x in carry.out))
+                out = carry.out._make(_host(x)[idx] for x in carry.out)  # host (numpy) copy
                 games = results.frame(
                     sched.iloc[rows[idx]], out, a, b, env.maps, env.rosters, level, meta
                 )

@@ -19,6 +19,7 @@ import argparse
 import time
 from itertools import combinations, permutations
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -39,7 +40,7 @@ END = "<!-- END GENERATED -->"
 
 def _record(games: pd.DataFrame) -> dict[str, object]:
     """Team A's wins, draws, losses, win rate and mean point margin over `games`."""
-    res = games["result"]
+    res = cast(pd.Series, games["result"])
     fields = ["map", "a_spawn", "points_a", "points_b", "ticks", "a_kills", "b_kills"]
     return {
         "games": len(games),
@@ -84,7 +85,8 @@ def measure(games_per_map: int = 40, seed: int = 0) -> dict[str, pd.DataFrame]:
     tables["pairings"] = pd.DataFrame(rows)
     ratings = rate(pd.concat(frames, ignore_index=True), seed=seed)
     cols = ["rank", "system", "elo", "elo_low", "elo_high", "wins", "draws", "losses"]
-    tables["elo"] = ratings[cols].astype({"elo": int, "elo_low": int, "elo_high": int})
+    elo = cast(pd.DataFrame, ratings[cols])
+    tables["elo"] = elo.astype({"elo": int, "elo_low": int, "elo_high": int})
     tables["elo"].attrs["games"] = sum(len(f) for f in frames)
     tables["pathing"], tables["stuck"] = pathing(seed)
     return tables
@@ -97,14 +99,14 @@ def pathing(seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     summary, failures = [], []
     for name in (*SCRIPTED, "rush"):
         g = evaluate(scripted_system(name), "idle", maps=ALL_MAPS, games_per_map=2, seed=seed)
-        won = g[g["result"] == "win"]
+        won = g.loc[g["result"] == "win"]
         median = float(won["ticks"].median()) if len(won) else float("nan")
-        both = g.groupby("map")["result"].apply(lambda r: bool((r == "win").all()))
+        both = cast(pd.Series, g.groupby("map")["result"].apply(lambda r: bool((r == "win").all())))
         summary.append({
             "team": name, "maps won from both ends": f"{int(both.sum())} of {len(both)}",
             "median ticks to win": f"{median:.0f}", "slowest win": int(won["ticks"].max()),
         })  # fmt: skip
-        bad = g[(g["result"] != "win") | (g["ticks"] > SLOW * median)]
+        bad = g.loc[(g["result"] != "win") | (g["ticks"] > SLOW * median)]
         for (m, spawn), rows in bad.groupby(["map", "a_spawn"]):
             row = rows.iloc[0]
             outcome = "no win in" if row["result"] != "win" else "won in"
@@ -117,7 +119,7 @@ def pathing(seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     fail = fail.groupby(["map", "team", "outcome"], as_index=False)["spawn end"].agg(
         lambda ends: "both" if len(ends) == 2 else ends.iloc[0]
     )
-    return pd.DataFrame(summary), fail[["map", "team", "spawn end", "outcome"]]
+    return pd.DataFrame(summary), cast(pd.DataFrame, fail[["map", "team", "spawn end", "outcome"]])
 
 
 def _markdown(df: pd.DataFrame) -> str:

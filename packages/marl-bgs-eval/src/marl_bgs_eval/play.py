@@ -23,6 +23,7 @@ from marl_bgs.core.env import shard_games
 from marl_bgs.core.pytree import where_games
 from marl_bgs.core.team import act_teams
 from marl_bgs_eval import metrics as mt
+from marl_bgs_eval.metrics.timing import Memory
 from marl_bgs_eval.seeds import action_keys, memory_keys
 from marl_bgs_eval.systems import System
 
@@ -54,7 +55,7 @@ class Carry(NamedTuple):
     mem_b: Any
     slot_game: jax.Array  # int32 [B]: schedule row each slot plays (-1: idle)
     counters: jax.Array  # float32 [B, K]
-    memory: mt.Memory  # the metrics' per-game memory [B, ...]
+    memory: Memory  # the metrics' per-game memory [B, ...]
     next_game: jax.Array  # int32 []
     n_done: jax.Array  # int32 []
     out: Out
@@ -78,12 +79,13 @@ def play_tick(
 ) -> Tick:  # fmt: skip
     """Both teams act on their permitted inputs with keys of (seed number, tick, team), then the
     engine steps: the one definition of a tick that evaluation and replay recording share."""
-    inputs = team_inputs(env, state)
+    inputs_a, inputs_b = team_inputs(env, state)
+    inputs = (inputs_a, inputs_b)
     keys = [action_keys(root, seeds, state.tick, t, s.per_agent) for t, s in enumerate(teams)]
-    whos = tuple(s.who(m, i) for s, m, i in zip(teams, memories, inputs, strict=True))
+    who_a, who_b = (s.who(m, i) for s, m, i in zip(teams, memories, inputs, strict=True))
     actions, mems = act_teams(env.spec, teams, keys, memories, inputs)
     _, nxt, _, _, info = env.step(root, state, actions)
-    return Tick(state, inputs, actions, nxt, tuple(mems), info["facts"], whos)  # type: ignore[arg-type]
+    return Tick(state, inputs, actions, nxt, tuple(mems), info["facts"], (who_a, who_b))
 
 
 def join_teams(team_a: Any, team_b: Any) -> Any:
@@ -109,7 +111,7 @@ def programs(
         seeds, games = plan.seed_number[rows], plan.game_number[rows]
         return tuple(
             jax.vmap(s.init)(memory_keys(plan.root, seeds, games, t)) for t, s in enumerate(teams)
-        )  # type: ignore[return-value]
+        )
 
     def start(plan: Plan) -> Carry:
         g_pad = plan.seed_number.shape[0]

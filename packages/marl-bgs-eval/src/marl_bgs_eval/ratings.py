@@ -115,7 +115,7 @@ def _mirrored_pairs_per_system(g: pd.DataFrame) -> dict[str, int]:
     if not set(OUTCOME) <= set(g.columns):
         return {}
     same = mirror_pairs(g)
-    same = same[same]
+    same = same.loc[same]
     counts: dict[str, int] = {}
     for side in ("system_a", "system_b"):
         for name, k in same.index.get_level_values(side).value_counts().items():

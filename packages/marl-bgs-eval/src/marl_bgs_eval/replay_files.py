@@ -107,7 +107,7 @@ class Replay:
 @functools.cache
 def engine_env(shared_sight: bool = True) -> TDMEnv:
     """A one-game env of the engine's Team Deathmatch (views, masks and steps of replays)."""
-    return marl_bgs.make("tdm", num_envs=1, shared_sight=shared_sight)  # type: ignore[return-value]
+    return marl_bgs.make("tdm", num_envs=1, shared_sight=shared_sight)
 
 
 def named_leaves(prefix: str, tree: Any) -> dict[str, Any]:

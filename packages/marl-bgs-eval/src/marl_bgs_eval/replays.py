@@ -152,7 +152,7 @@ def record(
     Raises EvalError if a game does not end as its row says (other settings or Systems?)."""
     a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
     rows = results.validate(games, "games", complete=False)
-    records: list[Row] = rows.to_dict("records")  # type: ignore[assignment]
+    records: list[Row] = rows.to_dict("records")
     for k, row in enumerate(records):
         for side, s in (("a", a), ("b", b)):
             if row[f"system_{side}"] != s.name:

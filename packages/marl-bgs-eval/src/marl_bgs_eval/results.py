@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -133,12 +133,12 @@ def frame(
         np.rint(counters[:, ~amount]).astype(np.int64), columns=np.asarray(names)[~amount]
     )
     floats = pd.DataFrame(counters[:, amount], columns=np.asarray(names)[amount])
-    metrics = pd.concat([ints, floats], axis=1)[names]
+    metrics = cast(pd.DataFrame, pd.concat([ints, floats], axis=1)[names])
     cols["ticks"] = np.asarray(out.ticks)
     cols["tick_limit"], cols["winning_score"] = meta["tick_limit"], meta["winning_score"]
     cols.update({c: metrics[c].to_numpy() for c in mt.base_columns()})
-    table = pd.DataFrame(cols)[list(COLUMNS)]
-    extra = metrics[[c for c in names if c in METRIC_COLUMNS]]
+    table = cast(pd.DataFrame, pd.DataFrame(cols)[list(COLUMNS)])
+    extra = cast(pd.DataFrame, metrics[[c for c in names if c in METRIC_COLUMNS]])
     return normalize(pd.concat([table, extra], axis=1))
 
 
@@ -276,10 +276,10 @@ def _check_maps(df: pd.DataFrame, source: str) -> None:
     shipped = {i: marl_bgs.maps.load(i) for i in marl_bgs.maps.all_ids()}
     bad_hash = ~df["map_hash"].map(lambda v: HASH.fullmatch(v) is not None)
     _fail_rows(df, bad_hash, source, "map_hash must be 16 hex digits")
-    known = df["map"].isin([*shipped, CUSTOM_MAP_ID])
+    known = cast(pd.Series, df["map"]).isin([*shipped, CUSTOM_MAP_ID])
     _fail_rows(
         df, ~known, source,
-        f"unknown map {df['map'][~known].iat[0] if (~known).any() else ''}; shipped maps are "
+        f"unknown map {df.loc[~known, 'map'].iat[0] if (~known).any() else ''}; shipped maps are "
         f"0-{max(shipped)}, custom maps are recorded as {CUSTOM_MAP_ID}",
     )  # fmt: skip
     ids = df["map"].to_numpy()
@@ -293,14 +293,14 @@ def _check_games(df: pd.DataFrame, source: str, complete: bool) -> None:
     dup = df.duplicated(IDENTITY, keep="first")
     _fail_rows(df, dup, source, f"the same game twice (same {', '.join(IDENTITY)})")
     groups = df.groupby(PAIR, sort=False)
-    size = groups["game"].transform("size")
+    size = cast(pd.Series, groups["game"].transform("size"))
     _fail_rows(df, size > 2, source, "pair_id holds more than two games")
     if complete:
         _fail_rows(df, size < 2, source, "pair_id holds one game; its spawn-swapped twin is gone")
     ends = groups["a_spawn"].transform("nunique")
     _fail_rows(df, (size == 2) & (ends != 2), source, "both games of a pair have the same a_spawn")
     for col in SAME_IN_PAIR:
-        differ = groups[col].transform("nunique") > 1
+        differ = cast(pd.Series, groups[col].transform("nunique")) > 1
         _fail_rows(df, differ, source, f"a pair's games differ in {col}")
 
 
@@ -311,7 +311,7 @@ def mirror_pairs(df: pd.DataFrame) -> pd.Series:
     cols = OUTCOME + [c for c in mt.base_columns() + mt.priority_columns() if c in df.columns]
     groups = df.groupby([c for c in PAIR if c in df.columns], sort=False)
     same = groups[cols].nunique().eq(1).all(axis=1)
-    return same & groups.size().eq(2)
+    return same & cast(pd.Series, groups.size()).eq(2)
 
 
 def distinct_games(df: pd.DataFrame) -> int:

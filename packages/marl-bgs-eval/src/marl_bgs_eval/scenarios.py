@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -63,6 +63,7 @@ def scenario_games(
     level = mt.check_level(metrics)
     played = play_schedule(env, sched, np.arange(n_games), (a, b), level, meta, batch_size,
                            64, progress, None, None)  # fmt: skip
+    assert played is not None  # n_games >= 2 games were scheduled
     games = normalize(played.sort_values("game", kind="stable"))
     return games.assign(scenario=sc.id)
 
@@ -76,7 +77,7 @@ def distinct_wins(games: pd.DataFrame) -> tuple[int, int]:
     """(distinct games, distinct wins): a mirror-image pair whose games agree counts once."""
     mirrored = mirror_pairs(games)
     once = games.set_index([c for c in PAIR if c in games.columns]).index.isin(
-        mirrored[mirrored].index
+        mirrored.loc[mirrored].index
     )
     won = (games["result"] == "win").to_numpy()
     return distinct_games(games), int(won[~once].sum() + won[once].sum() // 2)
@@ -84,7 +85,9 @@ def distinct_wins(games: pd.DataFrame) -> tuple[int, int]:
 
 def _fisher(wins: int, games: int, reference_wins: int, reference_games: int) -> float:
     table = [[wins, games - wins], [reference_wins, reference_games - reference_wins]]
-    return float(fisher_exact(table, alternative="two-sided").pvalue)  # type: ignore[attr-defined]
+    # scipy has no type hints here: its result unpacks as (statistic, pvalue), numpy floats
+    _, pvalue = cast(tuple[float, float], fisher_exact(table, alternative="two-sided"))
+    return float(pvalue)
 
 
 def evaluate_scenarios(
@@ -108,8 +111,9 @@ def evaluate_scenarios(
         games = scenario_games(a, ref_scenario, **kw)
         base = games if ref is a else scenario_games(ref, ref_scenario, **kw)
         sc = engine_scenarios.load(ref_scenario)
-        wins = int((games["result"] == "win").sum())
-        draws = int((games["result"] == "draw").sum())
+        result = cast(pd.Series, games["result"])
+        wins = int((result == "win").sum())
+        draws = int((result == "draw").sum())
         distinct, won = distinct_wins(games)
         ref_distinct, ref_won = distinct_wins(base)
         rows.append({
@@ -142,12 +146,13 @@ def results_page(n_games: int = 256, seed: int = 20261006, progress: bool = True
         + " |",
         "|---:|---|---|---|---:|" + "---|" * len(SCRIPTED_TEAMS),
     ]
-    for _, r in table.iterrows():
+    for r in table.to_dict("records"):
         cells = []
         for name in SCRIPTED_TEAMS:
             g = scenario_games(scripted_system(name), int(r["scenario"]), n_games=2, seed=seed,
                                batch_size=2)  # fmt: skip
-            wins, draws = int((g["result"] == "win").sum()), int((g["result"] == "draw").sum())
+            result = cast(pd.Series, g["result"])
+            wins, draws = int((result == "win").sum()), int((result == "draw").sum())
             cells.append(f"{wins}-{draws}-{len(g) - wins - draws}")
         rows.append(
             f"| {r['scenario']} | {r['challenge']} | `{r['opponent']}` | "

@@ -11,7 +11,7 @@ distance to its four teammates, against the base team's agent of that class in t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -45,7 +45,8 @@ def _distance(games: pd.DataFrame, letter: str) -> pd.Series:
 def _interval(diff: pd.DataFrame, bootstrap: int, rng: np.random.Generator) -> tuple[float, float]:
     """95% interval of the mean per-game change, resampling seed pairs within each opponent
     (`resampling.draw_counts`, the draws of the Elo and metric intervals)."""
-    per_pair = diff.groupby(["opponent", "pair_id"], sort=True)["change"].agg(["sum", "size"])
+    pairs = diff.groupby(["opponent", "pair_id"], sort=True)["change"]
+    per_pair = cast(pd.DataFrame, pairs.agg(["sum", "size"]))
     strata = per_pair.index.get_level_values("opponent").factorize(sort=True)[0]
     sums, sizes = per_pair["sum"].to_numpy(float), per_pair["size"].to_numpy(float)
     change, games = np.zeros(bootstrap), np.zeros(bootstrap)
@@ -108,7 +109,8 @@ def _summarize(games: pd.DataFrame, base: str, bootstrap: int, seed: int) -> pd.
     alone = games[games["stranger"] == ""].set_index(["opponent", "game"])
     rng = np.random.default_rng(seed)
     rows = []
-    for (label, c), g in games[games["stranger"] != ""].groupby(["stranger", "class"], sort=False):
+    strangers = games.loc[games["stranger"] != ""]
+    for (label, c), g in strangers.groupby(["stranger", "class"], sort=False):
         ref = alone.loc[list(zip(g["opponent"], g["game"], strict=True))].reset_index()
         diff = pd.DataFrame(
             {
@@ -123,7 +125,8 @@ def _summarize(games: pd.DataFrame, base: str, bootstrap: int, seed: int) -> pd.
         rows.append(
             {
                 "base": base, "stranger": label, "class": c, "games": len(g),
-                "margin_change": float(diff["change"].mean()), "low": low, "high": high,
+                "margin_change": float(cast(pd.Series, diff["change"]).mean()),
+                "low": low, "high": high,
                 "distance": own, "base_distance": home, "distance_added": own - home,
             }
         )  # fmt: skip

@@ -13,6 +13,8 @@ in float32 and sampling never picks one (while gradients stay finite).
 
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Literal, NamedTuple
 
 import jax
@@ -59,6 +61,11 @@ def _entropy(logp: jax.Array, mask: jax.Array) -> jax.Array:
     return -jnp.sum(jnp.where(mask, jnp.exp(logp) * logp, 0.0), axis=-1)
 
 
+def _total(terms: list[jax.Array]) -> jax.Array:
+    """The sum of the heads' terms (one per head, so never empty)."""
+    return functools.reduce(operator.add, terms)
+
+
 def evaluate(
     logits: tuple[jax.Array, ...], masks: tuple[jax.Array, ...], choices: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
@@ -68,7 +75,7 @@ def evaluate(
         jnp.take_along_axis(lp, choices[..., h, None], axis=-1)[..., 0] for h, lp in enumerate(logp)
     ]
     entropy = [_entropy(lp, m) for lp, m in zip(logp, masks, strict=True)]
-    return sum(picked), sum(entropy)  # type: ignore[return-value]
+    return _total(picked), _total(entropy)
 
 
 def sample(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 
 
 def gae(
@@ -103,7 +103,7 @@ def ppo_value_loss(
 
 
 @pytree_dataclass
-class ValueNorm:
+class ValueNorm(PyTree):
     """Running mean and mean square of value targets with bias correction (as in MAPPO): the
     critic predicts normalised values, `denormalize` turns them into returns."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import pandas as pd
 
@@ -65,12 +66,13 @@ def score(cells: pd.DataFrame) -> dict[str, float]:
     """A checkpoint's validation row: the mean margin over cells (the score), mean kills and
     deaths, W-D-L totals and the mean margin against each opponent."""
     row = {
-        "score": float(cells["margin"].mean()),
-        "kills": float(cells["kills"].mean()),
-        "deaths": float(cells["deaths"].mean()),
-        **{k: int(cells[k].sum()) for k in ("wins", "draws", "losses")},
+        "score": float(cast(pd.Series, cells["margin"]).mean()),
+        "kills": float(cast(pd.Series, cells["kills"]).mean()),
+        "deaths": float(cast(pd.Series, cells["deaths"]).mean()),
+        **{k: int(cast(pd.Series, cells[k]).sum()) for k in ("wins", "draws", "losses")},
     }
-    for opponent, margin in cells.groupby("opponent", sort=False)["margin"].mean().items():
+    margins = cast(pd.Series, cells.groupby("opponent", sort=False)["margin"].mean())
+    for opponent, margin in margins.items():
         row[f"margin_{opponent}"] = float(margin)
     return row
 

@@ -19,7 +19,7 @@ from marl_bgs.core import pool as pools
 from marl_bgs.core.env import BatchedEnv, RewardFn, game_tick
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import Mode
-from marl_bgs.core.pytree import pytree_dataclass, where_games
+from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
 from marl_bgs.core.registry import make
 
 # The adapters' game is slot 0 of a batch: the same start as `make(..., num_envs=1).reset(key)`.
@@ -50,7 +50,7 @@ def _start(key: jax.Array, pool: pools.StartPool, episode: jax.Array, side_rule:
 
 
 @pytree_dataclass
-class Tick:
+class Tick(PyTree):
     """What one adapter tick returns (one game)."""
 
     state: Any  # the next state, or the start state where the game ended and auto_reset

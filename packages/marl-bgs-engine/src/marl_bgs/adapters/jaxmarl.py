@@ -96,7 +96,9 @@ class JaxMARLEnv(MultiAgentEnv):
             raise ConfigError(f"actions: unknown agent(s) {unknown}, missing agent(s) {missing}")
         return jnp.stack([jnp.asarray(actions[a], jnp.int32).reshape(()) for a in self.agents])
 
-    def reset(self, key: jax.Array) -> tuple[dict[str, jax.Array], Any]:
+    # MultiAgentEnv wraps reset/step/get_avail_actions in jax.jit; ours are plain methods whose
+    # engine calls are jitted once per module (see the module docstring).
+    def reset(self, key: jax.Array) -> tuple[dict[str, jax.Array], Any]:  # pyright: ignore[reportIncompatibleVariableOverride]
         """A new game (episode 0 of game 0, as the native env's `reset` draws it): (obs, state)."""
         native = self.native
         state, obs, world, _ = game.reset_game(
@@ -109,7 +111,7 @@ class JaxMARLEnv(MultiAgentEnv):
         mode = self.native.mode
         return self._obs(mode.observe(state), game.world_state(mode, state))
 
-    def get_avail_actions(self, state: Any) -> dict[str, jax.Array]:
+    def get_avail_actions(self, state: Any) -> dict[str, jax.Array]:  # pyright: ignore[reportIncompatibleVariableOverride]
         """Legal flat actions {agent: bool [num_actions]} (exact)."""
         flat = self.native.mode.masks(state).flat
         return {a: flat[i] for i, a in enumerate(self.agents)}
@@ -120,7 +122,7 @@ class JaxMARLEnv(MultiAgentEnv):
         """One tick without auto-reset: (obs, state, reward, dones, info)."""
         return self._tick(key, state, actions, None, auto_reset=False)
 
-    def step(
+    def step(  # pyright: ignore[reportIncompatibleVariableOverride]
         self,
         key: jax.Array,
         state: Any,

@@ -34,7 +34,7 @@ multithreaded, and a forked child of a process that has used JAX can deadlock.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -49,7 +49,8 @@ from marl_bgs.core.errors import ConfigError
 class PettingZooEnv(ParallelEnv):
     """One game of a registered mode behind PettingZoo's `ParallelEnv` interface."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "is_parallelizable": True}
+    # ParallelEnv's `metadata` is an instance attribute: the default, `__init__` adds "name".
+    metadata: dict[str, Any] = {"render_modes": [], "is_parallelizable": True}  # noqa: RUF012
 
     def __init__(self, mode: str, *, render_mode: str | None = None, **settings: Any) -> None:
         """`settings`: the keywords of `marl_bgs.make(mode, ...)` except `num_envs` and

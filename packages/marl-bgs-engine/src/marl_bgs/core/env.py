@@ -189,7 +189,8 @@ class BatchedEnv:
     ) -> None:
         num_envs = check_int(num_envs, "num_envs", 1, MAX_NUM_ENVS)
         self.sharding = games_sharding(mesh, mesh_axis, num_envs)
-        devices = 1 if mesh is None else mesh.shape[self.sharding.spec[0]]  # type: ignore[union-attr]
+        sharding = self.sharding  # None exactly when there is no mesh
+        devices = 1 if sharding is None else sharding.mesh.shape[sharding.spec[0]]
         check_batch_fits(pool, -(-num_envs // devices))
         if not isinstance(side_rule, str) or side_rule not in pools.SIDE_RULES:
             raise ConfigError(

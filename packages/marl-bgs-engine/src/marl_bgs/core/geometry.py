@@ -25,11 +25,11 @@ from marl_bgs.core.arena import (
     OBSTACLE_PILLAR,
     OBSTACLE_WALL,
 )
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 
 
 @pytree_dataclass
-class Obstacles:
+class Obstacles(PyTree):
     """Padded obstacle slots of one map (a leading batch axis may be added)."""
 
     kind: jnp.ndarray  # int32 [K]: 0 none, 1 pillar, 2 wall

@@ -14,13 +14,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import ModeSpec
 
 
 def _traced(x: Any) -> bool:
-    return isinstance(x, jax.core.Tracer)
+    return isinstance(x, Tracer)
 
 
 def _array(value: Any, field: str) -> Any:

@@ -70,7 +70,10 @@ class ModeSpec:
 class Mode(Protocol):
     """A game mode: `spec` plus pure single-game functions (`jit`, `vmap` and `scan` safe)."""
 
-    spec: ModeSpec
+    @property
+    def spec(self) -> ModeSpec:
+        """The mode's static description (an implementation may make it a plain attribute)."""
+        ...
 
     def transition(self, state: Any, actions: jax.Array, messages: jax.Array | None) -> Any:
         """One tick: actions int [agents, heads] in each agent's own frame -> (state, facts).

@@ -90,7 +90,7 @@ def charge(
 
     # Bisection towards the contact point, to 1/64 of the way, where a charger needs it.
     needs = jnp.any(charger & (first > 0))
-    _, good, _ = jax.lax.while_loop(lambda c: needs & (c[0] < 3), bisect, (0, good, bad))
+    _, good, _ = jax.lax.while_loop(lambda c: needs & (c[0] < 3), bisect, (jnp.int32(0), good, bad))
     lx = jnp.where(charger, x + gx * scale * good, x)
     ly = jnp.where(charger, y + gy * scale * good, y)
     landing = jnp.stack([lx, ly], axis=-1)

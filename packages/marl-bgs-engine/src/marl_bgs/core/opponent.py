@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.inputs import check_actions
-from marl_bgs.core.pytree import pytree_dataclass, where_games
+from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
 from marl_bgs.core.spaces import Box, Discrete, MultiDiscrete
 from marl_bgs.core.team import TeamPolicy, act_team, team_inputs
 
@@ -28,7 +28,7 @@ _OPPONENT_ACT = 2
 
 
 @pytree_dataclass
-class OpponentState:
+class OpponentState(PyTree):
     """The batched game and the opponent's memory [num_envs, ...]."""
 
     game: Any

@@ -21,14 +21,14 @@ import numpy as np
 
 from marl_bgs.core.checks import shown
 from marl_bgs.core.errors import ConfigError
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 
 # Which side (spawn ends) each game plays: see `side_of`.
 SIDE_RULES: tuple[str, ...] = ("half", "none", "all", "random")
 
 
 @pytree_dataclass
-class StartPool:
+class StartPool(PyTree):
     """P start entries in two sides [P, 2, ...] and their draw weights float32 [P]."""
 
     states: Any  # a mode's state with leading axes [P, 2]

@@ -1,27 +1,32 @@
-"""A frozen dataclass registered as a JAX pytree, with `.replace` (type checkers see through it)."""
+"""A frozen dataclass registered as a JAX pytree, with a typed `.replace` from its `PyTree` base."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, TypeVar, dataclass_transform
+from typing import Any, Self, TypeVar, dataclass_transform
 
 import jax
 import jax.numpy as jnp
 
-T = TypeVar("T")
+
+@dataclasses.dataclass(frozen=True)
+class PyTree:
+    """Base of every `pytree_dataclass` class: gives it a typed `.replace`."""
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with `changes` (field=value) applied, as `dataclasses.replace`."""
+        return dataclasses.replace(self, **changes)
+
+
+T = TypeVar("T", bound=PyTree)
 
 
 @dataclass_transform(frozen_default=True)
 def pytree_dataclass(cls: type[T]) -> type[T]:
-    """Make `cls` a frozen dataclass whose fields are all pytree children."""
+    """Make `cls` (a `PyTree` subclass) a frozen dataclass whose fields are all pytree children."""
     dc = dataclasses.dataclass(frozen=True)(cls)
-
-    def replace(self: Any, **changes: Any) -> Any:
-        return dataclasses.replace(self, **changes)
-
-    dc.replace = replace  # type: ignore[attr-defined]
-    fields = [f.name for f in dataclasses.fields(dc)]  # type: ignore[arg-type]
+    fields = [f.name for f in dataclasses.fields(dc)]
     return jax.tree_util.register_dataclass(dc, data_fields=fields, meta_fields=[])
 
 

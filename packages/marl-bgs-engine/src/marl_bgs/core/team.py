@@ -169,7 +169,7 @@ def team_rollout(
             for t, p in enumerate(policies)
         )
 
-        def tick(carry: tuple[Any, Any, jax.Array], _: None) -> tuple[Any, Any]:
+        def tick(carry: tuple[Any, Any, jax.Array], _x: None) -> tuple[Any, Any]:
             state, memories, key = carry
             key, k_reset, *k_teams = jax.random.split(key, 2 + len(policies))
             out = step(state, memories, [jax.random.split(k, n) for k in k_teams])

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from marl_bgs.core.arena import MIRROR_MOVE, NUM_MOVES
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import NUM_TARGETS, NUM_ULTIMATE, TEAM_SIZE
 from marl_bgs.tdm.perception import Perception
@@ -20,7 +20,7 @@ from marl_bgs.tdm.tables import REL_TO_ABS, SAME_TEAM, lookup, spawn_left
 
 
 @pytree_dataclass
-class ActionMasks:
+class ActionMasks(PyTree):
     """Legal choices of every slot (a leading batch axis may be added)."""
 
     move: jnp.ndarray  # bool [10, 9], own frame

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.perception import Perception
 from marl_bgs.tdm.state import GameState
@@ -16,7 +16,7 @@ from marl_bgs.tdm.tables import SAME_TEAM, absolute_target, lookup
 
 
 @pytree_dataclass
-class CombatResult:
+class CombatResult(PyTree):
     """Combat outcome before movement (health already summed and capped)."""
 
     health: jnp.ndarray  # float32 [10]

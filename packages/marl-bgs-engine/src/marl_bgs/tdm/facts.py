@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 
 
 @pytree_dataclass
-class Facts:
+class Facts(PyTree):
     """The facts of one tick of one game (a leading batch axis may be added)."""
 
     requested: jnp.ndarray  # int32 [10, 3]: actions as given (own frame)

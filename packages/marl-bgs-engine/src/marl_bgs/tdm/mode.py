@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache
 from typing import Any
 
 import jax
@@ -56,6 +56,22 @@ AGENTS = tuple(f"a_{i}" for i in range(TEAM_SIZE)) + tuple(f"b_{i}" for i in ran
 TEAMS = (tuple(range(TEAM_SIZE)), tuple(range(TEAM_SIZE, NUM_SLOTS)))
 
 
+@cache
+def _spec(message_dim: int) -> ModeSpec:
+    """The mode's spec for a message width (built once per width)."""
+    size = sum(width for _, width in view_field_names(message_dim))
+    return ModeSpec(
+        id=MODE_ID,
+        agents=AGENTS,
+        teams=TEAMS,
+        action_heads=(arena.NUM_MOVES, NUM_TARGETS, NUM_ULTIMATE),
+        obs_size=size,
+        state_size=size,
+        message_dim=message_dim,
+        head_names=("move", "target", "ultimate"),
+    )
+
+
 @dataclass(frozen=True)
 class TeamDeathmatch:
     """The Team Deathmatch rules as a `Mode`; `shared_sight` and `message_dim` are static."""
@@ -63,19 +79,9 @@ class TeamDeathmatch:
     shared_sight: bool = True
     message_dim: int = 0
 
-    @cached_property
+    @property
     def spec(self) -> ModeSpec:
-        size = sum(width for _, width in view_field_names(self.message_dim))
-        return ModeSpec(
-            id=MODE_ID,
-            agents=AGENTS,
-            teams=TEAMS,
-            action_heads=(arena.NUM_MOVES, NUM_TARGETS, NUM_ULTIMATE),
-            obs_size=size,
-            state_size=size,
-            message_dim=self.message_dim,
-            head_names=("move", "target", "ultimate"),
-        )
+        return _spec(self.message_dim)
 
     def transition(
         self, state: GameState, actions: jax.Array, messages: jax.Array | None = None

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.geometry import Obstacles, segment_blocked
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.classes import SIGHT
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.state import GameState
@@ -14,7 +14,7 @@ from marl_bgs.tdm.tables import SAME_TEAM, lookup
 
 
 @pytree_dataclass
-class Perception:
+class Perception(PyTree):
     """Pairwise facts [10, 10] (row: observer, column: observed) at one moment."""
 
     dist: jnp.ndarray  # float32: centre-to-centre distance

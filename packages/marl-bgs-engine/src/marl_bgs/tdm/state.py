@@ -13,11 +13,11 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from marl_bgs.core.geometry import Obstacles
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 
 
 @pytree_dataclass
-class Rules:
+class Rules(PyTree):
     """Traced per-game values: changing them never recompiles."""
 
     winning_score: jnp.ndarray  # int32 []
@@ -29,7 +29,7 @@ class Rules:
 
 
 @pytree_dataclass
-class Units:
+class Units(PyTree):
     """Per-slot arrays [10] (positions [10, 2])."""
 
     class_id: jnp.ndarray  # int32: 0 unused (padded, inert), 1-5 class
@@ -53,7 +53,7 @@ class Units:
 
 
 @pytree_dataclass
-class GameState:
+class GameState(PyTree):
     """Everything about one game. Rules, observation and masks are pure functions of it."""
 
     units: Units

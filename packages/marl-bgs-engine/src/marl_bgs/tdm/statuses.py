@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.combat import CombatResult
 from marl_bgs.tdm.state import Units
@@ -12,7 +12,7 @@ from marl_bgs.tdm.tables import lookup
 
 
 @pytree_dataclass
-class Applied:
+class Applied(PyTree):
     """Which actor applied which status to which recipient this tick ([actor, recipient])."""
 
     stunned: jnp.ndarray

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.arena import MAP_WIDTH, MAX_OBSTACLES, MIRROR_MOVE, NUM_MOVES
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import NUM_TARGETS, SPAWN_PAD_X, SPAWN_PAD_Y, TEAM_SIZE
 from marl_bgs.tdm.perception import perceive
@@ -34,7 +34,7 @@ from marl_bgs.tdm.tables import (
 
 
 @pytree_dataclass
-class UnitRows:
+class UnitRows(PyTree):
     """Per-row fields [..., 10] (rows: own roster slots 0-4, then enemy roster slots 0-4).
 
     Declared in three groups, which is also their order in the flat vector: what differs per
@@ -84,7 +84,7 @@ _PER_UNIT = tuple(
 
 
 @pytree_dataclass
-class PublicContext:
+class PublicContext(PyTree):
     """What every agent knows (own frame, own team first); all but `self_slot` is per team."""
 
     tick: jnp.ndarray
@@ -108,7 +108,7 @@ class PublicContext:
 
 
 @pytree_dataclass
-class AgentView:
+class AgentView(PyTree):
     """Everything one agent may know at a decision."""
 
     units: UnitRows
@@ -216,7 +216,7 @@ def _public_columns(state: GameState, team: int) -> dict[str, jnp.ndarray]:
 
 
 @pytree_dataclass
-class ViewBlocks:
+class ViewBlocks(PyTree):
     """The views of a game's 10 agents as a few dense blocks, leading axes [team, agent] = [2, 5].
 
     Both the structured `AgentView` and the flat vector are cut from these; building the flat

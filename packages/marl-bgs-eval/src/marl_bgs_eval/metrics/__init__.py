@@ -14,6 +14,7 @@ section, topic, unit and meaning; `find("heal")` searches it.
 from __future__ import annotations
 
 from functools import cache
+from typing import cast
 
 import jax.numpy as jnp
 import pandas as pd
@@ -95,12 +96,13 @@ def find(text: str) -> pd.DataFrame:
         raise EvalError(f"find: expected some text to search for, got {text!r}")
     s = schema()
     hay = s["column"] + " " + s["topic"] + " " + s["meaning"]
-    return s[hay.str.contains(text.strip(), case=False, regex=False)].reset_index(drop=True)
+    return s.loc[hay.str.contains(text.strip(), case=False, regex=False)].reset_index(drop=True)
 
 
 def markdown() -> str:
     """docs/metrics.md: every family's columns by section and topic, generated from the code."""
     s = schema()
+    who = cast(pd.Series, s["who"])
     lines = [
         "# Metrics",
         "",
@@ -108,7 +110,7 @@ def markdown() -> str:
         "",
         f"Three levels: `none` ({width('none')} columns), `priority` ({width('priority')}, the "
         f"default) and `full` ({width('full')}). Of the full level's columns, "
-        f"{int(s['who'].sum())} ({100 * s['who'].mean():.0f}%) record who did what to whom. "
+        f"{int(who.sum())} ({100 * who.mean():.0f}%) record who did what to whom. "
         "Every counter is summed over a game's ticks inside the compiled loop and written when "
         "the game ends; the level never changes a game.",
         "",
@@ -125,12 +127,12 @@ def markdown() -> str:
         "| column | level | topic | unit | meaning |",
         "|---|---|---|---|---|",
     ]
-    for r in s[s["level"] != "full"].itertuples():
+    for r in s.loc[s["level"] != "full"].itertuples():
         lines.append(f"| `{r.column}` | {r.level} | {r.topic} | {r.unit} | {r.meaning} |")
     axes_seen: dict[str, tuple[str, ...]] = {}
     for section in SECTIONS:
         fams = [f for f in FAMILIES if f.section == section]
-        n = int((s["section"] == section).sum())
+        n = int((cast(pd.Series, s["section"]) == section).sum())
         lines += ["", f"## {section} ({n} columns)", ""]
         lines += [
             "| family | topic | axes | columns | unit | meaning |",
@@ -148,15 +150,16 @@ def markdown() -> str:
         lines.append(f"| {name} | {shown} |")
     lines += ["", "## Topics", "", "| section | topic | columns | who did what to whom |",
               "|---|---|---|---|"]  # fmt: skip
-    for (section, topic), g in s.groupby(["section", "topic"], sort=False):
-        lines.append(f"| {section} | {topic} | {len(g)} | {int(g['who'].sum())} |")
+    for key, g in s.groupby(["section", "topic"], sort=False):
+        section, topic = cast(tuple[str, str], key)
+        lines.append(f"| {section} | {topic} | {len(g)} | {int(cast(pd.Series, g['who']).sum())} |")
     return "\n".join(lines) + "\n"
 
 
 @cache
 def _amounts() -> frozenset[str]:
     s = schema()
-    return frozenset(s["column"][s["unit"].isin(AMOUNT_UNITS)])
+    return frozenset(s["column"][s["unit"].isin(list(AMOUNT_UNITS))])
 
 
 def is_amount(column: str) -> bool:

@@ -97,6 +97,12 @@ def _useful(t: TickRecord) -> tuple[jnp.ndarray, jnp.ndarray]:
     return t.facts.heal_basic * keep, t.facts.heal_ultimate * keep
 
 
+def _useful_total(t: TickRecord) -> jnp.ndarray:
+    """Useful healing of both abilities together [n, 10, 10]."""
+    basic, ultimate = _useful(t)
+    return basic + ultimate
+
+
 def _excess(t: TickRecord) -> jnp.ndarray:
     share = t.facts.excess_share[:, None, :, None]
     return jnp.stack([t.facts.heal_basic, t.facts.heal_ultimate], axis=-1) * share
@@ -240,7 +246,7 @@ FAMILIES: tuple[Family, ...] = (
       (ax.ALLY_PAIR, ax.ABILITY), lambda t: ax.ally_pairs(_excess(t))),
     F("healing_to_affected", DAMAGE, "Healing to allies under a harmful effect", "HP",
       "useful healing given to an ally under the effect", (ax.ALLY_PAIR, ax.HARM),
-      lambda t: ax.ally_pairs(sum(_useful(t))[..., None] * _harm(t)[:, None])),
+      lambda t: ax.ally_pairs(_useful_total(t)[..., None] * _harm(t)[:, None])),
     F("healing_saves", DAMAGE, "Priest healing saves", "count",
       "heals to an ally who would have died without the tick's healing", (ax.ALLY_PAIR,),
       lambda t: ax.ally_pairs((t.facts.healing > 0) & t.facts.saved[:, None, :])),
@@ -363,7 +369,7 @@ FAMILIES: tuple[Family, ...] = (
       lambda t: ax.enemy_pairs(t.facts.trap_broken_by)),
     F("antiheal_healing", ULTIMATES, "Rogue Poison", "HP",
       "useful healing received while Poison halved it", (ax.SLOT,),
-      lambda t: sum(_useful(t)).sum(1) * (t.before.units.antiheal > 0)),
+      lambda t: _useful_total(t).sum(1) * (t.before.units.antiheal > 0)),
     F("salvation_saves", ULTIMATES, "Priest Ultimate", "count",
       "allies saved from death by the Priest's Ultimate", (ax.SLOT,),
       lambda t: jnp.sum((t.facts.heal_ultimate > 0) & t.facts.saved[:, None, :], axis=-1)),

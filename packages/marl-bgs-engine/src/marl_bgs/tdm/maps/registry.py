@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import jax
 import numpy as np
 
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, MAX_OBSTACLES, OBSTACLE_PILLAR, OBSTACLE_WALL
@@ -110,8 +111,19 @@ class MapSpec:
                 kind[i] = OBSTACLE_WALL
                 size[i] = (o["width"], o["height"])
                 theta[i] = o.get("theta", 0.0)
-        active = kind > 0
-        return Obstacles(kind=kind, center=center, size=size, theta=theta, active=active)  # type: ignore[arg-type]
+        return Obstacles(
+            kind=_host_leaf(kind),
+            center=_host_leaf(center),
+            size=_host_leaf(size),
+            theta=_host_leaf(theta),
+            active=_host_leaf(kind > 0),
+        )
+
+
+def _host_leaf(array: np.ndarray) -> jax.Array:
+    """A numpy array as a leaf of a `jax.Array`-typed pytree, unchanged (it stays on the host):
+    JAX accepts it wherever it reads a `jax.Array`, though the static type leaves numpy out."""
+    return cast(jax.Array, array)
 
 
 def _number(value: Any, field: str, key: str) -> float:

@@ -337,7 +337,7 @@ def search_page(reports: list[SearchReport], challenges: dict[int, str]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Command line: search one scenario and print the report, or with `--doc PAGE` search every
     shipped scenario to its designed line's length and write the page."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("scenario", nargs="?", help="id, name or .json file")
     parser.add_argument("--beam", type=int, default=16)
     parser.add_argument("--depth", type=int, default=None)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from marl_bgs.core.geometry import Obstacles
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.views import AgentView, PublicContext
 
 
 @pytree_dataclass
-class Picture:
+class Picture(PyTree):
     """One team's knowledge, rows [10] (positions [10, 2]), own frame."""
 
     known: jnp.ndarray  # bool: visible to some agent of the team

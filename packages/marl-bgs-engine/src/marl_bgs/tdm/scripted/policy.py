@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.geometry import length
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.core.team import Policy, TeamInputs
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.scripted import combat, route, steering
@@ -23,7 +23,7 @@ from marl_bgs.tdm.scripted.styles import STYLES, Style
 
 
 @pytree_dataclass
-class Memory:
+class Memory(PyTree):
     """One game's memory of a scripted team."""
 
     last_health: jnp.ndarray  # float32 [10]: health of each row last tick, -1 where unseen

@@ -21,7 +21,7 @@ from marl_bgs.core.geometry import (
     near_obstacles,
     segment_blocked,
 )
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.scripted import route
@@ -39,7 +39,7 @@ SEARCH_X = MAP_WIDTH - 1.5  # where a team looks for enemies it has not found (o
 
 
 @pytree_dataclass
-class Steering:
+class Steering(PyTree):
     """Per-agent movement memory [5]."""
 
     last_pos: jnp.ndarray  # float32 [5, 2]
