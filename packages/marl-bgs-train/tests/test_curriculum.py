@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 from marl_bgs import ConfigError, team_inputs
+from marl_bgs.tdm.mode import tdm_pool
 from marl_bgs_train import checkpoints
-from marl_bgs_train.config import BUILTIN_CURRICULUM, Stage, from_dict, to_dict
-from marl_bgs_train.curriculum import Curriculum, CurriculumState
+from marl_bgs_train.config import BUILTIN_CURRICULUM, LayoutVariation, Stage, from_dict, to_dict
+from marl_bgs_train.curriculum import Curriculum, CurriculumState, vary_layouts
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.testing import tiny_config
 
@@ -109,3 +110,41 @@ def test_stages_are_checked_and_saved_with_the_run(tmp_path):
         from_dict(data)
     with pytest.raises(ConfigError, match="rosters"):
         make_train(tiny_config("ippo-rnn", curriculum=(Stage(rosters=(("MWQ", "M"),)),)))
+
+
+def test_layout_variants_switch_the_same_obstacles_off_on_both_ends_and_keep_the_originals():
+    pool = tdm_pool([0, 3])
+    variation = LayoutVariation(dropout=0.5, variants=3, seed=1)
+    varied = vary_layouts(pool, variation)
+    assert vary_layouts(pool, LayoutVariation()) is pool  # off by default
+    assert varied.size == 4 * pool.size
+    weights = np.asarray(varied.weights)
+    np.testing.assert_allclose(weights, weights[0], rtol=1e-6)  # each as often as an original
+    states = jax.device_get(varied.states)
+    active = np.asarray(states.obstacles.active).reshape(4, pool.size, 2, -1)
+    free = np.asarray(states.free).reshape(4, pool.size, 2, *states.free.shape[2:])
+    original = np.asarray(jax.device_get(pool.states.obstacles.active))
+    np.testing.assert_array_equal(active[0], original)  # the originals come first, unchanged
+    for copy in range(1, 4):
+        assert (active[copy] <= original).all()  # only switched off, never on
+        np.testing.assert_array_equal(active[copy, :, 0], active[copy, :, 1])  # both ends alike
+        assert (free[copy] >= free[0]).all()  # a switched-off obstacle blocks nothing
+    assert (active[1:] < original).any()
+    assert (free[1:] > free[0]).any()
+    assert active[1:].sum() > 0.3 * 3 * original.sum()  # about half stay (chance 0.5)
+    again = jax.device_get(vary_layouts(pool, variation).states.obstacles.active)
+    np.testing.assert_array_equal(np.asarray(again).reshape(active.shape), active)  # by seed
+    other = vary_layouts(pool, dataclasses.replace(variation, seed=2))
+    assert (np.asarray(other.states.obstacles.active).reshape(active.shape) != active).any()
+
+
+def test_a_run_with_layout_variants_starts_its_games_from_them():
+    layouts = LayoutVariation(dropout=0.4, variants=2)
+    trainer = make_train(tiny_config("ippo-rnn", layouts=layouts))
+    assert trainer.start_pool.size == 3 * 2  # maps 0 and 3, the originals and two variants
+    staged = make_train(tiny_config("ippo-rnn", curriculum=TWO_STAGES, layouts=layouts))
+    assert staged.curriculum is not None
+    assert staged.curriculum.pool.size == 3 * 2
+    for bad, match in (({"dropout": 1.0}, "layouts.dropout"), ({"variants": 0}, "variants")):
+        with pytest.raises(ConfigError, match=match):
+            make_train(tiny_config("ippo-rnn", layouts=LayoutVariation(**bad)))

@@ -13,7 +13,7 @@ import pytest
 import marl_bgs
 from marl_bgs import ConfigError, Policy
 from marl_bgs.tdm.mode import TeamDeathmatch
-from marl_bgs_train.config import OpponentMix, RewardSettings
+from marl_bgs_train.config import LayoutVariation, OpponentMix, RewardSettings
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import ActorSpec, network_policy
@@ -98,7 +98,7 @@ def test_opponent_mix_draws_each_category_at_its_weight(trainer):
     [
         ("ippo-ff", {"sharing": "none", "frozen": True}),
         ("mappo-rnn", {"heads": "flat", "sharing": "class", "rosters": ("MWH", "RP")}),
-        ("mappo-ff", {}),
+        ("mappo-ff", {"free_paths": 4, "layouts": LayoutVariation(dropout=0.3, variants=1)}),
     ],
 )
 def test_every_ppo_variant_trains_a_few_updates(preset, changes):

@@ -18,10 +18,11 @@ from marl_bgs import ConfigError, team_inputs
 from marl_bgs_eval import get_system
 from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
+from marl_bgs_train.config import LayoutVariation
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.testing import tiny_config
 
-CONFIG = tiny_config("ippo-rnn")
+CONFIG = tiny_config("ippo-rnn", free_paths=4)  # the System reads the added features too
 
 
 class StopError(Exception):
@@ -170,6 +171,8 @@ def test_command_line_errors_name_the_setting(tmp_path):
         (lambda d: d["opponents"].update(current=-1.0), "opponents"),
         (lambda d: d.update(maps=[0, 48]), "test map 48"),
         (lambda d: d.update(maps=7), "maps: expected a list"),
+        (lambda d: d["layouts"].pop("seed"), "layouts"),
+        (lambda d: d.update(free_paths=-2), "free_paths"),
     ],
 )
 def test_a_tampered_run_config_is_refused_by_name(tmp_path, edit, message):
@@ -183,3 +186,12 @@ def test_a_tampered_run_config_is_refused_by_name(tmp_path, edit, message):
     (tmp_path / "config.json").write_text("[1, 2")
     with pytest.raises(ConfigError, match="not a valid training config"):
         checkpoints.load_config(tmp_path)
+
+
+def test_a_run_saved_before_free_paths_and_layouts_existed_loads_with_both_off(tmp_path):
+    checkpoints.save_config(tmp_path, CONFIG)
+    data = json.loads((tmp_path / "config.json").read_text())
+    del data["free_paths"], data["layouts"]
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    loaded = checkpoints.load_config(tmp_path)
+    assert loaded == dataclasses.replace(CONFIG, free_paths=0, layouts=LayoutVariation())

@@ -59,6 +59,19 @@ class RewardSettings:
 
 
 @dataclass(frozen=True)
+class LayoutVariation:
+    """Layout randomisation of the training games (not in the paper): besides every start entry
+    (map x roster pair), `variants` copies of it in which each obstacle is switched off with
+    chance `dropout`, drawn as often as the original. Both spawn ends of an entry lose the same
+    obstacles, so spawn-swapped games stay mirror images. The variants are fixed by `seed` when
+    the run is built. Off while `dropout` is 0."""
+
+    dropout: float = 0.0
+    variants: int = 4
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class ValidationSettings:
     """Validation of checkpoints against a panel (paper S6.3): the point margin averaged over the
     map x opponent cells decides the best checkpoint; kills and deaths are kept beside it."""
@@ -122,6 +135,7 @@ class LearnerConfig:
     total_steps: int = 2_000_000  # game steps (games x ticks) to train for
     gamma: float = 0.999
     input_scale: float = 0.01  # observations are multiplied by this
+    free_paths: int = 0  # directions of the free-path feature added to the input (0: none)
     hidden: int = 128
     heads: HeadKind = "factored"  # 9 x 22 (exact pair mask) or flat 198
     sharing: Sharing = "all"  # one network for all agents, one per class, or one per slot
@@ -132,6 +146,7 @@ class LearnerConfig:
     tick_limit: int = 300
     opponents: OpponentMix = field(default_factory=OpponentMix)
     reward: RewardSettings = field(default_factory=RewardSettings)
+    layouts: LayoutVariation = field(default_factory=LayoutVariation)
     curriculum: tuple[Stage, ...] = ()  # stages replace maps, rosters and winning_score
     teammate_slots: tuple[int, ...] = ()  # team A's slots a frozen teammate plays (0-4)
 
@@ -266,9 +281,9 @@ def validate(config: C) -> C:
     for name in filter(has, positive):
         if getattr(config, name) < 1:
             raise ConfigError(f"{name}: must be at least 1, got {getattr(config, name)}")
-    if has("minibatches") and config.num_envs % config.minibatches:  # type: ignore[attr-defined]
+    if has("minibatches") and config.num_envs % (minibatches := getattr(config, "minibatches", 1)):
         raise ConfigError(
-            f"minibatches: must divide num_envs ({config.num_envs}), got {config.minibatches}"  # type: ignore[attr-defined]
+            f"minibatches: must divide num_envs ({config.num_envs}), got {minibatches}"
         )
     unit = (
         "gamma",
@@ -316,6 +331,12 @@ def validate(config: C) -> C:
     if mix.num_copies < 1 or mix.copy_every < 1:
         raise ConfigError("opponents.num_copies and opponents.copy_every: must be at least 1")
     check_training_maps(config.maps)
+    if not 0 <= config.free_paths <= 64:
+        raise ConfigError(f"free_paths: must be in 0-64 directions, got {config.free_paths}")
+    if not 0.0 <= config.layouts.dropout < 1.0:
+        raise ConfigError(f"layouts.dropout: must be in [0, 1), got {config.layouts.dropout}")
+    if config.layouts.variants < 1:
+        raise ConfigError(f"layouts.variants: must be at least 1, got {config.layouts.variants}")
     slots = config.teammate_slots
     if any(not 0 <= k < 5 for k in slots) or len(set(slots)) != len(slots) or len(slots) == 5:
         raise ConfigError(
@@ -458,11 +479,21 @@ def _build(cls: Any, raw: Any, where: str) -> Any:
     return cls(**{k: _typed(v, hints[k], prefix + k) for k, v in raw.items()})
 
 
+# Settings added after configs were first saved, with the values that mean what a config
+# saved before them did: such a config loads with them; any other missing setting is an error.
+ADDED_SETTINGS: dict[str, Any] = {
+    "free_paths": 0,
+    "layouts": to_dict(LayoutVariation()),
+}
+
+
 def from_dict(data: dict[str, Any]) -> PPOConfig | PQNConfig | QMIXConfig:
     """The inverse of `to_dict` (the learner told apart by its own settings), checked: an
-    unknown, missing or mistyped setting raises `ConfigError` naming it, and the result passes
+    unknown, missing or mistyped setting raises `ConfigError` naming it (a config saved before
+    a setting of `ADDED_SETTINGS` existed gets its old meaning), and the result passes
     `validate`."""
     if not isinstance(data, dict):
         raise ConfigError(f"config: expected an object of settings, got {type(data).__name__}")
+    data = {**ADDED_SETTINGS, **data}
     kind = QMIXConfig if "replay_rows" in data else PQNConfig if "td_lambda" in data else PPOConfig
     return validate(_build(kind, data, ""))

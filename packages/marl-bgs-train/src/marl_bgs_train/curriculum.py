@@ -13,14 +13,30 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs import StartPool, concat_pools
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.arena import MAX_OBSTACLES
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.config import RuleValues
 from marl_bgs.tdm.mode import tdm_pool
-from marl_bgs_train.config import Stage
+from marl_bgs.tdm.start import with_active_obstacles
+from marl_bgs_train.config import LayoutVariation, Stage
+
+
+def vary_layouts(pool: StartPool, variation: LayoutVariation) -> StartPool:
+    """`pool` and `variation.variants` copies of it with obstacles switched off at random (see
+    `LayoutVariation`), each copy drawn as often as the original; `pool` itself when
+    `variation.dropout` is 0."""
+    if variation.dropout == 0.0:
+        return pool
+    rng = np.random.default_rng(variation.seed)
+    kept = rng.random((variation.variants, pool.size, MAX_OBSTACLES)) >= variation.dropout
+    per_side = jax.vmap(with_active_obstacles, in_axes=(0, None))  # both ends alike
+    switch = jax.jit(jax.vmap(per_side))  # over entries
+    copies = [StartPool(switch(pool.states, jnp.asarray(k)), pool.weights) for k in kept]
+    return concat_pools([pool, *copies])
 
 
 @pytree_dataclass
-class CurriculumState:
+class CurriculumState(PyTree):
     """Where a run is in its curriculum."""
 
     stage: jax.Array  # int32: the current stage (0 without a curriculum)
@@ -35,12 +51,17 @@ class CurriculumState:
 class Curriculum:
     """The stages' start states as one pool, and the rule that moves a run between stages."""
 
-    def __init__(self, stages: Sequence[Stage], tick_limit: int) -> None:
+    def __init__(
+        self, stages: Sequence[Stage], tick_limit: int, layouts: LayoutVariation | None = None
+    ) -> None:
         pools = [
-            tdm_pool(
-                list(stage.maps),
-                [list(pair) for pair in stage.rosters],
-                RuleValues(winning_score=stage.winning_score, tick_limit=tick_limit),
+            vary_layouts(
+                tdm_pool(
+                    list(stage.maps),
+                    [list(pair) for pair in stage.rosters],
+                    RuleValues(winning_score=stage.winning_score, tick_limit=tick_limit),
+                ),
+                layouts or LayoutVariation(),
             )
             for stage in stages
         ]

@@ -10,7 +10,7 @@ shared (the learner) or per game (an opponent drawn from a pool of saved copies)
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import flax.linen as nn
 import jax
@@ -164,9 +164,14 @@ def apply_team(
     group's own memory chain is exact from there on."""
     reset = jnp.broadcast_to(start[:, None], x.shape[:2])
     groups = jax.tree_util.tree_leaves(params)[0].shape[0]
+
+    def run(p: Any) -> tuple[jax.Array, tuple[jax.Array, ...]]:
+        # `Module.apply` is typed for `mutable=` too ((out, variables)); without it, it is `out`.
+        return cast(tuple[jax.Array, tuple[jax.Array, ...]], net.apply(p, carry, x, reset))
+
     if groups == 1:
-        return net.apply(jax.tree_util.tree_map(lambda p: p[0], params), carry, x, reset)
-    carries, outs = jax.vmap(lambda p: net.apply(p, carry, x, reset))(params)
+        return run(jax.tree_util.tree_map(lambda p: p[0], params))
+    carries, outs = jax.vmap(run)(params)
     last = carries[group[-1], jnp.arange(TEAM_SIZE)]  # [G, 5, H] -> [5, H]
     index = group[None, :, :, None]  # [1, T, 5, 1] into [G, T, 5, k]
     return last, tuple(jnp.take_along_axis(o, index, axis=0)[0] for o in outs)

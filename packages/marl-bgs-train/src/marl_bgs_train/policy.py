@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from marl_bgs import Policy, TeamInputs
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
+from marl_bgs_train.features import network_input
 from marl_bgs_train.networks import Network, Sharing, agent_groups, apply_team
 
 
@@ -30,6 +31,7 @@ class ActorSpec:
     sharing: Sharing
     input_scale: float
     q_values: bool = False  # outputs are action values (PQN): norm layers, greedy play
+    free_paths: int = 0  # directions of the free-path feature in the input
 
     def network(self) -> Network:
         """The flax module (its outputs are the head logits, or action values)."""
@@ -83,7 +85,7 @@ def network_policy(spec: ActorSpec, params: Any, name: str, greedy: bool = False
 
     def act(keys: jax.Array, memory: ActorMemory, inputs: TeamInputs) -> tuple[jax.Array, Any]:
         group = agent_groups(spec.sharing, roster_classes(inputs))
-        x = (inputs.obs * spec.input_scale)[:, None]
+        x = network_input(inputs.obs, spec.input_scale, spec.free_paths)[:, None]
         carry, logits = team_forward(
             net, params, memory.carry, x, memory.first[:, None], group[:, None], per_game=False
         )

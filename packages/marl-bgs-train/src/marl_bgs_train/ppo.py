@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import optax
 
 from marl_bgs import Policy, TeamInputs, team_inputs
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
 from marl_bgs_train.config import PPOConfig, validate
@@ -32,7 +32,7 @@ from marl_bgs_train.selfplay import Opponents, SelfPlay
 
 
 @pytree_dataclass
-class RunnerState:
+class RunnerState(PyTree):
     """Everything a run needs to go on: save it and a resumed run repeats exactly."""
 
     actor: Any  # group-stacked actor parameters
@@ -84,8 +84,9 @@ class PPOTrainer(SelfPlay):
         self.config = config = validate(config)
         super().__init__(config, frozen, teammate)
         self.actor_spec = ActorSpec(
-            config.hidden, config.recurrent, config.heads, config.sharing, config.input_scale
-        )
+            config.hidden, config.recurrent, config.heads, config.sharing, config.input_scale,
+            free_paths=config.free_paths,
+        )  # fmt: skip
         self.actor_net = self.actor_spec.network()
         self.critic_net = Network(config.hidden, (1,), config.recurrent, output_scale=1.0)
         self.groups = num_groups(config.sharing)
@@ -98,9 +99,8 @@ class PPOTrainer(SelfPlay):
         """A fresh run: new networks, optimisers and games."""
         cfg = self.config
         k_actor, k_critic, key = jax.random.split(key, 3)
-        obs_size = self.env.obs_size
-        actor = init_groups(self.actor_net, k_actor, self.groups, obs_size)
-        critic = init_groups(self.critic_net, k_critic, self.groups, obs_size)
+        actor = init_groups(self.actor_net, k_actor, self.groups, self.input_size)
+        critic = init_groups(self.critic_net, k_critic, self.groups, self.input_size)
         zeros = jnp.zeros((cfg.num_envs, TEAM_SIZE, cfg.hidden))
         return RunnerState(
             critic=critic,

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import optax
 
 from marl_bgs import Policy, team_inputs
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
 from marl_bgs_train.config import PQNConfig, validate
@@ -34,7 +34,7 @@ from marl_bgs_train.selfplay import Opponents
 
 
 @pytree_dataclass
-class PQNState:
+class PQNState(PyTree):
     """Everything a PQN run needs to go on: save it and a resumed run repeats exactly."""
 
     actor: Any  # the group-stacked Q-network parameters (it acts for team A)
@@ -68,7 +68,7 @@ class PQNTrainer(QLearner):
         """A fresh run: a new Q-network, optimiser and games."""
         cfg = self.config
         k_net, key = jax.random.split(key)
-        params = init_groups(self.q_net, k_net, self.groups, self.env.obs_size)
+        params = init_groups(self.q_net, k_net, self.groups, self.input_size)
         return PQNState(
             opt=self.tx.init(params),
             carry=jnp.zeros((cfg.num_envs, TEAM_SIZE, cfg.hidden)),

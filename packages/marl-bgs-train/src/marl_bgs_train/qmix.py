@@ -14,7 +14,7 @@ actions (1.0 -> 0.05 over 2M game steps).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import flax.linen as nn
 import jax
@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import optax
 
 from marl_bgs import Policy, team_inputs
-from marl_bgs.core.pytree import pytree_dataclass
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
 from marl_bgs_train.config import QMIXConfig, validate
@@ -55,7 +55,7 @@ class Mixer(nn.Module):
 
 
 @pytree_dataclass
-class Replay:
+class Replay(PyTree):
     """A ring buffer of `capacity` sequences of T ticks; arrays of T + 1 ticks hold the tick after
     each sequence too (for the bootstrap)."""
 
@@ -74,7 +74,7 @@ class Replay:
 
 
 @pytree_dataclass
-class QMIXState:
+class QMIXState(PyTree):
     """Everything a QMIX run needs to go on (the replay included)."""
 
     actor: Any  # the group-stacked Q-network parameters (they act for team A)
@@ -116,13 +116,13 @@ class QMIXTrainer(QLearner):
         """A fresh run: new networks (targets equal), optimiser, empty replay and new games."""
         cfg, n, t = self.config, self.config.num_envs, self.config.rollout
         k_net, k_mix, key = jax.random.split(key, 3)
-        actor = init_groups(self.q_net, k_net, self.groups, self.env.obs_size)
+        actor = init_groups(self.q_net, k_net, self.groups, self.input_size)
         state_size = self.env.spec.state_size
         mixer = self.mixer_net.init(k_mix, jnp.zeros((TEAM_SIZE,)), jnp.zeros((state_size,)))
         s, flat = self.capacity, heads.logit_sizes("flat")[0]
         zeros = lambda *shape, dtype=jnp.float32: jnp.zeros(shape, dtype)  # noqa: E731
         replay = Replay(
-            x=zeros(s, t + 1, TEAM_SIZE, self.env.obs_size),
+            x=zeros(s, t + 1, TEAM_SIZE, self.input_size),
             mask=zeros(s, t + 1, TEAM_SIZE, flat, dtype=bool),
             team_state=zeros(s, t + 1, state_size),
             group=zeros(s, t + 1, TEAM_SIZE, dtype=jnp.int32),
@@ -184,12 +184,12 @@ class QMIXTrainer(QLearner):
         values, target_values = forward(actor), forward(target_actor)  # [B, T + 1, 5, 198]
         weight = batch.weight
         chosen = jnp.take_along_axis(values[:, :-1], batch.choice[..., None], axis=-1)[..., 0]
-        team = self.mixer_net.apply(mixer, chosen * weight[:, :-1], batch.team_state[:, :-1])
+        # `Module.apply` is typed for `mutable=` too ((out, variables)); without it, it is `out`.
+        mix = lambda p, v, s: cast(jax.Array, self.mixer_net.apply(p, v, s))  # noqa: E731
+        team = mix(mixer, chosen * weight[:, :-1], batch.team_state[:, :-1])
         best = jnp.argmax(jnp.where(batch.mask[:, 1:], values[:, 1:], -jnp.inf), axis=-1)
         following = jnp.take_along_axis(target_values[:, 1:], best[..., None], axis=-1)[..., 0]
-        next_team = self.mixer_net.apply(
-            target_mixer, following * weight[:, 1:], batch.team_state[:, 1:]
-        )
+        next_team = mix(target_mixer, following * weight[:, 1:], batch.team_state[:, 1:])
         live = 1.0 - batch.done.astype(jnp.float32)
         targets = jax.lax.stop_gradient(batch.reward + self.config.gamma * live * next_team)
         return 0.5 * jnp.mean(jnp.square(team - targets)), jnp.mean(team)

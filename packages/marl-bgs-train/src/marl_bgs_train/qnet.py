@@ -46,7 +46,7 @@ class QLearner(SelfPlay):
         super().__init__(config, frozen, teammate)
         self.actor_spec = ActorSpec(
             config.hidden, config.recurrent, "flat", config.sharing, config.input_scale,
-            q_values=True,
+            q_values=True, free_paths=config.free_paths,
         )  # fmt: skip
         self.q_net = self.actor_spec.network()
         self.groups = num_groups(config.sharing)
@@ -57,7 +57,8 @@ class QLearner(SelfPlay):
         """Team A's critic-only global state [N, Ds] (agent 0's row: the team's frame, all
         visible), or [N, 0] when the learner does not keep it."""
         full = self.env.global_state(env_state)[:, 0]
-        return self._scale(full) if self.keeps_state else full[:, :0]
+        # the mixer reads the scaled state alone (the added features are per agent)
+        return full * self._config.input_scale if self.keeps_state else full[:, :0]
 
     def epsilon(self, steps: jax.Array) -> jax.Array:
         """The learner's exploration after `steps` game steps (linear, then flat)."""

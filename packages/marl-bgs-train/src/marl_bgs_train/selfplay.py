@@ -20,13 +20,14 @@ import jax.numpy as jnp
 
 import marl_bgs
 from marl_bgs import ConfigError, Policy, StartPool, TeamInputs, scripted_policy
-from marl_bgs.core.pytree import pytree_dataclass, where_games
+from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
 from marl_bgs.core.team import act_team
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.lifecycle import terminal_reward
 from marl_bgs_train import rewards
 from marl_bgs_train.config import RewardSettings
-from marl_bgs_train.curriculum import Curriculum, CurriculumState
+from marl_bgs_train.curriculum import Curriculum, CurriculumState, vary_layouts
+from marl_bgs_train.features import network_input
 from marl_bgs_train.networks import agent_groups
 from marl_bgs_train.policy import roster_classes
 
@@ -66,7 +67,7 @@ def opponent_slices(num_envs: int, weights: Sequence[float]) -> tuple[int, int, 
 
 
 @pytree_dataclass
-class Opponents:
+class Opponents(PyTree):
     """Team B of every game: who plays it and that player's memory. Games are ordered by slice:
     current weights, then saved copies, then fixed policies (`PPOTrainer.slices`)."""
 
@@ -121,8 +122,11 @@ class SelfPlay:
         )
         self._config = config
         self.curriculum = (
-            Curriculum(config.curriculum, config.tick_limit) if config.curriculum else None
+            Curriculum(config.curriculum, config.tick_limit, config.layouts)
+            if config.curriculum
+            else None
         )
+        self.start_pool = vary_layouts(self.env.pool, config.layouts)
 
     def _teammate_memory(self, key: jax.Array) -> Any:
         """Fresh memories of the frozen teammate for every game (() without one)."""
@@ -146,9 +150,10 @@ class SelfPlay:
             return memory
         return where_games(finished, self._teammate_memory(key), memory)
 
-    def _pool(self, curriculum: CurriculumState) -> StartPool | None:
-        """The pool new games start from (None: the env's own, without a curriculum)."""
-        return None if self.curriculum is None else self.curriculum.pool_at(curriculum)
+    def _pool(self, curriculum: CurriculumState) -> StartPool:
+        """The pool new games start from: the curriculum's current stage, or the training maps
+        (with their layout variants)."""
+        return self.start_pool if self.curriculum is None else self.curriculum.pool_at(curriculum)
 
     def _fresh(self, key: jax.Array, actor: Any) -> dict[str, Any]:
         """The fields every learner's state starts with: the first games (the curriculum's first
@@ -183,7 +188,13 @@ class SelfPlay:
         return self.curriculum.advance(curriculum, steps, games)
 
     def _scale(self, x: jax.Array) -> jax.Array:
-        return x * self._config.input_scale
+        """Observations (or global-state rows) as the networks read them."""
+        return network_input(x, self._config.input_scale, self._config.free_paths)
+
+    @property
+    def input_size(self) -> int:
+        """The width of a network's input: the observation and its added features."""
+        return self.env.obs_size + self._config.free_paths
 
     def _network_actions(
         self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
