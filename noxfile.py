@@ -89,7 +89,7 @@ def typecheck(session: nox.Session) -> None:
     missing = [f"packages/{p}/src" for p in PACKAGES if f"packages/{p}/src" not in include]
     if missing:
         session.error(f"[tool.basedpyright] include lacks {', '.join(missing)}")
-    _sync(session, None, "--group", "dev")
+    _sync(session, None, "--group", "dev", "--all-extras")  # optional imports resolve
     session.run("basedpyright", *session.posargs)
 
 
