@@ -11,3 +11,16 @@ import os
 os.environ.setdefault(
     "XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 )
+
+import jax  # noqa: E402  (after XLA_FLAGS)
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's compiled programs after each test module. Each compiled CPU program holds
+    memory mappings; the whole suite in one process otherwise nears the kernel's limit of 65,530
+    (`vm.max_map_count`), where XLA's compiler crashed with a segmentation fault. Programs stay
+    shared within a module, where the fixtures reuse them."""
+    yield
+    jax.clear_caches()
