@@ -12,8 +12,8 @@ os.environ.setdefault(
     "XLA_FLAGS", "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 )
 
-import jax  # noqa: E402  (after XLA_FLAGS)
-import pytest  # noqa: E402
+import jax  # after XLA_FLAGS: JAX reads them when its backend starts
+import pytest
 
 
 @pytest.fixture(autouse=True, scope="module")
