@@ -16,7 +16,7 @@ from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import registry
 from marl_bgs_eval import replays as replay_tools
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.evaluate import evaluate
+from marl_bgs_eval.evaluate import as_system, evaluate
 from marl_bgs_eval.journal import Journal, journal_path
 from marl_bgs_eval.ratings import rate as rate_games
 from marl_bgs_eval.results import check_path, combine, distinct_games, load, save
@@ -141,9 +141,9 @@ def play(
                 console.print(f"resuming: {len(earlier)} games already played")
         elif resume:
             raise EvalError("resume: needs --out (the journal lives beside the results file)")
+        teams = (as_system(system_a, "system_a"), as_system(system_b, "system_b"))
         games = evaluate(
-            system_a,
-            system_b,
+            *teams,
             maps=_maps(maps),
             split=split,
             games_per_map=games_per_map,
@@ -179,6 +179,21 @@ def play(
     )
     if out is not None:
         console.print(f"saved {len(games)} games to {out}")
+    _usage(teams, games, out)
+
+
+def _usage(teams: tuple[Any, Any], games: pd.DataFrame, out: Path | None) -> None:
+    """Print the usage statistics of host Systems that keep them (LLM teams) and, with an
+    output file, save their per-game table beside it (`<name>-usage-a.parquet`)."""
+    for team, s in enumerate(teams):
+        if s.usage is None:
+            continue
+        console.print(_table(s.usage.summary(), f"usage of {s.name} (team {'AB'[team]})"))
+        if out is not None:
+            path = out.with_name(f"{out.stem}-usage-{'ab'[team]}{out.suffix}")
+            table = s.usage.per_game(games, team)
+            table.to_csv(path, index=False) if path.suffix == ".csv" else table.to_parquet(path)
+            console.print(f"saved usage per game to {path}")
 
 
 def _outputs(out: Path) -> tuple[Path, Path]:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 from jax.experimental import io_callback
 
 from marl_bgs import (
@@ -37,6 +38,15 @@ from marl_bgs.tdm.classes import CLASS_LETTERS, CLASS_NAMES
 from marl_bgs_eval.errors import EvalError
 
 
+class UsageLog(Protocol):
+    """What a host System that calls a service (an LLM) records: totals per game of a results
+    table it played as `team` (0: A, 1: B), and for all its games."""
+
+    def per_game(self, games: pd.DataFrame, team: int) -> pd.DataFrame: ...
+
+    def summary(self) -> pd.DataFrame: ...
+
+
 @dataclass(frozen=True, eq=False)
 class System:
     """A team policy. Build one with `system`, `team`, `pool` or `random_system`."""
@@ -50,6 +60,7 @@ class System:
     host: bool = False
     classes: frozenset[int] | None = None  # classes it can play; None: any
     check: Callable[[tuple[int, ...]], str | None] | None = None  # why it cannot play a roster
+    usage: UsageLog | None = None  # usage statistics of a host System (saved beside results)
 
     def problem(self, roster: Sequence[int]) -> str | None:
         """Why this System cannot play `roster` (class ids of its 5 slots, 0 unused), or None."""
@@ -105,13 +116,15 @@ def system(
     host: bool = False,
     per_agent: bool = False,
     classes: str | Sequence[int] | None = None,
+    usage: UsageLog | None = None,
 ) -> System:
     """Make any method a System.
 
     `fn(keys, memory, inputs) -> (actions [n, 5, 3], memory)`: a JAX function (compiled into the
     game loop) or, with `host=True`, a Python function on numpy arrays (keys as raw uint32 key
     data [n, 2], inputs as numpy). `init(key) -> memory` starts one game's memory (default: none).
-    `classes` limits the classes it can play, as letters ("MWH") or class ids.
+    `classes` limits the classes it can play, as letters ("MWH") or class ids. `usage`: the
+    statistics a host System keeps (`marl-bgs-eval play --out` saves them beside the results).
     """
     if not isinstance(name, str) or not name or name == "-":
         raise EvalError(f"name: expected a non-empty System name, got {name!r}")
@@ -128,6 +141,7 @@ def system(
         per_agent=per_agent,
         host=host,
         classes=parse_classes(classes, "classes"),
+        usage=usage,
     )
 
 
