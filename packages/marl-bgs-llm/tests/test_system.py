@@ -292,3 +292,20 @@ def test_usage_reads_the_results_of_either_side() -> None:
                             metrics="none")  # fmt: skip
     assert team.usage.per_game(games, 1)["calls"].tolist() == [10, 10]
     assert team.usage.per_game(games, 0)["calls"].tolist() == [0, 0]
+
+
+def test_prompt_command_prints_the_agents_view_at_a_tick(tmp_path: Path) -> None:
+    from marl_bgs_llm.cli import app as llm_app
+
+    out = tmp_path / "prompt.txt"
+    result = CliRunner().invoke(
+        llm_app, ["prompt", "random", "idle", "--tick", "3", "--team", "b", "--slot", "4",
+                  "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    assert "tick 3 of 300" in text
+    assert "you are ally_4, the priest" in text
+    bad = CliRunner().invoke(llm_app, ["prompt", "random", "idle", "--team", "c"])
+    assert bad.exit_code == 2
+    assert "team: expected a or b" in bad.output
