@@ -241,27 +241,6 @@ def test_custom_reply_format() -> None:
     assert body["messages"][-1]["content"].endswith("Answer as MOVE/COMBAT.")
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "field"),
-    [
-        ({"model": ""}, "model"),
-        ({"server_url": "ftp://x"}, "server_url"),
-        ({"slots": 0}, "slots"),
-        ({"max_tokens": 0}, "max_tokens"),
-        ({"history": -1}, "history"),
-        ({"temperature": 3.0}, "temperature"),
-        ({"top_p": True}, "top_p"),
-        ({"response_format": "xml"}, "response_format"),
-        ({"timeout": -1}, "timeout"),
-        ({"prompt": "text"}, "prompt"),
-    ],
-)
-def test_bad_settings_name_the_field(kwargs, field) -> None:
-    args = {"model": "m", "server_url": "http://127.0.0.1:1/v1", **kwargs}
-    with pytest.raises(LLMError, match=f"^{field}:"):
-        make_system(args.pop("model"), args.pop("server_url"), **args)
-
-
 def test_system_names_on_the_shell(tmp_path: Path, monkeypatch) -> None:
     assert parse_spec("m@http://h:1/v1?slots=4&thinking=on&seed=none") == (
         "m", "http://h:1/v1", {"slots": 4, "thinking": True, "seed": None})  # fmt: skip

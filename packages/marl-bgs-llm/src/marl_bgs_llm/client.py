@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import threading
 import time
@@ -35,6 +36,25 @@ MAX_BODY_BYTES = 1 << 20  # a server reply larger than this is not read (counts 
 
 class LLMError(EvalError):
     """A bad setting of the LLM API (the message names the field and what is allowed)."""
+
+
+def check_int(field: str, value: object, low: int, high: int) -> int:
+    """`value` if it is an integer in [low, high], else an LLMError naming `field`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise LLMError(f"{field}: expected an integer in {low}-{high}, got {value!r}")
+    return value
+
+
+def check_number(field: str, value: object, low: float, high: float) -> float:
+    """`value` if it is a finite number in [low, high], else an LLMError naming `field`."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        raise LLMError(f"{field}: expected a number in [{low:g}, {high:g}], got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -126,12 +146,14 @@ class ChatClient:
         if response_format not in RESPONSE_FORMATS:
             allowed = list(RESPONSE_FORMATS)
             raise LLMError(f"response_format: expected one of {allowed}, got {response_format!r}")
-        for field, value, low in (("slots", slots, 1), ("retries", retries, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise LLMError(f"{field}: expected an integer >= {low}, got {value!r}")
-        for field, value in (("timeout", timeout), ("backoff", backoff)):
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise LLMError(f"{field}: expected a number of seconds >= 0, got {value!r}")
+        check_int("slots", slots, 1, 1024)
+        check_int("retries", retries, 0, 100)
+        check_number("timeout", timeout, 0.001, 86_400.0)
+        check_number("backoff", backoff, 0.0, 3_600.0)
+        if not isinstance(api_key_env, str):
+            raise LLMError(
+                f"api_key_env: expected an environment variable name, got {api_key_env!r}"
+            )
         self.url = server_url.rstrip("/") + "/chat/completions"
         self.slots, self.timeout, self.retries, self.backoff = slots, timeout, retries, backoff
         self.form = "json_schema" if response_format == "auto" else response_format

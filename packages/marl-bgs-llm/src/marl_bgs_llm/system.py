@@ -20,7 +20,14 @@ import jax
 import numpy as np
 
 from marl_bgs_eval.systems import System, system
-from marl_bgs_llm.client import ChatClient, Completion, LLMError, RequestSettings
+from marl_bgs_llm.client import (
+    ChatClient,
+    Completion,
+    LLMError,
+    RequestSettings,
+    check_int,
+    check_number,
+)
 from marl_bgs_llm.replies import Checked, check_choice, check_reply, reply_grammar, reply_schema
 from marl_bgs_llm.text_view import RULES, format_actor_view, legal_names
 from marl_bgs_llm.usage import Usage, key_text
@@ -139,16 +146,27 @@ def make_system(
     """
     if not isinstance(model, str) or not model:
         raise LLMError(f"model: expected a model name, got {model!r}")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise LLMError(f"max_tokens: expected an integer >= 1, got {max_tokens!r}")
-    if isinstance(history, bool) or not isinstance(history, int) or history < 0:
-        raise LLMError(f"history: expected an integer >= 0, got {history!r}")
-    for field, value, high in (("temperature", temperature, 2.0), ("top_p", top_p, 1.0)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                                  or not 0 <= value <= high):  # fmt: skip
-            raise LLMError(f"{field}: expected a number in [0, {high}] or None, got {value!r}")
+    check_int("max_tokens", max_tokens, 1, 1_000_000)
+    check_int("history", history, 0, 1_000)
+    if temperature is not None:
+        check_number("temperature", temperature, 0.0, 2.0)
+    if top_p is not None:
+        check_number("top_p", top_p, 0.0, 1.0)
+    if seed is not None:
+        check_int("seed", seed, 0, 2**63 - 1)
+    if thinking is not None and not isinstance(thinking, bool):
+        raise LLMError(f"thinking: expected True, False or None (not sent), got {thinking!r}")
+    if not isinstance(rules_as_system_message, bool):
+        got = rules_as_system_message
+        raise LLMError(f"rules_as_system_message: expected True or False, got {got!r}")
     if prompt is not None and not callable(prompt):
         raise LLMError(f"prompt: expected a callable (view, masks) -> str, got {prompt!r}")
+    if reply_format is not None and not isinstance(reply_format, ReplyFormat):
+        raise LLMError(f"reply_format: expected a ReplyFormat, got {reply_format!r}")
+    if extra_body is not None and not isinstance(extra_body, dict):
+        raise LLMError(f"extra_body: expected a dict of request fields, got {extra_body!r}")
+    if name is not None and (not isinstance(name, str) or not name):
+        raise LLMError(f"name: expected a non-empty System name, got {name!r}")
     client = ChatClient(
         server_url, slots=slots, timeout=timeout, retries=retries, backoff=backoff,
         response_format=response_format, api_key_env=api_key_env,
