@@ -188,7 +188,10 @@ def _usage(teams: tuple[Any, Any], games: pd.DataFrame, out: Path | None) -> Non
     for team, s in enumerate(teams):
         if s.usage is None:
             continue
-        console.print(_table(s.usage.summary(), f"usage of {s.name} (team {'AB'[team]})"))
+        row = s.usage.summary().drop(columns=["system"]).iloc[0]
+        values = [f"{int(v):,}" if float(v).is_integer() else f"{v:.3g}" for v in row]
+        shown = pd.DataFrame({"measure": row.index, "value": values})
+        console.print(_table(shown, f"usage of {s.name} (team {'AB'[team]})"))
         if out is not None:
             path = out.with_name(f"{out.stem}-usage-{'ab'[team]}{out.suffix}")
             table = s.usage.per_game(games, team)
