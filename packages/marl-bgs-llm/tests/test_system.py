@@ -288,3 +288,27 @@ def test_prompt_command_prints_the_agents_view_at_a_tick(tmp_path: Path) -> None
     bad = CliRunner().invoke(llm_app, ["prompt", "random", "idle", "--team", "c"])
     assert bad.exit_code == 2
     assert "team: expected a or b" in bad.output
+
+
+def test_in_a_mixed_team_or_a_pool_it_is_asked_only_about_its_own_slots() -> None:
+    asked = []
+
+    def mage_only(view, moves, combats):
+        asked.append(int(view.units.is_self.argmax()))
+        return moves[-1], combats[0]
+
+    member = function_system(mage_only, name="fn-mage")
+    mixed = ev.team(classes={"M": member}, rest=ev.idle_system())
+    games = ev.evaluate(mixed, "idle", maps=[47], games_per_map=2, batch_size=2, tick_limit=3,
+                        metrics="none")  # fmt: skip
+    assert asked and set(asked) == {0}  # the Mage's slot only, never the idle teammates'
+    assert mixed.usage is not None
+    assert mixed.usage.per_game(games, 0)["calls"].tolist() == [3, 3]
+
+    asked.clear()
+    drawn = ev.pool([member, ev.idle_system()], weights=[1.0, 1.0], name="pool-fn")
+    games = ev.evaluate(drawn, "idle", maps=[47], games_per_map=4, batch_size=4, tick_limit=2,
+                        metrics="none")  # fmt: skip
+    per_game = drawn.usage.per_game(games, 0)  # type: ignore[union-attr]
+    assert sorted(per_game["calls"].unique().tolist()) == [0, 10]  # 5 agents x 2 ticks, or none
+    assert int(per_game["calls"].sum()) == len(asked)

@@ -1,22 +1,26 @@
 """Mixed teams and pools: `team` fills slots (per slot or per class), `pool` draws per game.
 
 Each member acts for the whole team's inputs and only its own slots' actions are kept, so any
-slot can be any System. Members' memories travel together; each starts fresh every game.
+slot can be any System; a host member (an LLM team, a person) is shown a single choice for the
+slots it does not play, so it is asked only about its own. Members' memories travel together;
+each starts fresh every game. A composition keeps the usage log of its one member that has one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 
 from marl_bgs import TeamInputs
 from marl_bgs.tdm.classes import CLASS_NAMES, class_id
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.systems import System, _slot_classes
+from marl_bgs_eval.systems import System, UsageLog, _slot_classes
 
 
 def _offsets(members: Sequence[System]) -> list[int]:
@@ -25,6 +29,33 @@ def _offsets(members: Sequence[System]) -> list[int]:
 
 def _member_keys(key: jax.Array, count: int) -> list[jax.Array]:
     return [jax.random.fold_in(key, i) for i in range(count)]
+
+
+def _only(inputs: TeamInputs, mine: jax.Array) -> TeamInputs:
+    """`inputs` in which the slots outside `mine` [n, 5] have a single choice (stay, no combat),
+    so a host member (an LLM, a person) is asked only about the slots whose actions are used."""
+    m = inputs.masks
+    stay = jnp.zeros_like(m.move).at[..., 0].set(True)
+    idle = jnp.zeros_like(m.pair).at[..., 0, 0].set(True)
+    move = jnp.where(mine[..., None], m.move, stay)
+    pair = jnp.where(mine[..., None, None], m.pair, idle)
+    masks = m.replace(move=move, pair=pair, target=pair.any(-1), ultimate=pair.any(-2))
+    return inputs._replace(masks=masks)
+
+
+@dataclass(frozen=True)
+class _MemberUsage:
+    """The usage log of the one member that keeps one, seen from the composed System (its games'
+    memory keys are the composition's, folded with the member's index)."""
+
+    inner: UsageLog
+    fold: int
+
+    def per_game(self, games: pd.DataFrame, team: int, path: tuple[int, ...] = ()) -> pd.DataFrame:
+        return self.inner.per_game(games, team, (*path, self.fold))
+
+    def summary(self) -> pd.DataFrame:
+        return self.inner.summary()
 
 
 def team(
@@ -94,7 +125,7 @@ def team(
         out = jnp.zeros((inputs.obs.shape[0], 5, 3), jnp.int32)
         new = []
         for i, (m, mem) in enumerate(zip(members, memory, strict=True)):
-            a, mem2 = m.act(keys, mem, inputs)
+            a, mem2 = m.act(keys, mem, _only(inputs, own == i) if m.host else inputs)
             out = jnp.where((own == i)[..., None], a, out)
             new.append(mem2)
         return out, tuple(new)
@@ -148,7 +179,8 @@ def pool(
         out = jnp.zeros((inputs.obs.shape[0], 5, 3), jnp.int32)
         new = []
         for i, (m, mem) in enumerate(zip(members, mems, strict=True)):
-            a, mem2 = m.act(keys, mem, inputs)
+            mine = jnp.broadcast_to((choice == i)[:, None], (inputs.obs.shape[0], 5))
+            a, mem2 = m.act(keys, mem, _only(inputs, mine) if m.host else inputs)
             out = jnp.where((choice == i)[:, None, None], a, out)
             new.append(mem2)
         return out, (choice, tuple(new))
@@ -163,7 +195,7 @@ def pool(
     def check(roster: tuple[int, ...]) -> str | None:
         return next((r for m in members if (r := m.problem(roster))), None)
 
-    return _combined(label, members, act=act, init=init, who=who, check=check)
+    return _combined(label, members, act=act, init=init, who=who, check=check, first_fold=1)
 
 
 def _combined(
@@ -174,8 +206,12 @@ def _combined(
     init: Callable[[jax.Array], Any],
     who: Callable[[Any, TeamInputs], jax.Array],
     check: Callable[[tuple[int, ...]], str | None],
+    first_fold: int = 0,
 ) -> System:
-    """A System made of `members` (their leaves, key use and host flag) with its own calls."""
+    """A System made of `members` (their leaves, key use and host flag) with its own calls;
+    member i's memory key is the composition's folded with `first_fold + i`."""
+    logs = [(i, m.usage) for i, m in enumerate(members) if m.usage is not None]
+    usage = _MemberUsage(logs[0][1], first_fold + logs[0][0]) if len(logs) == 1 else None
     return System(
         name=label,
         act=act,
@@ -185,6 +221,7 @@ def _combined(
         per_agent=_per_agent(members, label),
         host=any(m.host for m in members),
         check=check,
+        usage=usage,
     )
 
 

@@ -40,9 +40,12 @@ from marl_bgs_eval.errors import EvalError
 
 class UsageLog(Protocol):
     """What a host System that calls a service (an LLM) records: totals per game of a results
-    table it played as `team` (0: A, 1: B), and for all its games."""
+    table it played as `team` (0: A, 1: B), and for all its games. `path`: the `fold_in` indices
+    from a game's memory key to the System's own (a composition folds in its member's index)."""
 
-    def per_game(self, games: pd.DataFrame, team: int) -> pd.DataFrame: ...
+    def per_game(
+        self, games: pd.DataFrame, team: int, path: tuple[int, ...] = ()
+    ) -> pd.DataFrame: ...
 
     def summary(self) -> pd.DataFrame: ...
 

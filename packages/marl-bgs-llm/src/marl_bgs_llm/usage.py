@@ -92,10 +92,11 @@ class Usage:
         """One row of totals for the whole System (`summarize`)."""
         return pd.DataFrame([{"system": self.name, **summarize(self.calls())}])
 
-    def per_game(self, games: pd.DataFrame, team: int) -> pd.DataFrame:
+    def per_game(self, games: pd.DataFrame, team: int, path: tuple[int, ...] = ()) -> pd.DataFrame:
         """Totals per game of a results table in which this System played team `team` (0: A,
         1: B), from the latest play of each game: columns game, seed, system, then
-        `summarize`'s (games without calls count 0)."""
+        `summarize`'s (games without calls count 0). `path`: the `fold_in` indices from a game's
+        memory key to this System's (set by compositions such as `marl_bgs_eval.team`)."""
         if team not in (0, 1):
             raise ValueError(f"team: expected 0 (A) or 1 (B), got {team!r}")
         calls = self.calls()
@@ -113,6 +114,8 @@ class Usage:
                 jnp.asarray(numbers),
                 team,
             )
+            for index in path:
+                keys = jax.vmap(lambda k, i=index: jax.random.fold_in(k, i))(keys)
             for game, kd in zip(numbers, np.asarray(jax.random.key_data(keys)), strict=True):
                 of_game = pd.DataFrame(calls[call_keys == key_text(kd)])
                 rows.append({"game": int(game), "seed": seed, "system": self.name,
