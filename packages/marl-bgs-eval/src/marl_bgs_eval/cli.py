@@ -141,7 +141,7 @@ def play(
                 console.print(f"resuming: {len(earlier)} games already played")
         elif resume:
             raise EvalError("resume: needs --out (the journal lives beside the results file)")
-        teams = (as_system(system_a, "system_a"), as_system(system_b, "system_b"))
+        teams = (as_system(system_a, "team_a"), as_system(system_b, "team_b"))
         games = evaluate(
             *teams,
             maps=_maps(maps),
