@@ -138,3 +138,13 @@ def test_llm_system_name(spec: str, field: str | None, record_property) -> None:
     with pytest.raises(EvalError, match=rf"^{field}"):
         llm_system(spec)
     record_property("outcome", "error")
+
+
+def test_every_name_option_is_a_make_system_keyword() -> None:
+    """`llm:` options are read into `make_system`'s keywords: the two lists cannot drift apart."""
+    import inspect
+
+    from marl_bgs_llm.spec import OPTIONS
+
+    keywords = inspect.signature(make_system).parameters
+    assert set(OPTIONS) <= set(keywords)

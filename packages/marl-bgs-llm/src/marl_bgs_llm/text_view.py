@@ -17,6 +17,7 @@ from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH, MOVE_NAMES, 
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.constants import TEAM_SIZE
+from marl_bgs.tdm.lifecycle import DEATH_POINTS, RED_ZONE_DEATH_POINTS
 
 TEXT_VIEW = "actor-text-v1"
 
@@ -113,7 +114,8 @@ RULES = "\n".join(
         f"multiply, never below x{_num(C.MIN_SPEED_FRACTION)} of the base speed. "
         f"Auras of two allies of a kind stack at most {C.AURA_STACK_CAP} deep. Out of combat "
         "for a class's delay, a unit regains a share of its health each tick.",
-        "Scoring: each enemy death gives your team 1 point, 2 if the enemy died inside its own "
+        f"Scoring: each enemy death gives your team {DEATH_POINTS} point, "
+        f"{RED_ZONE_DEATH_POINTS} if the enemy died inside its own "
         "Red Zone (the strip of the given depth along its spawn edge). The first team to reach "
         "the winning score with more points wins; otherwise the game is a draw at the tick "
         "limit. The dead come back in respawn waves on their spawn pads, shielded for a few "
@@ -143,7 +145,7 @@ def _obstacle_lines(public: Any) -> list[str]:
 
 
 def _unit_line(units: Any, row: int, classes: np.ndarray) -> str:
-    f = lambda name: units.__getattribute__(name)[row]  # noqa: E731
+    f = lambda name: getattr(units, name)[row]  # noqa: E731
     cls = int(classes[row])
     parts = [
         f"{row_name(row)}{' (you)' if f('is_self') else ''} {C.CLASS_NAMES[cls]}:",

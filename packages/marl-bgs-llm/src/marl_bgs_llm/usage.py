@@ -102,7 +102,10 @@ class Usage:
         calls = self.calls()
         latest = np.asarray(calls.groupby("game_key")["play"].transform("max"))
         calls = pd.DataFrame(calls[calls["play"].to_numpy() == latest])
-        call_keys = calls["game_key"].to_numpy(str)
+        by_game: dict[str, pd.DataFrame] = {
+            str(key): pd.DataFrame(frame) for key, frame in calls.groupby("game_key")
+        }
+        none = pd.DataFrame(calls.iloc[:0])
         seeds = games["seed"].to_numpy(np.int64)
         rows = []
         for seed in dict.fromkeys(seeds.tolist()):
@@ -117,7 +120,7 @@ class Usage:
             for index in path:
                 keys = jax.vmap(lambda k, i=index: jax.random.fold_in(k, i))(keys)
             for game, kd in zip(numbers, np.asarray(jax.random.key_data(keys)), strict=True):
-                of_game = pd.DataFrame(calls[call_keys == key_text(kd)])
+                of_game = by_game.get(key_text(kd), none)
                 rows.append({"game": int(game), "seed": seed, "system": self.name,
                              **summarize(of_game)})  # fmt: skip
         return pd.DataFrame(rows)
