@@ -556,3 +556,38 @@ def test_summary_per_tick(recorded) -> None:
     assert (last["score_a"], last["score_b"]) == (2, 0)
     assert table["deaths_b"].sum() == replay.arrays["facts.died"][:, 5:].sum() >= 1
     assert (table[["alive_a", "alive_b"]] <= 5).all().all()
+
+
+def test_metrics_up_to_each_tick_end_at_the_results_row(recorded) -> None:
+    """Evaluation's counters summed tick by tick over a replay end exactly at the game's results
+    row, grow one tick at a time, and the full level's who-did-what-to-whom damage adds up to
+    the recorded facts."""
+    for replay, row in zip(recorded.replays, recorded.rows.to_dict("records"), strict=True):
+        table = rp.metrics(replay, "priority")
+        assert table["tick"].tolist() == list(range(1, replay.ticks + 1))
+        for col in [*ev.base_columns(), *ev.priority_columns()]:
+            assert table[col].iloc[-1] == pytest.approx(row[col], abs=1e-3), col
+            assert (np.diff(table[col].to_numpy()) >= -1e-6).all(), col
+    replay = recorded.replays[0]
+    full = rp.metrics(replay, "full")
+    facts = replay.arrays
+    dealt = facts["facts.damage_basic"] + facts["facts.damage_ultimate"]  # [T, actor, victim]
+    for t in (0, replay.ticks // 2, replay.ticks - 1):
+        pairs = [f"damage_done.a{i}>b{j}.{k}" for i in range(5) for j in range(5)
+                 for k in ("basic", "ultimate")]  # fmt: skip
+        assert full[pairs].iloc[t].sum() == pytest.approx(dealt[: t + 1, :5, 5:].sum(), abs=1e-3)
+    with pytest.raises(
+        ev.EvalError, match=r"level: expected one of \['none', 'priority', 'full'\]"
+    ):
+        rp.metrics(replay, "most")
+
+
+def test_view_reaches_the_final_state(recorded) -> None:
+    """`view` is `pov`'s view at every decision and also reads the final state."""
+    replay = recorded.replays[0]
+    for slot in (0, 7):
+        assert _leaves_equal(rp.view(replay, slot, 3), rp.pov(replay, slot, 3).view)
+        last = rp.view(replay, slot, replay.ticks)
+        assert int(last.public.tick) == replay.ticks
+    with pytest.raises(ev.EvalError, match="tick"):
+        rp.view(replay, 0, replay.ticks + 1)

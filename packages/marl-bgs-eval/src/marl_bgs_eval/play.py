@@ -61,6 +61,9 @@ class Carry(NamedTuple):
     out: Out
 
 
+HUMAN = "human"  # the leaf name of slots whose actions were fixed outside the Systems
+
+
 class Tick(NamedTuple):
     """One played tick of a batch of games: what results, metrics and replays read."""
 
@@ -75,15 +78,23 @@ class Tick(NamedTuple):
 
 def play_tick(
     env: Any, teams: tuple[System, System], root: jax.Array, seeds: jax.Array,
-    state: GameState, memories: tuple[Any, Any],
+    state: GameState, memories: tuple[Any, Any], fixed: tuple[jax.Array, jax.Array] | None = None,
 ) -> Tick:  # fmt: skip
     """Both teams act on their permitted inputs with keys of (seed number, tick, team), then the
-    engine steps: the one definition of a tick that evaluation and replay recording share."""
+    engine steps: the one definition of a tick that evaluation, replay recording and the
+    BattleClient share. `fixed` = (actions [n, 10, 3], which bool [n, 10]): actions chosen
+    outside the Systems (a person's) that replace theirs in those slots; there `whos` names an
+    extra leaf after the System's own (`HUMAN`, index `len(system.leaves)`)."""
     inputs_a, inputs_b = team_inputs(env, state)
     inputs = (inputs_a, inputs_b)
     keys = [action_keys(root, seeds, state.tick, t, s.per_agent) for t, s in enumerate(teams)]
     who_a, who_b = (s.who(m, i) for s, m, i in zip(teams, memories, inputs, strict=True))
     actions, mems = act_teams(env.spec, teams, keys, memories, inputs)
+    if fixed is not None:
+        given, which = fixed
+        actions = jnp.where(which[..., None], given, actions)
+        who_a = jnp.where(which[:, :5], len(teams[0].leaves), who_a)
+        who_b = jnp.where(which[:, 5:], len(teams[1].leaves), who_b)
     _, nxt, _, _, info = env.step(root, state, actions)
     return Tick(state, inputs, actions, nxt, tuple(mems), info["facts"], (who_a, who_b))
 

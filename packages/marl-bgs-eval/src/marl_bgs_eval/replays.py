@@ -26,16 +26,17 @@ import numpy as np
 import pandas as pd
 
 import marl_bgs
-from marl_bgs import ActionMasks, AgentView, ConfigError, GameState
+from marl_bgs import ActionMasks, AgentView, ConfigError, Facts, GameState
 from marl_bgs.core.env import available_memory
 from marl_bgs.tdm.config import LIMITS
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID, MapSpec
 from marl_bgs.tdm.maps import load as load_map
 from marl_bgs.tdm.mode import TDMEnv
+from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import results
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import MapsLike, as_system, resolve_maps
-from marl_bgs_eval.play import join_teams, play_tick
+from marl_bgs_eval.play import Tick, join_teams, play_tick
 from marl_bgs_eval.replay_files import (
     FORMAT,
     Replay,
@@ -52,7 +53,10 @@ from marl_bgs_eval.replay_files import (
 from marl_bgs_eval.seeds import memory_keys, root_key
 from marl_bgs_eval.systems import System
 
-__all__ = ["Pov", "Replay", "load", "oracle", "pov", "record", "save", "summary", "verify"]
+__all__ = [
+    "Pov", "Replay", "load", "metrics", "oracle", "pov", "record", "save", "summary", "verify",
+    "view",
+]  # fmt: skip
 
 SETTINGS = ("shared_sight", "red_zone_depth", "wave_period", "shield_ticks", "shield_speed")
 HARMLESS = ("spawn_swap", "reward_fn")  # `evaluate` takes them too; they change no scheduled game
@@ -71,6 +75,16 @@ def _dynamic(state: GameState) -> dict[str, jax.Array]:
     return {k: v for k, v in named_leaves("state", state).items() if not is_static(k)}
 
 
+def tick_record(t: Tick) -> dict[str, jax.Array]:
+    """What a replay keeps of one played tick (batched): the state it started from (fields that
+    change), the Systems' actions, who chose them, both teams' masks and the step's facts."""
+    masks = join_teams(t.inputs[0].masks, t.inputs[1].masks)
+    return {
+        **_dynamic(t.before), "actions": t.actions, "who": join_teams(*t.whos),
+        **named_leaves("masks", masks), **named_leaves("facts", t.facts),
+    }  # fmt: skip
+
+
 @functools.cache
 def _recorder(n: int, ticks: int, shared_sight: bool, team_a: System, team_b: System) -> Callable:
     """The jitted `run(starts, seeds, games, root) -> (final state, per-tick records)`."""
@@ -84,12 +98,7 @@ def _recorder(n: int, ticks: int, shared_sight: bool, team_a: System, team_b: Sy
 
         def tick(carry: tuple[GameState, Any], _: None) -> tuple[Any, dict[str, jax.Array]]:
             t = play_tick(env, teams, root, seeds, *carry)
-            masks = join_teams(t.inputs[0].masks, t.inputs[1].masks)
-            out = {
-                **_dynamic(t.before), "actions": t.actions, "who": join_teams(*t.whos),
-                **named_leaves("masks", masks), **named_leaves("facts", t.facts),
-            }  # fmt: skip
-            return (t.state, t.memories), out
+            return (t.state, t.memories), tick_record(t)
 
         (final, _), per_tick = jax.lax.scan(tick, (starts, memories), None, length=ticks)
         return final, per_tick
@@ -207,21 +216,30 @@ def _record_batch(
     )
     replays = []
     for i, (k, row) in enumerate(zip(ks, rows, strict=True)):
-        length = int(final["state.tick"][i])
-        arrays = {}
-        for name, start in starts.items():
-            if is_static(name):
-                arrays[name] = start[i]
-            else:
-                whole = np.concatenate([per_tick[name][:, i], final[name][i, None]])
-                arrays[name] = whole[: length + 1]
-        arrays |= {n: v[:length, i] for n, v in per_tick.items() if not n.startswith("state.")}
-        arrays = {n: np.array(v, order="C") for n, v in arrays.items()}
-        header = _header(row, maps[i], teams, env.shared_sight, arrays)
-        replay = Replay(header=header, arrays=arrays)
+        one = lambda named, i=i: {n: v[i] for n, v in named.items()}  # noqa: E731
+        per_game = {n: v[:, i] for n, v in per_tick.items()}
+        replay = assemble(row, maps[i], teams, env.shared_sight, one(starts), per_game, one(final))
         _check_outcome(replay, row, k)
         replays.append(replay)
     return replays
+
+
+def assemble(
+    row: Row, spec: MapSpec, teams: tuple[System, System], shared_sight: bool,
+    start: dict[str, np.ndarray], per_tick: dict[str, np.ndarray], final: dict[str, np.ndarray],
+) -> Replay:  # fmt: skip
+    """One game's `Replay` from its row (identity), its start and final state (`named_leaves`
+    of one game) and its `tick_record`s stacked over at least the ticks it lasted [T, ...]."""
+    length = int(final["state.tick"])
+    arrays = {}
+    for name, first in start.items():
+        if is_static(name):
+            arrays[name] = first
+        else:
+            arrays[name] = np.concatenate([per_tick[name], final[name][None]])[: length + 1]
+    arrays |= {n: v[:length] for n, v in per_tick.items() if not n.startswith("state.")}
+    arrays = {n: np.array(v, order="C") for n, v in arrays.items()}
+    return Replay(header=_header(row, spec, teams, shared_sight, arrays), arrays=arrays)
 
 
 def _header(
@@ -279,15 +297,22 @@ def pov(replay: Replay, slot: int, tick: int) -> Pov:
     the action mask its System was given. It holds nothing the agent could not see."""
     t = _index(tick, replay.ticks - 1, "tick")
     s = _index(slot, 9, "slot")
-    env = engine_env(bool(replay.header["shared_sight"]))
-    batch = jax.tree.map(lambda x: x[None], oracle(replay, t))
-    view = jax.tree.map(lambda x: np.asarray(x[0, s]), env.views(batch))
     masks = {
         k.removeprefix("masks."): v[t, s]
         for k, v in replay.arrays.items()
         if k.startswith("masks.")
     }
-    return Pov(view=view, mask=ActionMasks(**masks))
+    return Pov(view=view(replay, s, t), mask=ActionMasks(**masks))
+
+
+def view(replay: Replay, slot: int, tick: int) -> AgentView:
+    """Agent `slot`'s permitted view of the state before tick `tick` (0 .. ticks; the final
+    state too), as `env.views` builds it with the game's shared sight (numpy)."""
+    t = _index(tick, replay.ticks, "tick")
+    s = _index(slot, 9, "slot")
+    env = engine_env(bool(replay.header["shared_sight"]))
+    batch = jax.tree.map(lambda x: x[None], oracle(replay, t))
+    return jax.tree.map(lambda x: np.asarray(x[0, s]), env.views(batch))
 
 
 @functools.cache
@@ -347,3 +372,49 @@ def summary(replay: Replay) -> pd.DataFrame:
             "deaths_b": died[:, 5:].sum(1),
         }
     ).astype("int64")
+
+
+@functools.cache
+def _tallier(level: str, ticks: int) -> Callable:
+    """The jitted `run(states [T], facts [T], pairs [T, 10, 11, 2]) -> counters [T, width]`,
+    summed up to each tick by evaluation's own `metrics.tally`."""
+
+    def run(states: GameState, facts: Facts, pairs: jax.Array) -> jax.Array:
+        def tick(memory: Any, x: tuple[GameState, Facts, jax.Array]) -> tuple[Any, jax.Array]:
+            one = jax.tree.map(lambda a: a[None], x)
+            added, memory = mt.tally(level, *one, memory)
+            return memory, added[0]
+
+        added = jax.lax.scan(tick, mt.fresh_memory(1), (states, facts, pairs), length=ticks)[1]
+        return jnp.cumsum(added, axis=0)
+
+    return jax.jit(run)
+
+
+def metrics(replay: Replay, level: str = "full") -> pd.DataFrame:
+    """The game's metric columns (as evaluation records them at `level`) summed up to each tick:
+    one row per tick played, `tick` (after it) first. The last row equals the game's results row;
+    "full" holds who did what to whom (`damage_done.a0>b3.basic`, ...)."""
+    try:
+        mt.check_level(level)
+    except EvalError as err:
+        raise EvalError(str(err).replace("metrics:", "level:", 1)) from None
+    check_replay(replay)
+    n, limit = replay.ticks, int(replay.header["tick_limit"])
+    pad = lambda a: np.concatenate([a, np.zeros((limit - n, *a.shape[1:]), a.dtype)])  # noqa: E731
+    arrays = replay.arrays
+    names = [k for k in layout(0) if k.startswith("state.")]
+    leaves = [
+        np.broadcast_to(arrays[k], (limit, *arrays[k].shape))
+        if is_static(k)
+        else pad(arrays[k][:n])
+        for k in names
+    ]
+    states = jax.tree.unflatten(state_structure(), leaves)
+    facts = Facts(
+        **{k.removeprefix("facts."): pad(v) for k, v in arrays.items() if k.startswith("facts.")}
+    )
+    counters = np.asarray(_tallier(level, limit)(states, facts, pad(arrays["masks.pair"])))[:n]
+    table = pd.DataFrame(counters, columns=mt.columns(level))
+    table.insert(0, "tick", np.arange(1, n + 1))
+    return table
