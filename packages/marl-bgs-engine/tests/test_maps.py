@@ -396,16 +396,6 @@ def test_user_file_by_path(tmp_path: Path) -> None:
     assert spec.to_obstacles().kind.tolist()[:6] == [1, 1, 2, 2, 2, 0]
 
 
-def test_atlas_draws_a_map(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
-    from marl_bgs.tdm.maps.atlas import render
-
-    (path,) = render(tmp_path, ids=[34])
-    assert path.name == "34.png"
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert path.stat().st_size < 60_000
-
-
 @pytest.mark.slow
 def test_docs_page_is_current() -> None:
     page = Path(__file__).resolve().parents[3] / "docs" / "maps.md"

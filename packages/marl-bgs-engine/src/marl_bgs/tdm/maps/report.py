@@ -4,7 +4,7 @@
 
 Each map is checked for playability first (`marl_bgs.tdm.maps.checks.check_playable`), so the page
 is never written for a broken map set. Only numpy and JAX are needed; the pictures come from
-`python -m marl_bgs.tdm.maps.atlas --out docs/maps`.
+package marl-bgs-clients: `python -m marl_bgs_clients.atlas maps --out docs/maps`.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ that pass through an obstacle. Across the set:
 
 {ranges}
 
-Pictures: `docs/maps/NN.png` per map and [the overview](maps/overview.png), drawn by
-`python -m marl_bgs.tdm.maps.atlas --out docs/maps`. Red Zones (x <= 5, x >= 15) are shaded; blue
-and red dots are the spawn pads of the left and right team.
+Pictures: `docs/maps/NN.png` per map and [the overview](maps/overview.png), drawn with the clients'
+renderer by `python -m marl_bgs_clients.atlas maps --out docs/maps` (package marl-bgs-clients). Red
+Zones (x <= 5, x >= 15) are shaded; blue and red dots are the spawn pads of the left and right team.
 
 ![All maps](maps/overview.png)
 

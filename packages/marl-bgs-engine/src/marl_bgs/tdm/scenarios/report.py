@@ -1,13 +1,13 @@
-"""Write the scenario page (`docs/scenarios.md`) and one picture per scenario.
+"""Write the scenario page (`docs/scenarios.md`).
 
-    python -m marl_bgs.tdm.scenarios.report --doc docs/scenarios.md --images docs/scenarios
+    python -m marl_bgs.tdm.scenarios.report --doc docs/scenarios.md
     python -m marl_bgs.tdm.scenarios.report --check docs/scenarios.md   # exit 1 if out of date
 
 The page is generated from the scenario files alone: every winning line and every variant is
 replayed against the scenario's controller (`play`) and the page shows what the replay gives,
-score by score, so it cannot claim a win the engine does not reproduce. The pictures need
-matplotlib (the engine's optional `docs` extra), imported only when drawing; `--check` needs no
-pictures and no matplotlib.
+score by score, so it cannot claim a win the engine does not reproduce. The page links one picture
+per scenario, `<images>/scenario_<id>.png`; package marl-bgs-clients draws them with its renderer
+(`python -m marl_bgs_clients.atlas scenarios --out docs/scenarios`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH, MOVE_NAMES
+from marl_bgs.core.arena import MOVE_NAMES
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.authoring import UnitSpec
@@ -40,20 +40,10 @@ from marl_bgs.tdm.scenarios.files import (
     shipped,
 )
 
-# Figure geometry: the axes keep the field's 2:1 shape exactly, so a world point's pixel is
-# known without matplotlib (`pixel`).
-FIGSIZE = (8.0, 4.4)
-DPI = 100
-AXES = (0.05, 0.07, 0.9, 0.9 * FIGSIZE[0] / FIGSIZE[1] / 2)  # left, bottom, width, height
 # Every replay of a scenario is one batch of this size, so each controller compiles one program.
 REPLAY_BATCH = MAX_LINES + MAX_VARIANTS
-LETTERS = " MWHRP"
-_LINE = 0.26  # height of a label line (6 pt) in map units
-_BOTTOM_ROOM = AXES[1] * FIGSIZE[1] / (AXES[2] * FIGSIZE[0] / MAP_WIDTH)  # map units under y = 0
-_HEALTH = "#3a9a3a"
-_HEALTH_BACK = "#d0d0d0"
-_LABEL = "#222222"
-_COMMAND = "python -m marl_bgs.tdm.scenarios.report --doc docs/scenarios.md --images docs/scenarios"
+_COMMAND = "python -m marl_bgs.tdm.scenarios.report --doc docs/scenarios.md"
+_PICTURES = "python -m marl_bgs_clients.atlas scenarios --out docs/scenarios"
 _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _ENDED = {A_WINS: "A wins", B_WINS: "B wins", DRAW: "draw"}
 _RESULT = {A_WINS: "win", B_WINS: "loss", DRAW: "draw", ONGOING: "unfinished"}
@@ -93,59 +83,6 @@ def statuses(unit: UnitSpec, counts: bool = False) -> list[str]:
 
 def _slot_classes(scenario: Scenario) -> dict[int, int]:
     return {u.slot: _cls(u) for u in scenario.units}
-
-
-# -- picture -------------------------------------------------------------------------------------
-
-
-def pixel(x: float, y: float) -> tuple[int, int]:
-    """The (column, row) of world point (x, y) in a picture written by `draw`."""
-    left, bottom, width, height = AXES
-    col = (left + width * x / MAP_WIDTH) * FIGSIZE[0] * DPI
-    row = (1.0 - bottom - height * y / MAP_HEIGHT) * FIGSIZE[1] * DPI
-    return int(col), int(row)
-
-
-def draw(scenario: Scenario, path: str | Path) -> Path:
-    """Write a PNG of the scenario's start: the arena, each living unit as a disc in its team's
-    colour with its class letter, a health bar above it and its name and statuses below it."""
-    from matplotlib.patches import Circle, Rectangle
-
-    from marl_bgs.tdm.maps.atlas import TEAM_COLOURS, draw_field, pyplot, save_png
-
-    plt = pyplot()
-    path = Path(path)
-    fig = plt.figure(figsize=FIGSIZE, dpi=DPI)
-    ax = fig.add_axes(AXES)
-    draw_field(ax, scenario.arena)
-    for unit in scenario.units:
-        if not unit.alive:
-            continue
-        x, y, cls = float(unit.x), float(unit.y), _cls(unit)
-        colour = TEAM_COLOURS[unit.slot // TEAM_SIZE]
-        # Bodies above every label, so a neighbour's health bar never hides a unit.
-        ax.add_patch(Circle((x, y), BODY_RADIUS, facecolor=colour, edgecolor="white", lw=0.8,
-                            zorder=4))  # fmt: skip
-        ax.text(x, y, LETTERS[cls], ha="center", va="center", color="white", fontsize=9,
-                fontweight="bold", zorder=5)  # fmt: skip
-        health, max_h = _health(unit)
-        bar_w, bar_y = 0.9, y + BODY_RADIUS + 0.1
-        for width, shade in ((bar_w, _HEALTH_BACK), (bar_w * health / max_h, _HEALTH)):
-            ax.add_patch(Rectangle((x - bar_w / 2, bar_y), width, 0.13, color=shade, lw=0,
-                                   clip_on=False))  # fmt: skip
-        ax.text(x, bar_y + 0.17, f"{health:g}/{max_h:g}", ha="center", va="bottom", fontsize=6,
-                color=_LABEL, clip_on=False)  # fmt: skip
-        lines = [AGENT_NAMES[unit.slot], *statuses(unit)]
-        # Below the disc, unless that runs off the picture: then above the health number.
-        below = y - BODY_RADIUS - 0.08 - _LINE * len(lines) > -_BOTTOM_ROOM
-        ax.text(x, y - BODY_RADIUS - 0.08 if below else bar_y + 0.45, "\n".join(lines),
-                ha="center", va="top" if below else "bottom", fontsize=6, color=_LABEL,
-                linespacing=1.1, clip_on=False)  # fmt: skip
-    ax.set_title(f"Scenario {scenario.id}: {scenario.challenge}", fontsize=11, pad=18)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_png(fig, path)
-    plt.close(fig)
-    return path
 
 
 # -- replays -------------------------------------------------------------------------------------
@@ -242,10 +179,14 @@ def _intro(scenarios: list[Scenario]) -> str:
     the designed line wins). `marl-bgs-eval scenarios SYSTEM` plays a registered System as team A
     in every scenario, from the snapshot and its mirror image, and compares its wins with random
     play's."""
-    pictures = """Pictures: the start of each scenario, team A blue and team B red, each living
-    unit with its class letter (M Mage, W Warrior, H Hunter, R Rogue, P Priest), its health above
-    it and its agent name and statuses below it (`cd` Ultimate cooldown, `trap`, `stun`, `burst`,
-    ... with the ticks left). Red Zones (x <= 5, x >= 15) are shaded; dead units are not drawn."""
+    pictures = f"""Pictures: the start of each scenario as the clients draw it (`{_PICTURES}`,
+    package marl-bgs-clients), team A blue and team B red. Each living unit has its class letter
+    (M Mage, W Warrior, H Hunter, R Rogue, P Priest), its health bar above it, its status badges
+    (S stun, T trap, B burst, A anti-heal, F freedom; c, h, p slowed by a Charge, a Hunter,
+    Poison) and agent name below it, and its Ultimate cooldown in ticks beside it; a gold ring is
+    the spawn shield, dashed circles the Mage and Warrior auras, arrows the last actions (red
+    damage, green healing, grey the move). Red Zones (x <= 5, x >= 15) are shaded; dead units are
+    not drawn."""
     code = f"""```python
 import marl_bgs
 from marl_bgs.tdm import scenarios
@@ -426,12 +367,12 @@ def markdown(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: `--doc PAGE --images DIR` writes the page and pictures; `--check PAGE`
-    exits 1 if the page on disk differs from what would be generated."""
-    parser = argparse.ArgumentParser(description="Write docs/scenarios.md and its pictures.")
+    """Command line: `--doc PAGE` writes the page (its picture links point into `--images DIR`);
+    `--check PAGE` exits 1 if the page on disk differs from what would be generated."""
+    parser = argparse.ArgumentParser(description="Write docs/scenarios.md.")
     parser.add_argument("--doc", type=Path, default=None, help="write the page here")
     parser.add_argument("--images", type=Path, default=Path("docs/scenarios"),
-                        help="folder of the pictures (default docs/scenarios)")  # fmt: skip
+                        help="the linked pictures' folder (default docs/scenarios)")  # fmt: skip
     parser.add_argument("--check", type=Path, default=None, help="compare this page, write nothing")
     parser.add_argument("--results", type=Path, default=None,
                         help="a markdown file whose text becomes the Results section")  # fmt: skip
@@ -452,8 +393,6 @@ def main(argv: list[str] | None = None) -> int:
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(text, encoding="utf-8")
     print(page)
-    for sc in scenarios:
-        print(draw(sc, args.images / f"scenario_{sc.id}.png"))
     return 0
 
 

@@ -1,0 +1,309 @@
+"""The one renderer: draws a `Scene` onto a pygame surface (clients, docs and the map atlas).
+
+    surface = render(scene, selected=3)   # a new Surface; draw(surface, scene, ...) draws on one
+    pygame.image.save(surface, "frame.png")
+
+The picture: a top bar (score, clock, whose view), then the 20 x 10 field: Red Zones shaded, the
+obstacles, spawn pads, the sight areas of the units whose eyes the view uses, aura rings of Mages
+and Warriors, range circles of the selected unit (Basic solid, Ultimate dashed), every shown unit as
+a disc in its team's colour with its class letter, a health bar above and status badges below (a
+gold ring for the spawn shield), and last actions as arrows (red: damage, green: healing, thick:
+Ultimate; grey: the move). `Layout.to_px` maps world points to pixels, so tests can read pixels at
+known places. Works without a window: only `pygame.font` is initialised.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pygame
+
+from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH
+from marl_bgs.tdm import classes as C
+from marl_bgs_clients.scene import NO_SLOT, Arrow, Obstacle, Scene, UnitDraw
+
+Colour = tuple[int, int, int]
+TEAM_COLOURS: tuple[Colour, Colour] = ((47, 111, 214), (214, 58, 47))  # team A blue, team B red
+TEAM_NAMES = ("A", "B")
+BACKGROUND: Colour = (246, 244, 238)
+FIELD: Colour = (236, 233, 224)
+RED_ZONE: Colour = (243, 201, 196)
+OBSTACLE: Colour = (59, 59, 59)
+HEALTH: Colour = (60, 170, 75)
+HEALTH_BACK: Colour = (70, 70, 70)
+TEXT: Colour = (30, 30, 30)
+SHIELD: Colour = (230, 180, 30)
+DAMAGE: Colour = (200, 30, 30)
+HEAL: Colour = (30, 150, 60)
+MOVE: Colour = (120, 120, 120)
+SELECTED: Colour = (250, 210, 40)
+SIGHT_ALPHA = 38
+LETTER = {v: k for k, v in C.CLASS_LETTERS.items()}
+BADGES: dict[str, tuple[str, Colour]] = {
+    "stun": ("S", (235, 190, 20)),
+    "trap": ("T", (40, 170, 210)),
+    "slow_charge": ("c", (150, 110, 60)),
+    "slow_hunter": ("h", (110, 140, 60)),
+    "slow_poison": ("p", (120, 60, 150)),
+    "antiheal": ("A", (90, 40, 120)),
+    "freedom": ("F", (240, 240, 240)),
+    "burst": ("B", (240, 110, 20)),
+}  # the spawn shield is a ring, not a badge
+BAR_HEIGHT = 28
+_fonts: dict[int, pygame.font.Font] = {}
+
+
+def font(size: int) -> pygame.font.Font:
+    """pygame's default font at `size` pixels (cached; initialises pygame.font once)."""
+    if size not in _fonts:
+        if not pygame.font.get_init():
+            pygame.font.init()
+        _fonts[size] = pygame.font.Font(None, size)
+    return _fonts[size]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the field lies in a picture: `scale` pixels per map unit, `top` rows above it."""
+
+    scale: float = 40.0
+    top: int = BAR_HEIGHT
+    margin: int = 6
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) of the whole picture."""
+        return (
+            round(MAP_WIDTH * self.scale) + 2 * self.margin,
+            round(MAP_HEIGHT * self.scale) + self.top + 2 * self.margin,
+        )
+
+    def to_px(self, x: float, y: float) -> tuple[int, int]:
+        """The pixel (column, row) of world point (x, y); y grows upward in the world."""
+        return (
+            round(self.margin + x * self.scale),
+            round(self.top + self.margin + (MAP_HEIGHT - y) * self.scale),
+        )
+
+    def to_world(self, col: int, row: int) -> tuple[float, float]:
+        """The world point under pixel (col, row)."""
+        x = (col - self.margin) / self.scale
+        return x, MAP_HEIGHT - (row - self.top - self.margin) / self.scale
+
+    def length(self, d: float) -> int:
+        """A world distance in pixels."""
+        return max(1, round(d * self.scale))
+
+    def health_bar(self, unit: UnitDraw) -> pygame.Rect:
+        """The full-health rectangle of a unit's health bar (the filled part is proportional)."""
+        cx, cy = self.to_px(unit.x, unit.y)
+        width, r = self.length(2 * BODY_RADIUS), self.length(BODY_RADIUS)
+        return pygame.Rect(cx - width // 2, cy - r - 8, width, 5)
+
+
+def render(
+    scene: Scene, layout: Layout | None = None, selected: int | None = None,
+    highlight: tuple[int, ...] = (),
+) -> pygame.Surface:  # fmt: skip
+    """A new surface with the scene drawn (see `draw`)."""
+    layout = layout or Layout()
+    surface = pygame.Surface(layout.size)
+    draw(surface, scene, layout, selected, highlight)
+    return surface
+
+
+def draw(
+    surface: pygame.Surface, scene: Scene, layout: Layout, selected: int | None = None,
+    highlight: tuple[int, ...] = (),
+) -> None:  # fmt: skip
+    """Draw the scene. `selected`: the slot whose ranges are shown; `highlight`: slots ringed as
+    choosable (the BattleClient's legal targets)."""
+    surface.fill(BACKGROUND)
+    _field(surface, scene, layout, selected)
+    for u in scene.units:
+        if u.alive and u.class_id in (C.MAGE, C.WARRIOR):
+            _ring(surface, layout, u, C.AURA_RADIUS, TEAM_COLOURS[u.team], dashed=True)
+    sel = scene.unit(selected) if selected is not None else None
+    if sel is not None and sel.alive:
+        _ring(surface, layout, sel, float(C.BASIC_RANGE[sel.class_id]), SELECTED)
+        if C.ULT_RANGE[sel.class_id] > 0:
+            _ring(surface, layout, sel, float(C.ULT_RANGE[sel.class_id]), SELECTED, dashed=True)
+    for a in scene.arrows:
+        _arrow(surface, scene, layout, a)
+    for u in scene.units:
+        if u.alive:
+            _unit(surface, layout, u, u.slot == selected, u.slot in highlight)
+    _bar(surface, scene, layout)
+
+
+def _field(surface: pygame.Surface, scene: Scene, layout: Layout, selected: int | None) -> None:
+    x0, y0 = layout.to_px(0, MAP_HEIGHT)
+    x1, y1 = layout.to_px(MAP_WIDTH, 0)
+    pygame.draw.rect(surface, FIELD, pygame.Rect(x0, y0, x1 - x0, y1 - y0))
+    depth = scene.red_zone_depth
+    if depth > 0:
+        w = layout.length(depth)
+        pygame.draw.rect(surface, RED_ZONE, pygame.Rect(x0, y0, w, y1 - y0))
+        pygame.draw.rect(surface, RED_ZONE, pygame.Rect(x1 - w, y0, w, y1 - y0))
+    if scene.observer is not None:
+        _sight(surface, scene, layout, scene.sighted)
+    elif selected is not None:
+        _sight(surface, scene, layout, (selected,))
+    for team, x, y in scene.spawn_pads():
+        pygame.draw.circle(
+            surface, TEAM_COLOURS[team], layout.to_px(x, y), layout.length(0.3 * BODY_RADIUS)
+        )
+    for o in scene.obstacles:
+        _obstacle(surface, layout, o)
+    pygame.draw.rect(surface, TEXT, pygame.Rect(x0, y0, x1 - x0, y1 - y0), width=1)
+
+
+def _obstacle(surface: pygame.Surface, layout: Layout, o: Obstacle) -> None:
+    if o.kind == 1:
+        pygame.draw.circle(surface, OBSTACLE, layout.to_px(o.x, o.y), layout.length(o.width))
+        return
+    c, s = math.cos(o.theta), math.sin(o.theta)
+    w, h = o.width / 2, o.height / 2
+    corners = [(o.x + c * u - s * v, o.y + s * u + c * v) for u, v in ((w, h), (-w, h), (-w, -h), (w, -h))]  # fmt: skip
+    pygame.draw.polygon(surface, OBSTACLE, [layout.to_px(x, y) for x, y in corners])
+
+
+def _sight(surface: pygame.Surface, scene: Scene, layout: Layout, sighted: tuple[int, ...]) -> None:
+    """A translucent area over the sight radius of the units whose eyes the view uses (the POV
+    team's; in the Oracle view the selected unit's)."""
+    if not sighted:
+        return
+    overlay = pygame.Surface(surface.get_size(), pygame.SRCALPHA)
+    for slot in sighted:
+        u = scene.unit(slot)
+        if u is None or not u.alive:
+            continue
+        radius = layout.length(float(C.SIGHT[u.class_id]))
+        colour = (*TEAM_COLOURS[u.team], 255)
+        pygame.draw.circle(overlay, colour, layout.to_px(u.x, u.y), radius)
+    overlay.set_alpha(SIGHT_ALPHA)  # one alpha for the union, so overlaps are not darker
+    surface.blit(overlay, (0, 0))
+
+
+def _ring(
+    surface: pygame.Surface, layout: Layout, u: UnitDraw, radius: float, colour: Colour,
+    dashed: bool = False,
+) -> None:  # fmt: skip
+    centre, r = layout.to_px(u.x, u.y), layout.length(radius)
+    if not dashed:
+        pygame.draw.circle(surface, colour, centre, r, width=2)
+        return
+    steps = max(12, r // 4)
+    for k in range(0, steps, 2):
+        a0, a1 = 2 * math.pi * k / steps, 2 * math.pi * (k + 1) / steps
+        rect = pygame.Rect(centre[0] - r, centre[1] - r, 2 * r, 2 * r)
+        pygame.draw.arc(surface, colour, rect, a0, a1, width=1)
+
+
+def _unit(
+    surface: pygame.Surface, layout: Layout, u: UnitDraw, selected: bool, highlighted: bool
+) -> None:
+    centre, r = layout.to_px(u.x, u.y), layout.length(BODY_RADIUS)
+    if highlighted:
+        pygame.draw.circle(surface, SELECTED, centre, r + 6, width=3)
+    if u.statuses.get("shield"):
+        pygame.draw.circle(surface, SHIELD, centre, r + 3, width=3)
+    pygame.draw.circle(surface, TEAM_COLOURS[u.team], centre, r)
+    pygame.draw.circle(surface, SELECTED if selected else (255, 255, 255), centre, r, width=2)
+    letter = font(max(12, r + 4)).render(LETTER.get(u.class_id, "?"), True, (255, 255, 255))
+    surface.blit(letter, letter.get_rect(center=centre))
+    bar = layout.health_bar(u)
+    pygame.draw.rect(surface, HEALTH_BACK, bar)
+    filled = round(bar.width * max(0.0, min(1.0, u.health / max(u.max_health, 1e-6))))
+    if filled:
+        pygame.draw.rect(surface, HEALTH, pygame.Rect(bar.x, bar.y, filled, bar.height))
+    badges = [BADGES[s] for s in BADGES if s in u.statuses]
+    size = max(9, layout.length(0.28))
+    x = centre[0] - len(badges) * size // 2
+    for text, colour in badges:
+        box = pygame.Rect(x, centre[1] + r + 2, size, size)
+        pygame.draw.rect(surface, colour, box)
+        label = font(size + 2).render(text, True, TEXT)
+        surface.blit(label, label.get_rect(center=box.center))
+        x += size
+    if u.cooldown > 0 and u.class_id:
+        cd = font(14).render(str(u.cooldown), True, TEXT)
+        surface.blit(cd, cd.get_rect(midleft=(centre[0] + r + 2, centre[1] - r // 2)))
+
+
+def _arrow(surface: pygame.Surface, scene: Scene, layout: Layout, a: Arrow) -> None:
+    src = scene.unit(a.actor)
+    if src is None:
+        return
+    start = np.asarray(layout.to_px(src.x, src.y), float)
+    if a.kind == "move":
+        end = start + np.asarray((a.dx, -a.dy)) * layout.length(0.9)
+        _line_with_head(surface, MOVE, start, end, 2)
+        return
+    dst = scene.unit(a.target) if a.target != NO_SLOT else None
+    if dst is None:
+        return
+    healing = src.team == dst.team
+    colour = HEAL if healing else DAMAGE
+    width = 4 if a.kind == "ultimate" else 2
+    if a.target == a.actor:  # a self-cast: a burst of short spokes
+        for k in range(8):
+            ang = math.pi * k / 4
+            d = np.asarray((math.cos(ang), math.sin(ang)))
+            r = layout.length(BODY_RADIUS)
+            pygame.draw.line(surface, colour, start + d * (r + 2), start + d * (r + 8), width)
+        return
+    end = np.asarray(layout.to_px(dst.x, dst.y), float)
+    gap = layout.length(BODY_RADIUS)
+    d = end - start
+    norm = float(np.hypot(*d))
+    if norm <= 2 * gap:
+        return
+    d /= norm
+    _line_with_head(surface, colour, start + d * gap, end - d * gap, width)
+    if a.amount:
+        text = font(15).render(f"{abs(a.amount):.0f}", True, colour)
+        surface.blit(text, text.get_rect(center=tuple((start + end) / 2 + np.asarray((0, -9)))))
+
+
+def _line_with_head(
+    surface: pygame.Surface, colour: Colour, start: np.ndarray, end: np.ndarray, width: int
+) -> None:
+    pygame.draw.line(surface, colour, start, end, width)
+    d = end - start
+    norm = float(np.hypot(*d)) or 1.0
+    d /= norm
+    side = np.asarray((-d[1], d[0]))
+    head = 5 + 2 * width
+    pygame.draw.polygon(surface, colour, [end, end - d * head + side * head / 2, end - d * head - side * head / 2])  # fmt: skip
+
+
+def caption_text(scene: Scene) -> str:
+    """The top bar's text: score, clock and whose view it is."""
+    a, b = scene.score
+    who = "Oracle view" if scene.observer is None else f"POV of {slot_name(scene.observer)}"
+    sides = "A left" if scene.a_left else "A right"
+    return (
+        f"A {a} : {b} B  (to {scene.winning_score})   tick {scene.tick}/{scene.tick_limit}   "
+        f"{who}   {sides}   {scene.caption}"
+    ).rstrip()
+
+
+def slot_name(slot: int) -> str:
+    """`a_0` .. `a_4`, `b_0` .. `b_4` (the names scenario files and the docs use)."""
+    return f"{TEAM_NAMES[slot // 5].lower()}_{slot % 5}"
+
+
+def _bar(surface: pygame.Surface, scene: Scene, layout: Layout) -> None:
+    pygame.draw.rect(surface, (255, 255, 255), pygame.Rect(0, 0, surface.get_width(), layout.top))
+    text = font(20).render(caption_text(scene), True, TEXT)
+    surface.blit(text, (layout.margin, (layout.top - text.get_height()) // 2))
+    for team, x in ((0, surface.get_width() - 44), (1, surface.get_width() - 22)):
+        pygame.draw.rect(surface, TEAM_COLOURS[team], pygame.Rect(x, 6, 16, layout.top - 12))
+
+
+def pixels(surface: pygame.Surface) -> np.ndarray:
+    """The surface's RGB pixels as uint8 [height, width, 3] (for image files and tests)."""
+    return np.ascontiguousarray(pygame.surfarray.array3d(surface).transpose(1, 0, 2))
