@@ -17,7 +17,15 @@ from marl_bgs.tdm.constants import SPAWN_PAD_X, SPAWN_PAD_Y, TEAM_SIZE
 from marl_bgs.tdm.maps import load
 from marl_bgs.tdm.scenarios import Scenario, shipped
 from marl_bgs_clients import atlas
-from marl_bgs_clients.render import FIELD, OBSTACLE, RED_ZONE, TEAM_COLOURS, Layout, pixels
+from marl_bgs_clients.render import (
+    FIELD,
+    OBSTACLE,
+    PAD_COLOURS,
+    RED_ZONE,
+    TEAM_COLOURS,
+    Layout,
+    pixels,
+)  # fmt: skip
 
 IDS = (0, 47)  # the open arena; a test map of 32 obstacles (pillars, walls, a diamond)
 TOLERANCE = 12  # the palette of 32 colours may move a colour a little
@@ -60,8 +68,8 @@ def test_command_writes_the_same_bytes(
 def test_open_arena_has_pads_red_zones_and_no_units(drawn: list[Path]) -> None:
     image, layout = _read(drawn[0]), Layout()
     for y in SPAWN_PAD_Y:
-        assert _is(image, SPAWN_PAD_X, y, TEAM_COLOURS[0], layout), y  # team A on the left
-        assert _is(image, MAP_WIDTH - SPAWN_PAD_X, y, TEAM_COLOURS[1], layout), y
+        assert _is(image, SPAWN_PAD_X, y, PAD_COLOURS[0], layout), y  # team A on the left
+        assert _is(image, MAP_WIDTH - SPAWN_PAD_X, y, PAD_COLOURS[1], layout), y
         # Inside where a unit's body would be, but off the pad: the units are not drawn.
         assert _is(image, SPAWN_PAD_X + 0.4, y, RED_ZONE, layout), y
         assert _is(image, MAP_WIDTH - SPAWN_PAD_X - 0.4, y, RED_ZONE, layout), y

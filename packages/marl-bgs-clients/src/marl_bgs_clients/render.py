@@ -22,10 +22,12 @@ import pygame
 
 from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH
 from marl_bgs.tdm import classes as C
+from marl_bgs.tdm.maps.symmetry import wall_corners
 from marl_bgs_clients.scene import NO_SLOT, Arrow, Obstacle, Scene, UnitDraw
 
 Colour = tuple[int, int, int]
 TEAM_COLOURS: tuple[Colour, Colour] = ((47, 111, 214), (214, 58, 47))  # team A blue, team B red
+PAD_COLOURS: tuple[Colour, Colour] = ((140, 175, 235), (235, 150, 140))  # paler: not a unit
 TEAM_NAMES = ("A", "B")
 BACKGROUND: Colour = (246, 244, 238)
 FIELD: Colour = (236, 233, 224)
@@ -132,9 +134,11 @@ def draw(
             _ring(surface, layout, sel, float(C.ULT_RANGE[sel.class_id]), SELECTED, dashed=True)
     for a in scene.arrows:
         _arrow(surface, scene, layout, a)
-    for u in scene.units:
-        if u.alive:
-            _unit(surface, layout, u, u.slot == selected, u.slot in highlight)
+    living = [u for u in scene.units if u.alive]
+    for u in living:
+        _body(surface, layout, u, u.slot == selected, u.slot in highlight)
+    for u in living:  # labels over every body, so a neighbour never hides a health bar
+        _labels(surface, layout, u)
     _bar(surface, scene, layout)
 
 
@@ -153,7 +157,7 @@ def _field(surface: pygame.Surface, scene: Scene, layout: Layout, selected: int 
         _sight(surface, scene, layout, (selected,))
     for team, x, y in scene.spawn_pads():
         pygame.draw.circle(
-            surface, TEAM_COLOURS[team], layout.to_px(x, y), layout.length(0.3 * BODY_RADIUS)
+            surface, PAD_COLOURS[team], layout.to_px(x, y), layout.length(0.3 * BODY_RADIUS)
         )
     for o in scene.obstacles:
         _obstacle(surface, layout, o)
@@ -164,9 +168,10 @@ def _obstacle(surface: pygame.Surface, layout: Layout, o: Obstacle) -> None:
     if o.kind == 1:
         pygame.draw.circle(surface, OBSTACLE, layout.to_px(o.x, o.y), layout.length(o.width))
         return
-    c, s = math.cos(o.theta), math.sin(o.theta)
-    w, h = o.width / 2, o.height / 2
-    corners = [(o.x + c * u - s * v, o.y + s * u + c * v) for u, v in ((w, h), (-w, h), (-w, -h), (w, -h))]  # fmt: skip
+    wall: dict[str, float | str] = {
+        "x": o.x, "y": o.y, "width": o.width, "height": o.height, "theta": o.theta,
+    }  # fmt: skip
+    corners = wall_corners(wall)  # the engine's own wall geometry
     pygame.draw.polygon(surface, OBSTACLE, [layout.to_px(x, y) for x, y in corners])
 
 
@@ -202,7 +207,7 @@ def _ring(
         pygame.draw.arc(surface, colour, rect, a0, a1, width=1)
 
 
-def _unit(
+def _body(
     surface: pygame.Surface, layout: Layout, u: UnitDraw, selected: bool, highlighted: bool
 ) -> None:
     centre, r = layout.to_px(u.x, u.y), layout.length(BODY_RADIUS)
@@ -214,6 +219,11 @@ def _unit(
     pygame.draw.circle(surface, SELECTED if selected else (255, 255, 255), centre, r, width=2)
     letter = font(max(12, r + 4)).render(LETTER.get(u.class_id, "?"), True, (255, 255, 255))
     surface.blit(letter, letter.get_rect(center=centre))
+
+
+def _labels(surface: pygame.Surface, layout: Layout, u: UnitDraw) -> None:
+    """A unit's health bar, status badges and Ultimate cooldown."""
+    centre, r = layout.to_px(u.x, u.y), layout.length(BODY_RADIUS)
     bar = layout.health_bar(u)
     pygame.draw.rect(surface, HEALTH_BACK, bar)
     filled = round(bar.width * max(0.0, min(1.0, u.health / max(u.max_health, 1e-6))))
@@ -253,7 +263,9 @@ def _arrow(surface: pygame.Surface, scene: Scene, layout: Layout, a: Arrow) -> N
             ang = math.pi * k / 4
             d = np.asarray((math.cos(ang), math.sin(ang)))
             r = layout.length(BODY_RADIUS)
-            pygame.draw.line(surface, colour, start + d * (r + 2), start + d * (r + 8), width)
+            pygame.draw.line(
+                surface, colour, _pt(start + d * (r + 2)), _pt(start + d * (r + 8)), width
+            )
         return
     end = np.asarray(layout.to_px(dst.x, dst.y), float)
     gap = layout.length(BODY_RADIUS)
@@ -271,13 +283,19 @@ def _arrow(surface: pygame.Surface, scene: Scene, layout: Layout, a: Arrow) -> N
 def _line_with_head(
     surface: pygame.Surface, colour: Colour, start: np.ndarray, end: np.ndarray, width: int
 ) -> None:
-    pygame.draw.line(surface, colour, start, end, width)
+    pygame.draw.line(surface, colour, _pt(start), _pt(end), width)
     d = end - start
     norm = float(np.hypot(*d)) or 1.0
     d /= norm
     side = np.asarray((-d[1], d[0]))
     head = 5 + 2 * width
-    pygame.draw.polygon(surface, colour, [end, end - d * head + side * head / 2, end - d * head - side * head / 2])  # fmt: skip
+    back = end - d * head
+    tips = (end, back + side * head / 2, back - side * head / 2)
+    pygame.draw.polygon(surface, colour, [_pt(p) for p in tips])
+
+
+def _pt(a: np.ndarray) -> tuple[float, float]:
+    return float(a[0]), float(a[1])
 
 
 def caption_text(scene: Scene) -> str:

@@ -105,9 +105,7 @@ class Scene:
         xs = (SPAWN_PAD_X, MAP_WIDTH - SPAWN_PAD_X)
         left_team = 0 if self.a_left else 1
         return [
-            (team, xs[0] if team == left_team else xs[1], y)
-            for team in (0, 1)
-            for y in SPAWN_PAD_Y
+            (team, xs[0] if team == left_team else xs[1], y) for team in (0, 1) for y in SPAWN_PAD_Y
         ]
 
 

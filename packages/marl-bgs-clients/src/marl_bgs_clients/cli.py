@@ -1,0 +1,77 @@
+"""`marl-bgs-clients`: open the Replay Viewer, play in the BattleClient, watch two Systems, or
+draw the docs' screenshots.
+
+    marl-bgs-clients view game.replay.zip
+    marl-bgs-clients play tdm-alpha tdm-beta --human 0 --map 47 --out mine.replay.zip
+    marl-bgs-clients watch tdm-alpha tdm-beta --map 47 --gif game.gif   # = marl-bgs-watch
+    marl-bgs-clients screenshots --out docs/clients
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from marl_bgs_clients.watch import watch
+from marl_bgs_eval.errors import EvalError
+
+app = typer.Typer(help="MARL-BattleGrounds clients: BattleClient and Replay Viewer.",
+                  add_completion=False, no_args_is_help=True)  # fmt: skip
+app.command()(watch)
+
+
+@app.command()
+def view(
+    path: Annotated[Path, typer.Argument(help="A replay file (.replay.zip)")],
+    pov: Annotated[int | None, typer.Option(help="Start in slot 0-9's POV")] = None,
+) -> None:  # pragma: no cover - opens a window
+    """Open a replay in the Replay Viewer (a file that fails the checks is shown as a message)."""
+    from marl_bgs_clients.viewer import ReplayViewer
+
+    viewer = ReplayViewer.open(path, out_dir=path.parent)
+    viewer.observer = viewer.selected = pov
+    viewer.run()
+
+
+@app.command()
+def play(
+    system_a: Annotated[str, typer.Argument(help="Team A's System (plays the slots you leave)")],
+    system_b: Annotated[str, typer.Argument(help="Team B's System")],
+    human: Annotated[list[int], typer.Option(help="A slot you play (0-4 team A, 5-9 team B)")],
+    map_ref: Annotated[str, typer.Option("--map", help="Map id, name or .json file")] = "47",
+    roster_a: Annotated[str, typer.Option(help="Team A's classes, e.g. MWHRP")] = "MWHRP",
+    roster_b: Annotated[str, typer.Option(help="Team B's classes")] = "MWHRP",
+    seed: Annotated[int, typer.Option(help="Root seed (the Systems' keys)")] = 0,
+    a_right: Annotated[bool, typer.Option(help="Team A starts on the right edge")] = False,
+    tick_limit: Annotated[int | None, typer.Option(help="Ticks at most (engine default)")] = None,
+    oracle: Annotated[bool, typer.Option(help="Start in the Oracle view, not agent POV")] = False,
+    out: Annotated[Path, typer.Option(help="Where the replay is saved")] = Path(
+        "battle.replay.zip"
+    ),
+) -> None:  # pragma: no cover - opens a window
+    """Play some slots yourself, turn-based, alongside or against any Systems."""
+    from marl_bgs_clients.battle import BattleClient
+    from marl_bgs_clients.session import HumanGame
+
+    rules = {} if tick_limit is None else {"tick_limit": tick_limit}
+    ref: str | int = int(map_ref) if map_ref.isdigit() else map_ref
+    try:
+        game = HumanGame(system_a, system_b, human, ref, roster_a, roster_b, seed=seed,
+                         a_right=a_right, **rules)  # fmt: skip
+    except EvalError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(code=2) from None
+    BattleClient(game, out=out, oracle=oracle).run()
+
+
+@app.command()
+def screenshots(
+    out: Annotated[Path, typer.Option(help="Folder for the PNGs")] = Path("docs/clients"),
+) -> None:
+    """Draw the pictures of docs/clients.md (a recorded game in the viewer and the client)."""
+    from marl_bgs_clients.shots import draw_all
+
+    for path in draw_all(out):
+        typer.echo(str(path))

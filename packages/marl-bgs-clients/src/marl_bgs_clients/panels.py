@@ -1,0 +1,94 @@
+"""The Replay Viewer's analytical panels, as plain data: the game, the teams' metrics up to a tick,
+who did what to whom, and what one agent saw, chose and had repaired.
+
+Every number comes from the replay's arrays or from evaluation's metrics summed up to the tick
+(`marl_bgs_eval.replays.metrics`), so the panels at the last tick show the game's results row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from marl_bgs.core.arena import MOVE_NAMES
+from marl_bgs.tdm.actions import COMBAT_NAMES
+from marl_bgs.tdm.classes import CLASS_NAMES
+from marl_bgs.tdm.tables import REL_TO_ABS
+from marl_bgs_clients.render import slot_name
+from marl_bgs_eval.replays import Replay
+
+TEAM_MEASURES = (
+    ("kills", "kills"), ("deaths", "deaths"), ("damage dealt", "damage_dealt"),
+    ("healing done", "healing_done"), ("Basics", "basics_used"), ("Ultimates", "ultimates_used"),
+    ("Red Zone deaths", "red_zone_deaths"), ("rejected actions", "rejected_actions"),
+)  # fmt: skip
+
+
+def game_lines(replay: Replay) -> list[str]:
+    """Who played whom where, and how it ended."""
+    h = replay.header
+    return [
+        f"game {h['game']}  map {h['map']} {h['map_name']}",
+        f"A ({h['a_spawn']}): {h['system_a']}  {h['roster_a']}",
+        f"B: {h['system_b']}  {h['roster_b']}",
+        f"result: {h['result']} {h['points_a']}-{h['points_b']} in {h['ticks']} ticks",
+    ]
+
+
+Row = dict[str, float]  # metric column -> value summed up to a tick
+
+
+def upto(table: pd.DataFrame, tick: int) -> Row | None:
+    """The metrics summed over the ticks before state `tick` (None before the first tick)."""
+    return None if tick == 0 else {str(k): float(v) for k, v in table.iloc[tick - 1].items()}
+
+
+def team_rows(row: Row | None) -> list[tuple[str, float, float]]:
+    """(measure, team A, team B) up to the tick."""
+    get = lambda side, col: 0.0 if row is None else row[f"{side}_{col}"]  # noqa: E731
+    return [(label, get("a", col), get("b", col)) for label, col in TEAM_MEASURES]
+
+
+def damage_matrix(row: Row | None, attacker: str) -> np.ndarray:
+    """[5, 5] damage (Basic + Ultimate) dealt by `attacker`'s slots (rows, "a" or "b") to the
+    other team's slots (columns) up to the tick: who did what to whom."""
+    out = np.zeros((5, 5))
+    if row is None:
+        return out
+    victim = "b" if attacker == "a" else "a"
+    for i in range(5):
+        for j in range(5):
+            pair = f"damage_done.{attacker}{i}>{victim}{j}"
+            out[i, j] = row[f"{pair}.basic"] + row[f"{pair}.ultimate"]
+    return out
+
+
+def _action(a: np.ndarray) -> str:
+    return f"{MOVE_NAMES[int(a[0])]} + {COMBAT_NAMES[int(a[1])][int(a[2])]}"
+
+
+def agent_lines(replay: Replay, tick: int, slot: int, seen: list[int]) -> list[str]:
+    """What agent `slot` was, saw (`seen`: the slots its view held) and chose at state `tick`,
+    and what the engine accepted (a repaired choice is marked)."""
+    a = replay.arrays
+    cls = int(a["state.units.class_id"][tick, slot])
+    lines = [
+        f"{slot_name(slot)}: {CLASS_NAMES[cls]}",
+        f"health {float(a['state.units.health'][tick, slot]):.0f}  "
+        f"Ultimate cooldown {int(a['state.units.cooldown'][tick, slot])}",
+        "saw: " + (", ".join(slot_name(s) for s in seen if s != slot) or "nobody"),
+    ]
+    if tick >= replay.ticks:
+        return [*lines, "the game is over"]
+    asked, got = a["facts.requested"][tick, slot], a["facts.accepted"][tick, slot]
+    moves, pairs = a["masks.move"][tick, slot], a["masks.pair"][tick, slot]
+    lines += [
+        f"legal: {int(moves.sum())} moves x {int(pairs.sum())} combat choices",
+        f"chose: {_action(asked)}",
+    ]
+    if a["facts.move_rejected"][tick, slot] or a["facts.combat_rejected"][tick, slot]:
+        lines.append(f"repaired to: {_action(got)}")
+    target = int(REL_TO_ABS[slot, int(got[1])])
+    if target >= 0:
+        lines.append(f"target: {slot_name(target)}")
+    return lines

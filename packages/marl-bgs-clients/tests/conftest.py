@@ -1,0 +1,20 @@
+"""Shared by the clients' tests: a headless SDL, and one recorded game (the docs' demo game:
+TDM-Alpha vs TDM-Beta on map 47, 60 ticks at most) whose compiled programs every module reuses."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+
+import pytest
+
+from marl_bgs_clients.shots import demo_replay
+from marl_bgs_eval.replays import Replay
+
+
+@pytest.fixture(scope="session")
+def demo() -> Replay:
+    """The docs' demo game, played and recorded once per test run."""
+    return demo_replay()

@@ -1,0 +1,139 @@
+"""The BattleClient and its game: scripted keys and clicks play a whole short game; only legal
+choices are taken; undo; the game is saved as a replay the engine reproduces, and measured."""
+
+from __future__ import annotations
+
+import numpy as np
+import pygame
+import pytest
+
+from marl_bgs.core.arena import MIRROR_MOVE
+from marl_bgs.tdm.tables import RELATIVE_INDEX
+from marl_bgs_clients.battle import BattleClient
+from marl_bgs_clients.render import SELECTED, pixels
+from marl_bgs_clients.session import HumanGame
+from marl_bgs_eval import replays
+from marl_bgs_eval.errors import EvalError
+
+EAST, WEST = 3, 4
+
+
+def _key(k: int, mod: int = 0) -> pygame.event.Event:
+    return pygame.event.Event(pygame.KEYDOWN, key=k, mod=mod)
+
+
+def _click(pos: tuple[int, int], button: int = 1) -> pygame.event.Event:
+    return pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=button)
+
+
+def test_scripted_input_plays_a_whole_game(tmp_path) -> None:
+    """Two people (a_0 and b_2) press 'east' and Enter every tick; b_2's team starts on the
+    right, so its own-frame action is west. One undo on the way."""
+    game = HumanGame("tdm-alpha", "tdm-beta", humans=[0, 7], map_ref=47, tick_limit=6)
+    client = BattleClient(game, out=tmp_path / "mine.replay.zip")
+    client.handle(_key(pygame.K_d))
+    client.handle(_key(pygame.K_RETURN))
+    assert (client.current, client.chosen) == (7, {0: (EAST, 0, 0)})
+    client.handle(_key(pygame.K_BACKSPACE))  # reopen a_0's turn
+    assert (client.current, client.chosen) == (0, {})
+    masks = []
+    while not game.done:
+        for slot in (0, 7):
+            masks.append(np.asarray(game.turn(slot)[1].move))
+            assert client.current == slot
+            client.handle(_key(pygame.K_d))
+            client.handle(_key(pygame.K_RETURN))
+    assert game.tick == 6
+    assert client.saved == tmp_path / "mine.replay.zip"
+    replay = replays.load(client.saved)
+    replays.verify(replay)  # the engine reproduces every state from the recorded actions
+    acts = replay.arrays["actions"]
+    for t in range(6):
+        east_a, east_b = EAST, int(MIRROR_MOVE[EAST])
+        assert east_b == WEST
+        assert acts[t, 0, 0] == (east_a if masks[2 * t][east_a] else 0)
+        assert acts[t, 7, 0] == (east_b if masks[2 * t + 1][east_b] else 0)
+    h = replay.header
+    assert (h["system_a"], h["system_b"]) == ("human+tdm-alpha", "human+tdm-beta")
+    assert h["leaves_a"] == ["tdm-alpha", "human"]
+    who = replay.arrays["who"]
+    assert (who[:, 0] == 1).all()
+    assert (who[:, 7] == 1).all()
+    assert (who[:, 1] == 0).all()
+    table = replays.metrics(replay)
+    assert len(table) == 6
+    assert not client.handle(_key(pygame.K_q))
+
+
+def test_only_legal_choices_are_taken_and_shown() -> None:
+    """Walk a Hunter east until it has a legal target: the target is ringed, a click takes it,
+    a click on a unit it may not hit changes nothing and says why."""
+    game = HumanGame("tdm-alpha", "tdm-beta", humans=[2], map_ref=0, tick_limit=60)  # open
+    client = BattleClient(game)
+    far = client.scene()
+    enemy = far.unit(7)
+    assert enemy is None  # not seen at the start: the POV does not draw it
+    client.oracle = True
+    enemy = client.scene().unit(7)
+    assert enemy is not None
+    client.handle(_click(client.layout.to_px(enemy.x, enemy.y)))
+    assert client.draft.target is None
+    assert client.message == "no legal Basic on b_2"
+    client.oracle = False
+    while not client.legal_targets(False) and not game.done:
+        client.choose_move(EAST)
+        client.commit()
+    targets = client.legal_targets(False)
+    assert targets, "the Hunter met an enemy in range"
+    _, masks = game.turn(2)
+    assert targets == [j for j in range(10) if masks.pair[RELATIVE_INDEX[2, j], 0]]
+    target = client.scene().unit(targets[0])
+    assert target is not None
+    frame = pixels(client.frame())
+    cx, cy = client.layout.to_px(target.x, target.y)
+    r = client.layout.length(0.5)
+    ring = frame[cy - r - 8 : cy + r + 8, cx - r - 8 : cx + r + 8]
+    assert np.all(ring == np.asarray(SELECTED), axis=-1).sum() > 30  # the legal target is ringed
+    client.handle(_click((cx, cy)))
+    assert (client.draft.target, client.draft.ultimate) == (targets[0], False)
+    _move, rel, ult = client.action()
+    assert masks.pair[rel, ult]
+    illegal = [m for m in range(9) if m not in client.legal_moves()]
+    for m in illegal:
+        assert not client.choose_move(m)
+    client.handle(_key(pygame.K_n))
+    assert client.draft.target is None
+    client.handle(_key(pygame.K_v))
+    assert client.scene().observer is None
+
+
+def test_the_game_refuses_what_the_mask_forbids() -> None:
+    game = HumanGame("tdm-alpha", "tdm-beta", humans=[2], map_ref=47, tick_limit=10)
+    with pytest.raises(
+        EvalError, match=r"combat \(6, 0\): not legal for slot 2; legal \['no_combat'\]"
+    ):
+        game.submit({2: (0, 6, 0)})
+    with pytest.raises(EvalError, match=r"move 9: not legal for slot 2"):
+        game.submit({2: (9, 0, 0)})
+    with pytest.raises(EvalError, match=r"actions: expected one action for each of slots \[2\]"):
+        game.submit({3: (0, 0, 0)})
+    with pytest.raises(EvalError, match=r"slot: 4 is not played by the person"):
+        game.turn(4)
+    with pytest.raises(EvalError, match="no tick has been played yet"):
+        game.replay()
+    assert game.tick == 0  # nothing was played by the refusals
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"humans": []}, r"humans: expected one or more slots in \[0, 9\]"),
+        ({"humans": [10]}, r"humans: expected one or more slots in \[0, 9\], got \[10\]"),
+        ({"humans": [0], "map_ref": 99}, "99"),
+        ({"humans": [0], "roster_a": "MXQ"}, "roster"),
+        ({"humans": [0], "tick_limit": 0}, "tick_limit"),
+    ],
+)
+def test_bad_settings_are_refused_by_name(kwargs, message) -> None:
+    with pytest.raises(EvalError, match=message):
+        HumanGame("tdm-alpha", "tdm-beta", **kwargs)

@@ -1,0 +1,141 @@
+"""The Replay Viewer: navigation by keys and the timeline, Oracle and POV, panels that add up to
+evaluation's metrics, what an agent chose and what was repaired, and PNG/GIF/MP4 export."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import imageio.v2 as iio2
+import imageio.v3 as iio
+import numpy as np
+import pygame
+import pytest
+
+from marl_bgs_clients import panels
+from marl_bgs_clients.render import pixels
+from marl_bgs_clients.viewer import ReplayViewer
+from marl_bgs_eval import replays
+
+
+def _key(k: int) -> pygame.event.Event:
+    return pygame.event.Event(pygame.KEYDOWN, key=k, mod=0)
+
+
+def _click(pos: tuple[int, int]) -> pygame.event.Event:
+    return pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=1)
+
+
+@pytest.fixture
+def viewer(demo, tmp_path) -> ReplayViewer:
+    return ReplayViewer(demo, name="demo.replay.zip", out_dir=tmp_path)
+
+
+def test_keys_and_timeline_move_through_the_game(viewer, demo) -> None:
+    last = demo.ticks
+    steps = [(pygame.K_RIGHT, 1), (pygame.K_RIGHT, 2), (pygame.K_LEFT, 1), (pygame.K_PAGEUP, 11),
+             (pygame.K_END, last), (pygame.K_RIGHT, last), (pygame.K_PAGEDOWN, last - 10),
+             (pygame.K_HOME, 0), (pygame.K_LEFT, 0)]  # fmt: skip
+    for key, want in steps:
+        assert viewer.handle(_key(key))
+        assert viewer.tick == want
+    w, h = viewer.layout.size
+    viewer.handle(_click((w // 2, h + 13)))  # the middle of the timeline
+    assert viewer.tick == pytest.approx(last / 2, abs=1)
+    viewer.handle(_key(pygame.K_SPACE))
+    assert viewer.playing
+    assert not viewer.handle(_key(pygame.K_q))
+    assert not viewer.handle(pygame.event.Event(pygame.QUIT))
+
+
+def test_views_and_selection(viewer, demo) -> None:
+    viewer.jump(30)
+    assert viewer.scene().observer is None
+    viewer.handle(_key(pygame.K_7))
+    assert (viewer.observer, viewer.selected) == (7, 7)
+    assert viewer.scene().observer == 7
+    viewer.handle(_key(pygame.K_o))
+    assert viewer.observer is None
+    unit = viewer.scene().unit(3)
+    assert unit is not None
+    viewer.handle(_click(viewer.layout.to_px(unit.x, unit.y)))
+    assert viewer.selected == 3
+    viewer.handle(_click(viewer.layout.to_px(10.0, 0.2)))
+    assert viewer.selected is None or viewer.selected != 3
+    frame = pixels(viewer.frame())
+    assert frame.shape == (viewer.size[1], viewer.size[0], 3)
+
+
+def test_panels_add_up_to_the_metrics_up_to_each_tick(demo) -> None:
+    table = replays.metrics(demo, "full")
+    assert panels.upto(table, 0) is None
+    for tick in (1, demo.ticks // 2, demo.ticks):
+        row = panels.upto(table, tick)
+        assert row is not None
+        rows = {label: (a, b) for label, a, b in panels.team_rows(row)}
+        want = table.iloc[tick - 1]
+        assert rows["kills"] == (want["a_kills"], want["b_kills"])
+        assert rows["damage dealt"] == pytest.approx(
+            (want["a_damage_dealt"], want["b_damage_dealt"])
+        )
+        dealt = demo.arrays["facts.damage_basic"] + demo.arrays["facts.damage_ultimate"]
+        assert panels.damage_matrix(row, "a").sum() == pytest.approx(
+            rows["damage dealt"][0], abs=1e-3
+        )
+        assert panels.damage_matrix(row, "b") == pytest.approx(
+            dealt[:tick, 5:, :5].sum(0), abs=1e-3
+        )
+    assert table.iloc[-1]["a_damage_dealt"] > 0
+
+
+def test_agent_panel_says_what_was_chosen_and_repaired(demo) -> None:
+    lines = panels.agent_lines(demo, 10, 2, seen=[2, 0, 6])
+    assert lines[0] == "a_2: hunter"
+    assert lines[2] == "saw: a_0, b_1"
+    assert any(line.startswith("chose: ") for line in lines)
+    assert not any(line.startswith("repaired to") for line in lines)
+    arrays = dict(demo.arrays)
+    arrays["facts.move_rejected"] = arrays["facts.move_rejected"].copy()
+    arrays["facts.move_rejected"][10, 2] = True
+    arrays["facts.requested"] = arrays["facts.requested"].copy()
+    arrays["facts.requested"][10, 2] = (4, 0, 0)
+    arrays["facts.accepted"] = arrays["facts.accepted"].copy()
+    arrays["facts.accepted"][10, 2] = (0, 0, 0)
+    edited = dataclasses.replace(demo, arrays=arrays)
+    lines = panels.agent_lines(edited, 10, 2, seen=[2])
+    assert "chose: west + no_combat" in lines
+    assert "repaired to: stay + no_combat" in lines
+    assert panels.agent_lines(demo, demo.ticks, 2, seen=[])[-1] == "the game is over"
+
+
+def test_exports_png_gif_and_mp4(viewer, demo, tmp_path) -> None:
+    viewer.jump(12)
+    png = viewer.export_frame()
+    assert png.name == "demo-oracle-tick-0012.png"
+    assert np.array_equal(iio.imread(png)[..., :3], pixels(viewer.frame()))
+    viewer.handle(_key(pygame.K_2))
+    gif = viewer.export_clip(".gif")
+    assert gif.name == "demo-a_2.gif"
+    assert iio.imread(gif).shape[0] == demo.ticks + 1
+    assert viewer.tick == 12  # exporting leaves the viewer where it was
+    mp4 = viewer.export_clip(".mp4", tmp_path / "clip.mp4", fps=8)
+    reader = iio2.get_reader(mp4)
+    assert reader.count_frames() == demo.ticks + 1
+    assert tuple(reader.get_meta_data()["size"]) == viewer.size
+    viewer.handle(_key(pygame.K_p))
+    assert viewer.message.startswith("saved ")
+
+
+def test_a_bad_file_is_a_message_in_the_window_and_a_good_one_opens(tmp_path, demo) -> None:
+    bad = tmp_path / "broken.replay.zip"
+    bad.write_bytes(b"PK\x03\x04 not really a zip")
+    viewer = ReplayViewer.open(bad)
+    assert viewer.replay is None
+    assert viewer.message.startswith("cannot open broken.replay.zip: ")
+    frame = pixels(viewer.frame())
+    red = np.all(frame == np.asarray((200, 30, 30)), axis=-1)
+    assert red.sum() > 100  # the reason is written in the window
+    assert viewer.handle(_key(pygame.K_RIGHT))  # keys do nothing harmful without a game
+    good = replays.save(demo, tmp_path / "good.replay.zip")
+    viewer.handle(pygame.event.Event(pygame.DROPFILE, file=str(good)))
+    assert viewer.replay == demo
+    assert viewer.message == "opened good.replay.zip"

@@ -1,0 +1,35 @@
+"""`marl-bgs-watch` / `marl-bgs-clients watch`: one game played, recorded and written as an
+animation without a window; bad input is refused by name."""
+
+from __future__ import annotations
+
+import imageio.v3 as iio
+from typer.testing import CliRunner
+
+from marl_bgs_clients.cli import app as clients_app
+from marl_bgs_clients.watch import app as watch_app
+from marl_bgs_eval import replays
+
+RUNNER = CliRunner()
+
+
+def test_watch_writes_the_game_as_gif_and_replay(tmp_path, demo) -> None:
+    gif, saved = tmp_path / "game.gif", tmp_path / "game.replay.zip"
+    args = ["tdm-alpha", "tdm-beta", "--map", "47", "--tick-limit", "60", "--gif", str(gif),
+            "--save", str(saved)]  # fmt: skip
+    result = RUNNER.invoke(watch_app, args)
+    assert result.exit_code == 0, result.output
+    assert "tdm-alpha vs tdm-beta on map 47 Crossfire" in result.output
+    assert replays.load(saved) == demo  # the same game as the docs' demo
+    assert iio.imread(gif).shape[0] == demo.ticks + 1
+
+
+def test_watch_refuses_bad_input_by_name(tmp_path) -> None:
+    result = RUNNER.invoke(clients_app, ["watch", "tdm-alpha", "tdm-beta", "--pov", "12",
+                                         "--gif", str(tmp_path / "x.gif")])  # fmt: skip
+    assert result.exit_code == 2
+    assert "--pov" in result.output
+    result = RUNNER.invoke(watch_app, ["tdm-alpha", "nobody", "--gif", str(tmp_path / "x.gif")])
+    assert result.exit_code == 2
+    assert "nobody" in result.output
+    assert not (tmp_path / "x.gif").exists()
