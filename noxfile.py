@@ -310,9 +310,16 @@ def mutation(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """The main job: Team Deathmatch matches of the scripted teams and random play."""
-    _sync(session, "marl-bgs-engine", "--no-editable")
+    """The main job: Team Deathmatch matches of the scripted teams and random play, then one of
+    its games (TDM-Gamma vs TDM-Beta on map 47) written as an animation (out/demo/)."""
+    _sync(session, "marl-bgs-clients", "--no-editable")
     session.run("python", "-m", "marl_bgs.demo", *session.posargs)
+    gif = "out/demo/tdm-gamma-vs-tdm-beta-map47.gif"
+    session.run(
+        "marl-bgs-watch", "tdm-gamma", "tdm-beta", "--map", "47", "--tick-limit", "80",
+        "--gif", gif, "--save", gif.replace(".gif", ".replay.zip"),
+        env={"SDL_VIDEODRIVER": "dummy", "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")},
+    )  # fmt: skip
 
 
 @nox.session

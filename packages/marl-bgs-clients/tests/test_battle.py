@@ -11,7 +11,8 @@ from marl_bgs.core.arena import MIRROR_MOVE
 from marl_bgs.tdm.tables import RELATIVE_INDEX
 from marl_bgs_clients.battle import BattleClient
 from marl_bgs_clients.render import SELECTED, pixels
-from marl_bgs_clients.session import HumanGame
+from marl_bgs_clients.session import HumanGame, replay_game
+from marl_bgs_clients.shots import follow
 from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
 
@@ -45,6 +46,7 @@ def test_scripted_input_plays_a_whole_game(tmp_path) -> None:
             client.handle(_key(pygame.K_RETURN))
     assert game.tick == 6
     assert client.saved == tmp_path / "mine.replay.zip"
+    assert client.saved is not None
     replay = replays.load(client.saved)
     replays.verify(replay)  # the engine reproduces every state from the recorded actions
     acts = replay.arrays["actions"]
@@ -137,3 +139,23 @@ def test_the_game_refuses_what_the_mask_forbids() -> None:
 def test_bad_settings_are_refused_by_name(kwargs, message) -> None:
     with pytest.raises(EvalError, match=message):
         HumanGame("tdm-alpha", "tdm-beta", **kwargs)
+
+
+def test_a_person_who_chooses_as_the_system_did_plays_the_evaluation_game(demo, tmp_path) -> None:
+    """Through the client's own choices, a person repeats what TDM-Alpha chose for its Hunter:
+    the game is the evaluation's game, state by state (only `who` differs)."""
+    game = replay_game(demo, humans=[2])
+    client = BattleClient(game, out=tmp_path / "followed.replay.zip")
+    follow(client, demo, demo.ticks)
+    assert client.saved == tmp_path / "followed.replay.zip"
+    assert game.done
+    mine = game.replay()
+    assert mine.arrays.keys() == demo.arrays.keys()
+    for name, want in demo.arrays.items():
+        if name != "who":
+            assert np.array_equal(mine.arrays[name], want), name
+    assert (mine.arrays["who"][:, 2] == 1).all()
+    assert mine.header["system_a"] == "human+tdm-alpha"
+    assert {k: v for k, v in mine.header.items() if k not in ("system_a", "leaves_a")} == {
+        k: v for k, v in demo.header.items() if k not in ("system_a", "leaves_a")
+    }

@@ -71,7 +71,8 @@ def test_health_bars_are_as_long_as_health_allows(demo) -> None:
             bar = LAYOUT.health_bar(u)
             row = bar.y + bar.height // 2
             green = sum(
-                tuple(surface.get_at((x, row)))[:3] == HEALTH for x in bar.x + np.arange(bar.width)
+                tuple(surface.get_at((x, row)))[:3] == HEALTH
+                for x in range(bar.x, bar.x + bar.width)
             )
             assert green == pytest.approx(bar.width * u.health / u.max_health, abs=1.01)
             checked.add(round(u.health / u.max_health, 2))

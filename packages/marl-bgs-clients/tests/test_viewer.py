@@ -4,6 +4,7 @@ evaluation's metrics, what an agent chose and what was repaired, and PNG/GIF/MP4
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import imageio.v2 as iio2
 import imageio.v3 as iio
@@ -118,7 +119,7 @@ def test_exports_png_gif_and_mp4(viewer, demo, tmp_path) -> None:
     assert iio.imread(gif).shape[0] == demo.ticks + 1
     assert viewer.tick == 12  # exporting leaves the viewer where it was
     mp4 = viewer.export_clip(".mp4", tmp_path / "clip.mp4", fps=8)
-    reader = iio2.get_reader(mp4)
+    reader: Any = iio2.get_reader(mp4)
     assert reader.count_frames() == demo.ticks + 1
     assert tuple(reader.get_meta_data()["size"]) == viewer.size
     viewer.handle(_key(pygame.K_p))

@@ -28,6 +28,7 @@ import marl_bgs
 from marl_bgs import ConfigError, team_inputs
 from marl_bgs.core.arena import MOVE_NAMES
 from marl_bgs.tdm.actions import COMBAT_NAMES
+from marl_bgs.tdm.config import LIMITS
 from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, resolve_maps
@@ -176,3 +177,16 @@ class HumanGame:
                 name = self.teams[t].name
                 header[f"system_{side}"] = HUMAN if len(mine) == 5 else f"{HUMAN}+{name}"
         return Replay(header=header, arrays=replay.arrays)
+
+
+def replay_game(replay: Replay, humans: Iterable[int]) -> HumanGame:
+    """The game of `replay` from its start, with a person in slots `humans`: the same Systems
+    (by their registered names), map, rosters, spawn ends, seeds and limits."""
+    h = replay.header
+    ref = h["map"] if h["map"] >= 0 else h["map_name"]
+    return HumanGame(
+        h["system_a"], h["system_b"], humans, map_ref=ref, roster_a=h["roster_a"],
+        roster_b=h["roster_b"], seed=h["seed"], seed_number=h["seed_number"], game=h["game"],
+        a_right=h["a_spawn"] == "right", shared_sight=h["shared_sight"],
+        **{k: h[k] for k in LIMITS},
+    )  # fmt: skip

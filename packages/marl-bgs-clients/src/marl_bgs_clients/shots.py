@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from marl_bgs.tdm.tables import REL_TO_ABS
 from marl_bgs_clients.battle import BattleClient
 from marl_bgs_clients.export import save_clip, save_frame
 from marl_bgs_clients.render import pixels, render
-from marl_bgs_clients.session import HumanGame
+from marl_bgs_clients.session import replay_game
 from marl_bgs_clients.viewer import ReplayViewer, replay_scene
 from marl_bgs_clients.watch import play_one
 from marl_bgs_eval.replays import Replay
 
 DEMO = {"system_a": "tdm-alpha", "system_b": "tdm-beta", "map_ref": "47", "tick_limit": 60}
-MOMENT = 30  # the tick the still pictures show
+MOMENT = 46  # the tick the still pictures show: a_2, TDM-Alpha's Hunter, has a target in range
+HUNTER = 2
 POV_SLOT = 7  # b_2, TDM-Beta's Hunter
 
 
@@ -35,21 +37,32 @@ def game_gif(replay: Replay, path: Path, fps: float = 6.0) -> Path:
     return save_clip(frames, path, fps)
 
 
+def follow(client: BattleClient, replay: Replay, ticks: int) -> None:
+    """Make the current person's agent choose, through the client, what the replay's System
+    chose for it, for `ticks` ticks (the client's game must be the replay's game)."""
+    slot = client.current
+    for t in range(ticks):
+        move, rel, ult = (int(a) for a in replay.arrays["actions"][t, slot])
+        client.choose_move(client.own_move(slot, move))  # mirroring is its own inverse
+        if rel:
+            client.choose_target(int(REL_TO_ABS[slot, rel]), bool(ult))
+        client.ult_mode = bool(ult) and not rel  # an untargeted Ultimate is cast on commit
+        client.commit()
+
+
 def draw_all(out: Path) -> list[Path]:
     """Write every picture of docs/clients.md into `out`."""
     replay = demo_replay()
     viewer = ReplayViewer(replay, name="demo")
     viewer.jump(MOMENT)
-    viewer.selected = 2
+    viewer.selected = HUNTER
     written = [save_frame(pixels(viewer.frame()), out / "viewer-oracle.png")]
     viewer.observer = viewer.selected = POV_SLOT
     written.append(save_frame(pixels(viewer.frame()), out / "viewer-pov.png"))
-    game = HumanGame(DEMO["system_a"], DEMO["system_b"], humans=[2], map_ref=47, tick_limit=60)
-    client = BattleClient(game, out=out / "battle.replay.zip")
-    for _ in range(6):  # walk the Hunter east a few ticks, then show its turn
-        client.choose_move(3)
-        client.commit()
-    client.choose_move(5)
+    game = replay_game(replay, humans=[HUNTER])
+    client = BattleClient(game, out=out / "battle.replay.zip")  # not saved: the game goes on
+    follow(client, replay, MOMENT)  # the person plays the Hunter as TDM-Alpha did
+    client.choose_move(0)
     written.append(save_frame(pixels(client.frame()), out / "battle-client.png"))
     written.append(game_gif(replay, out / "game.gif"))
     return written
