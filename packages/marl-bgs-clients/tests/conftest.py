@@ -10,7 +10,8 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 import pytest
 
-from marl_bgs_clients.shots import demo_replay
+from marl_bgs_clients.shots import DEMO, demo_replay
+from marl_bgs_clients.watch import play_one
 from marl_bgs_eval.replays import Replay
 
 
@@ -18,3 +19,9 @@ from marl_bgs_eval.replays import Replay
 def demo() -> Replay:
     """The docs' demo game, played and recorded once per test run."""
     return demo_replay()
+
+
+@pytest.fixture(scope="session")
+def demo_right(demo) -> Replay:
+    """The other game of the demo's spawn-swapped pair: team A starts on the right."""
+    return play_one(**DEMO, a_right=True)

@@ -37,24 +37,25 @@ def test_scripted_input_plays_a_whole_game(tmp_path) -> None:
     assert (client.current, client.chosen) == (7, {0: (EAST, 0, 0)})
     client.handle(_key(pygame.K_BACKSPACE))  # reopen a_0's turn
     assert (client.current, client.chosen) == (0, {})
-    masks = []
+    masks = {}  # (tick, slot) -> the move mask the person's turn had
     while not game.done:
-        for slot in (0, 7):
-            masks.append(np.asarray(game.turn(slot)[1].move))
-            assert client.current == slot
-            client.handle(_key(pygame.K_d))
-            client.handle(_key(pygame.K_RETURN))
+        slot = client.current
+        masks[game.tick, slot] = np.asarray(game.turn(slot)[1].move)
+        client.handle(_key(pygame.K_d))
+        client.handle(_key(pygame.K_RETURN))
     assert game.tick == 6
     assert client.saved == tmp_path / "mine.replay.zip"
     assert client.saved is not None
     replay = replays.load(client.saved)
     replays.verify(replay)  # the engine reproduces every state from the recorded actions
     acts = replay.arrays["actions"]
+    own_east = {0: EAST, 7: int(MIRROR_MOVE[EAST])}
+    assert own_east[7] == WEST
     for t in range(6):
-        east_a, east_b = EAST, int(MIRROR_MOVE[EAST])
-        assert east_b == WEST
-        assert acts[t, 0, 0] == (east_a if masks[2 * t][east_a] else 0)
-        assert acts[t, 7, 0] == (east_b if masks[2 * t + 1][east_b] else 0)
+        for slot in (0, 7):
+            mask = masks.get((t, slot))  # absent: a turn with nothing to choose was skipped
+            want = own_east[slot] if mask is not None and mask[own_east[slot]] else 0
+            assert acts[t, slot, 0] == want, (t, slot)
     h = replay.header
     assert (h["system_a"], h["system_b"]) == ("human+tdm-alpha", "human+tdm-beta")
     assert h["leaves_a"] == ["tdm-alpha", "human"]
@@ -159,3 +160,43 @@ def test_a_person_who_chooses_as_the_system_did_plays_the_evaluation_game(demo, 
     assert {k: v for k, v in mine.header.items() if k not in ("system_a", "leaves_a")} == {
         k: v for k, v in demo.header.items() if k not in ("system_a", "leaves_a")
     }
+
+
+def test_undo_reopens_the_earlier_turn_with_its_choices() -> None:
+    game = HumanGame("tdm-alpha", "tdm-beta", humans=[0, 2], map_ref=47, tick_limit=10)
+    client = BattleClient(game)
+    client.handle(_key(pygame.K_e))  # northeast
+    client.handle(_key(pygame.K_RETURN))
+    assert client.current == 2
+    client.handle(_key(pygame.K_BACKSPACE))
+    assert (client.current, client.draft.move, client.chosen) == (0, 5, {})
+    client.handle(_key(pygame.K_BACKSPACE))
+    assert client.draft.move == 0
+
+
+def test_a_game_closed_early_is_saved_unfinished(tmp_path) -> None:
+    game = HumanGame("tdm-alpha", "random", humans=[5], map_ref=12, tick_limit=30)
+    client = BattleClient(game, out=tmp_path / "early.replay.zip")
+    assert client.save() is None  # nothing played yet
+    for _ in range(3):
+        client.handle(_key(pygame.K_s))
+        client.handle(_key(pygame.K_RETURN))
+    assert client.save() == tmp_path / "early.replay.zip"
+    replay = replays.load(tmp_path / "early.replay.zip")
+    assert (replay.header["result"], replay.ticks) == ("unfinished", 3)
+    replays.verify(replay)
+    assert replay.header["system_b"] == "human+random"
+
+
+def test_a_small_roster_and_empty_slots() -> None:
+    with pytest.raises(EvalError, match=r"humans: slot\(s\) \[4\] hold no unit in rosters 'MW'"):
+        HumanGame("tdm-alpha", "tdm-beta", humans=[4], roster_a="MW", map_ref=12)
+    game = HumanGame("idle", "tdm-beta", humans=[0, 1], roster_a="MW", map_ref=12, tick_limit=3)
+    client = BattleClient(game)
+    while not game.done:
+        client.handle(_key(pygame.K_d))
+        client.handle(_key(pygame.K_RETURN))
+    shown = {u.slot for u in client.scene().units}
+    assert not shown & {2, 3, 4}
+    for u in client.scene().units:
+        assert u.class_id > 0

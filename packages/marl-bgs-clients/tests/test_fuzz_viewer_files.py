@@ -3,6 +3,7 @@ never shown; the window says why. A file that passes them is the game that was s
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import random
@@ -80,7 +81,30 @@ HANDMADE: dict[str, Callable[[bytes], bytes]] = {
     "header huge": lambda d: _rezip(d, _header(map_name="x" * 3_000_000)),
     "array bytes changed": lambda d: _rezip(d, _replace("actions.npy", lambda b: b[:-4] + b"1234")),
     "pickled array": lambda d: _rezip(d, _replace("who.npy", lambda b: _pickled())),
+    "class 7, signed": lambda d: _signed(d, "state.units.class_id", lambda a: a * 7),
+    "target 40, signed": lambda d: _signed(d, "state.units.last_target", lambda a: a + 40),
+    "nan position, signed": lambda d: _signed(d, "state.units.pos", lambda a: a * np.nan),
 }
+
+
+def _signed(data: bytes, name: str, edit: Callable[[np.ndarray], np.ndarray]) -> bytes:
+    """Array `name` edited and its checksum recomputed in the header: what a forger does."""
+    with zipfile.ZipFile(io.BytesIO(data)) as src:
+        old = np.load(io.BytesIO(src.read(f"{name}.npy")))
+    buffer = io.BytesIO()
+    np.save(buffer, edit(old).astype(old.dtype), allow_pickle=False)
+    blob = buffer.getvalue()
+
+    def change(member: str, body: bytes) -> list[tuple[str, bytes]]:
+        if member == f"{name}.npy":
+            return [(member, blob)]
+        if member == "header.json":
+            header = json.loads(body)
+            header["arrays"][name]["sha256"] = hashlib.sha256(blob).hexdigest()
+            return [(member, json.dumps(header).encode())]
+        return [(member, body)]
+
+    return _rezip(data, change)
 
 
 def _pickled() -> bytes:

@@ -10,7 +10,7 @@ import numpy as np
 import pygame
 import pytest
 
-from marl_bgs.core.arena import BODY_RADIUS
+from marl_bgs.core.arena import BODY_RADIUS, MOVE_VECTORS
 from marl_bgs.tdm.tables import REL_TO_ABS
 from marl_bgs_clients.render import (
     BADGES,
@@ -130,9 +130,13 @@ def test_arrows_are_the_last_accepted_actions_with_their_hits(demo) -> None:
         assert np.all(pixels(surface) == np.asarray(DAMAGE), axis=-1).any()
 
 
+@pytest.mark.parametrize("side", ["a_left", "a_right"])
 @pytest.mark.parametrize("slot", [0, 2, 7, 9])
-def test_pov_is_exactly_the_agents_view_in_the_world_frame(demo, slot) -> None:
-    """Every unit the view holds is drawn where (and as) the state has it, and nothing else."""
+def test_pov_is_exactly_the_agents_view_in_the_world_frame(demo, demo_right, side, slot) -> None:
+    """Every unit the view holds is drawn where (and as) the state has it, and nothing else;
+    with either team on either side (each agent's frame turned back into the world's)."""
+    demo = demo if side == "a_left" else demo_right
+    assert demo.header["a_spawn"] == side[2:]
     for t in (0, 25, 40, demo.ticks):
         state = replays.oracle(demo, t)
         view = replays.view(demo, slot, t)
@@ -147,6 +151,11 @@ def test_pov_is_exactly_the_agents_view_in_the_world_frame(demo, slot) -> None:
             assert u.class_id == int(state.units.class_id[u.slot])
             assert u.cooldown == int(state.units.cooldown[u.slot])
         assert scene.score == tuple(int(s) for s in state.score)
+        assert scene.a_left == (side == "a_left")
+        moves = {a.actor: (a.dx, a.dy) for a in scene.arrows if a.kind == "move"}
+        for actor, (dx, dy) in moves.items():  # the last move, in world directions
+            world = MOVE_VECTORS[int(state.units.last_move[actor])]
+            assert (dx, dy) == pytest.approx(tuple(world))
         oracle = oracle_scene(state)
         shown = {(o.kind, round(o.x, 4), round(o.y, 4)) for o in scene.obstacles}
         assert shown == {(o.kind, round(o.x, 4), round(o.y, 4)) for o in oracle.obstacles}

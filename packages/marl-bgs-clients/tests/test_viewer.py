@@ -60,8 +60,10 @@ def test_views_and_selection(viewer, demo) -> None:
     assert unit is not None
     viewer.handle(_click(viewer.layout.to_px(unit.x, unit.y)))
     assert viewer.selected == 3
-    viewer.handle(_click(viewer.layout.to_px(10.0, 0.2)))
-    assert viewer.selected is None or viewer.selected != 3
+    empty = (10.0, 0.1)
+    assert viewer.scene().unit_at(*empty) is None
+    viewer.handle(_click(viewer.layout.to_px(*empty)))
+    assert viewer.selected is None
     frame = pixels(viewer.frame())
     assert frame.shape == (viewer.size[1], viewer.size[0], 3)
 
@@ -74,7 +76,8 @@ def test_panels_add_up_to_the_metrics_up_to_each_tick(demo) -> None:
         assert row is not None
         rows = {label: (a, b) for label, a, b in panels.team_rows(row)}
         want = table.iloc[tick - 1]
-        assert rows["kills"] == (want["a_kills"], want["b_kills"])
+        died = demo.arrays["facts.died"][:tick]
+        assert rows["kills"] == (died[:, 5:].sum(), died[:, :5].sum())  # from the facts
         assert rows["damage dealt"] == pytest.approx(
             (want["a_damage_dealt"], want["b_damage_dealt"])
         )
@@ -140,3 +143,16 @@ def test_a_bad_file_is_a_message_in_the_window_and_a_good_one_opens(tmp_path, de
     viewer.handle(pygame.event.Event(pygame.DROPFILE, file=str(good)))
     assert viewer.replay == demo
     assert viewer.message == "opened good.replay.zip"
+
+
+def test_actions_no_engine_makes_are_named_raw() -> None:
+    assert panels.action_text(np.asarray([3, 6, 0])) == "east + enemy_0_basic"
+    assert panels.action_text(np.asarray([-1, 0, 0])) == "move -1 (no such move) + no_combat"
+    assert panels.action_text(np.asarray([0, 11, 2])) == "stay + (11, 2) (no such combat)"
+
+
+def test_a_failing_export_is_a_message_not_a_crash(viewer, tmp_path) -> None:
+    (tmp_path / "taken").write_text("a file where a folder should be")
+    viewer.out_dir = tmp_path / "taken" / "inside"
+    assert viewer.handle(_key(pygame.K_p))
+    assert viewer.message.startswith(("FileExistsError", "NotADirectoryError"))

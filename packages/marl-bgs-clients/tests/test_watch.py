@@ -3,6 +3,8 @@ animation without a window; bad input is refused by name."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import imageio.v3 as iio
 from typer.testing import CliRunner
 
@@ -33,3 +35,18 @@ def test_watch_refuses_bad_input_by_name(tmp_path) -> None:
     assert result.exit_code == 2
     assert "nobody" in result.output
     assert not (tmp_path / "x.gif").exists()
+
+
+def test_watch_plays_a_map_file(tmp_path, demo) -> None:
+    """A custom map file (here map 47's own data under another name) is played and recorded."""
+    import marl_bgs.tdm.maps as maps
+
+    source = next(Path(maps.__file__).parent.glob("data/47*.json"))
+    mine = tmp_path / "my-map.json"
+    mine.write_bytes(source.read_bytes())
+    saved = tmp_path / "mine.replay.zip"
+    args = ["tdm-alpha", "tdm-beta", "--map", str(mine), "--tick-limit", "60", "--mp4",
+            str(tmp_path / "g.mp4"), "--save", str(saved)]  # fmt: skip
+    result = RUNNER.invoke(watch_app, args)
+    assert result.exit_code == 0, result.output
+    assert replays.load(saved).arrays["actions"].shape == demo.arrays["actions"].shape

@@ -407,6 +407,32 @@ HOSTILE: list[tuple[str, Callable[[list[tuple[str, bytes]]], bytes], str]] = [
         _replace_array("who", lambda a: _npy(a.astype(np.complex64))),
         r"dtype complex64 is not allowed",
     ),
+    # Signed edits (checksums recomputed) to values no engine makes: indices and positions a
+    # reader would use.
+    (
+        "class id 7",
+        _replace_array(
+            "state.units.class_id", lambda a: _npy(np.where(a == 1, 7, a).astype(a.dtype))
+        ),
+        r"state.units.class_id: values outside \[0, 5\]",
+    ),
+    (
+        "target 40",
+        _replace_array("state.units.last_target", lambda a: _npy(a + np.int32(40))),
+        r"state.units.last_target: values outside \[0, 10\]",
+    ),
+    (
+        "nan position",
+        _replace_array(
+            "state.units.pos", lambda a: _npy(np.where(a > 9, np.nan, a).astype(a.dtype))
+        ),
+        r"state.units.pos: values outside",
+    ),
+    (
+        "who beyond the leaves",
+        _replace_array("who", lambda a: _npy(a + np.int32(5))),
+        r"who: team A names no leaf in \[-1, 0\]",
+    ),
 ]
 
 
@@ -444,14 +470,14 @@ def test_the_engine_reproduces_every_recorded_state(recorded) -> None:
     for replay in recorded.replays:
         rp.verify(replay)
     good = recorded.replays[0]
-    edits = [
-        ("state.units.health", 5, r"tick 4: state.units.health differs"),
-        ("facts.damage_basic", 3, r"tick 3: facts.damage_basic differs"),
-        ("masks.move", 0, r"tick 0: masks.move differs"),
+    edits = [  # each a change the replay checks allow (health stays within its bounds)
+        ("state.units.health", 5, r"tick 4: state.units.health differs", lambda a: a * 0.5),
+        ("facts.damage_basic", 3, r"tick 3: facts.damage_basic differs", lambda a: a + 1),
+        ("masks.move", 0, r"tick 0: masks.move differs", lambda a: ~a),
     ]
-    for name, t, message in edits:
+    for name, t, message, edit in edits:
         array = good.arrays[name].copy()
-        array[t] = ~array[t] if array.dtype == bool else array[t] + 1
+        array[t] = edit(array[t])
         edited = dataclasses.replace(good, arrays={**good.arrays, name: array})
         with pytest.raises(ev.EvalError, match=rf"^replay of game 0: {message} from what"):
             rp.verify(edited)

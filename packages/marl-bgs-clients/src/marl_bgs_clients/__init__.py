@@ -1,6 +1,6 @@
-"""The BattleClient for human play and the analytical Replay Viewer of MARL-BattleGrounds.
-
-This package is a skeleton: its features land with their own issues.
+"""The clients of MARL-BattleGrounds: one pygame renderer (`render`, `scene`), the Replay Viewer
+(`viewer`), the BattleClient for human play (`battle`, `session`), `marl-bgs-watch` (`watch`)
+and the docs' pictures (`atlas`, `shots`). See docs/clients.md.
 """
 
 from importlib.metadata import version as _version

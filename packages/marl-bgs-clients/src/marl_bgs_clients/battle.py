@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import jax.numpy as jnp
 import numpy as np
 import pygame
 
 from marl_bgs.core.arena import MIRROR_MOVE, MOVE_NAMES, MOVE_VECTORS
 from marl_bgs.tdm.actions import COMBAT_NAMES
-from marl_bgs.tdm.tables import RELATIVE_INDEX, SLOT_TEAM
+from marl_bgs.tdm.tables import REL_TO_ABS, RELATIVE_INDEX, spawn_left
 from marl_bgs_clients.render import (
     BACKGROUND,
     DAMAGE,
@@ -41,6 +42,7 @@ from marl_bgs_clients.render import (
 from marl_bgs_clients.scene import Scene, oracle_scene, pov_scene
 from marl_bgs_clients.session import Action, HumanGame
 from marl_bgs_eval import replays
+from marl_bgs_eval.errors import EvalError
 
 PANEL_WIDTH = 400
 COMPASS = {
@@ -89,12 +91,12 @@ class BattleClient:
 
     # -- the rules of a turn, read from the agent's mask ---------------------------------------
 
-    def _left(self, slot: int) -> bool:
-        return (int(SLOT_TEAM[slot]) == 0) != (self.game.row["a_spawn"] == "right")
-
     def own_move(self, slot: int, world: int) -> int:
-        """The agent's own-frame index of a world-frame move."""
-        return world if self._left(slot) else int(MIRROR_MOVE[world])
+        """The agent's own-frame index of a world-frame move (and back: mirroring is its own
+        inverse)."""
+        swap = jnp.asarray(self.game.row["a_spawn"] == "right")
+        left = bool(np.asarray(spawn_left(swap))[slot])
+        return world if left else int(MIRROR_MOVE[world])
 
     def legal_moves(self) -> list[int]:
         """World-frame moves the current agent may make."""
@@ -119,17 +121,21 @@ class BattleClient:
     # -- input ---------------------------------------------------------------------------------
 
     def handle(self, event: pygame.event.Event) -> bool:
-        """Apply one input event; False when the client should close."""
+        """Apply one input event; False when the client should close. A failure (a replay
+        that cannot be written, ...) becomes the window's message."""
         if event.type == pygame.QUIT:
             return False
         if self.game.done:
             return not (event.type == pygame.KEYDOWN and event.key in (pygame.K_q, pygame.K_ESCAPE))
-        if event.type in (pygame.KEYDOWN, pygame.KEYUP) and event.key in SHIFT:
-            self.shift = event.type == pygame.KEYDOWN
-        elif event.type == pygame.KEYDOWN:
-            return self._key(event)
-        if event.type == pygame.MOUSEBUTTONDOWN:
-            self._click(event.pos, event.button)
+        try:
+            if event.type in (pygame.KEYDOWN, pygame.KEYUP) and event.key in SHIFT:
+                self.shift = event.type == pygame.KEYDOWN
+            elif event.type == pygame.KEYDOWN:
+                return self._key(event)
+            elif event.type == pygame.MOUSEBUTTONDOWN:
+                self._click(event.pos, event.button)
+        except Exception as err:  # shown, never raised out of the window's loop
+            self.message = f"{type(err).__name__}: {err}"
         return True
 
     def _key(self, event: pygame.event.Event) -> bool:
@@ -166,11 +172,9 @@ class BattleClient:
             return
         if button != 1:
             return
-        near = [(np.hypot(u.x - x, u.y - y), u.slot) for u in self.scene().units if u.alive]
-        hits = [s for d, s in sorted(near) if d <= 0.6]
-        if hits:
-            ultimate = self.ult_mode or self.shift
-            self.choose_target(hits[0], ultimate)
+        hit = self.scene().unit_at(x, y)
+        if hit is not None:
+            self.choose_target(hit, self.ult_mode or self.shift)
 
     def choose_move(self, world: int) -> bool:
         """Set the draft's move (world frame) if legal; else say why."""
@@ -208,12 +212,20 @@ class BattleClient:
         if self.turn_index + 1 < len(self.game.humans):
             self.turn_index += 1
             self.message = f"now {slot_name(self.current)}"
-            return
-        self.game.submit(dict(self.chosen))
-        self.chosen, self.turn_index = {}, 0
-        self.message = f"tick {self.game.tick} played"
-        if self.game.done:
-            self.save()
+        else:
+            self.game.submit(dict(self.chosen))
+            self.chosen, self.turn_index = {}, 0
+            self.message = f"tick {self.game.tick} played"
+            if self.game.done:
+                self.save()
+                return
+        if self.forced():  # a dead or stunned agent has nothing to choose: on to the next
+            self.commit()
+
+    def forced(self) -> bool:
+        """Whether the current agent's only legal action is stay + no combat."""
+        _, masks = self.game.turn(self.current)
+        return int(masks.move.sum()) == 1 and int(masks.pair.sum()) == 1
 
     def undo(self) -> None:
         """Clear the current draft, or reopen the previous agent's turn of this tick."""
@@ -221,14 +233,21 @@ class BattleClient:
             self.draft, self.ult_mode, self.message = Draft(), False, "choices cleared"
         elif self.turn_index > 0:
             self.turn_index -= 1
-            del self.chosen[self.current]
+            move, rel, ult = self.chosen.pop(self.current)
+            target = int(REL_TO_ABS[self.current, rel])
+            self.draft = Draft(self.own_move(self.current, move), None if target < 0 else target,
+                               bool(ult))  # fmt: skip
             self.message = f"back to {slot_name(self.current)}"
 
     def save(self) -> Path | None:
         """Save the game so far as a replay at `out` (nothing before the first tick)."""
         if self.game.tick == 0:
             return None
-        self.saved = replays.save(self.game.replay(), self.out)
+        try:
+            self.saved = replays.save(self.game.replay(), self.out)
+        except (EvalError, OSError) as err:
+            self.message = f"not saved: {err}"
+            return None
         self.message = f"saved {self.saved}"
         return self.saved
 
@@ -250,7 +269,7 @@ class BattleClient:
         if self.game.done:
             draw(field_part, scene, self.layout)
         else:
-            targets = tuple(self.legal_targets(self.ult_mode))
+            targets = tuple(self.legal_targets(self.ult_mode or self.shift))
             draw(field_part, scene, self.layout, self.current, targets)
             self._moves(field_part, scene)
         self._panel(surface.subsurface(pygame.Rect(self.layout.size[0], 0, PANEL_WIDTH,
@@ -291,7 +310,8 @@ class BattleClient:
                 f"view: {'Oracle' if self.oracle else 'agent POV'} (V switches)",
                 "",
                 *[
-                    f"committed {slot_name(s)}: {MOVE_NAMES[a[0]]} + {COMBAT_NAMES[a[1]][a[2]]}"
+                    f"committed {slot_name(s)}: {MOVE_NAMES[self.own_move(s, a[0])]} + "
+                    f"{COMBAT_NAMES[a[1]][a[2]]}"
                     for s, a in self.chosen.items()
                 ],
                 "",
@@ -320,5 +340,7 @@ class BattleClient:
             screen.blit(self.frame(), (0, 0))
             pygame.display.flip()
             clock.tick(30)
-        self.save()
-        pygame.quit()
+        try:
+            self.save()
+        finally:
+            pygame.quit()

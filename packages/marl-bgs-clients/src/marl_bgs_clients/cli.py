@@ -30,6 +30,8 @@ def view(
     """Open a replay in the Replay Viewer (a file that fails the checks is shown as a message)."""
     from marl_bgs_clients.viewer import ReplayViewer
 
+    if pov is not None and not 0 <= pov <= 9:
+        raise typer.BadParameter(f"expected a slot in [0, 9], got {pov}", param_hint="--pov")
     viewer = ReplayViewer.open(path, out_dir=path.parent)
     viewer.observer = viewer.selected = pov
     viewer.run()

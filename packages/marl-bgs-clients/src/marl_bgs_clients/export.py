@@ -44,15 +44,20 @@ def save_clip(frames: Iterable[np.ndarray], path: str | Path, fps: float = 4.0) 
     suffix = _suffix(path, CLIP_SUFFIXES, "path")
     if not isinstance(fps, int | float) or isinstance(fps, bool) or not 0.5 <= fps <= 60:
         raise ExportError(f"fps: expected a number in [0.5, 60], got {fps!r}")
-    frames = list(frames)
-    if not frames:
-        raise ExportError("frames: a clip needs at least one frame")
     path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".gif":
-        iio.imwrite(path, np.stack(frames), duration=1000.0 / fps, loop=0)
-    else:
-        writer: Any = iio2.get_writer(path, fps=fps, codec="libx264", macro_block_size=2)
-        with writer:
-            for frame in frames:
-                writer.append_data(frame)
+    if suffix == ".gif":  # Pillow writes a GIF from all its frames at once
+        stack = list(frames)
+        if not stack:
+            raise ExportError("frames: a clip needs at least one frame")
+        iio.imwrite(path, np.stack(stack), duration=1000.0 / fps, loop=0)
+        return path
+    written = 0
+    writer: Any = iio2.get_writer(path, fps=fps, codec="libx264", macro_block_size=2)
+    with writer:  # frames are encoded as they come, never all held at once
+        for frame in frames:
+            writer.append_data(frame)
+            written += 1
+    if not written:
+        path.unlink(missing_ok=True)
+        raise ExportError("frames: a clip needs at least one frame")
     return path

@@ -63,8 +63,14 @@ def damage_matrix(row: Row | None, attacker: str) -> np.ndarray:
     return out
 
 
-def _action(a: np.ndarray) -> str:
-    return f"{MOVE_NAMES[int(a[0])]} + {COMBAT_NAMES[int(a[1])][int(a[2])]}"
+def action_text(a: np.ndarray) -> str:
+    """An own-frame (move, target, Ultimate) by name; a value no action has is shown raw (a
+    System may request anything; the engine repairs it)."""
+    move, target, ult = (int(v) for v in a)
+    moved = MOVE_NAMES[move] if 0 <= move < len(MOVE_NAMES) else f"move {move} (no such move)"
+    valid = 0 <= target < len(COMBAT_NAMES) and 0 <= ult < 2
+    combat = COMBAT_NAMES[target][ult] if valid else f"({target}, {ult}) (no such combat)"
+    return f"{moved} + {combat}"
 
 
 def agent_lines(replay: Replay, tick: int, slot: int, seen: list[int]) -> list[str]:
@@ -84,10 +90,10 @@ def agent_lines(replay: Replay, tick: int, slot: int, seen: list[int]) -> list[s
     moves, pairs = a["masks.move"][tick, slot], a["masks.pair"][tick, slot]
     lines += [
         f"legal: {int(moves.sum())} moves x {int(pairs.sum())} combat choices",
-        f"chose: {_action(asked)}",
+        f"chose: {action_text(asked)}",
     ]
     if a["facts.move_rejected"][tick, slot] or a["facts.combat_rejected"][tick, slot]:
-        lines.append(f"repaired to: {_action(got)}")
+        lines.append(f"repaired to: {action_text(got)}")
     target = int(REL_TO_ABS[slot, int(got[1])])
     if target >= 0:
         lines.append(f"target: {slot_name(target)}")

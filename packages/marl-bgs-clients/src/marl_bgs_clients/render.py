@@ -23,12 +23,12 @@ import pygame
 from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.maps.symmetry import wall_corners
+from marl_bgs.tdm.mode import AGENTS
 from marl_bgs_clients.scene import NO_SLOT, Arrow, Obstacle, Scene, UnitDraw
 
 Colour = tuple[int, int, int]
 TEAM_COLOURS: tuple[Colour, Colour] = ((47, 111, 214), (214, 58, 47))  # team A blue, team B red
 PAD_COLOURS: tuple[Colour, Colour] = ((140, 175, 235), (235, 150, 140))  # paler: not a unit
-TEAM_NAMES = ("A", "B")
 BACKGROUND: Colour = (246, 244, 238)
 FIELD: Colour = (236, 233, 224)
 RED_ZONE: Colour = (243, 201, 196)
@@ -268,12 +268,12 @@ def _arrow(surface: pygame.Surface, scene: Scene, layout: Layout, a: Arrow) -> N
             )
         return
     end = np.asarray(layout.to_px(dst.x, dst.y), float)
-    gap = layout.length(BODY_RADIUS)
     d = end - start
     norm = float(np.hypot(*d))
-    if norm <= 2 * gap:
+    if norm < 1.0:
         return
     d /= norm
+    gap = min(layout.length(BODY_RADIUS), norm / 3)  # bodies in contact still get an arrow
     _line_with_head(surface, colour, start + d * gap, end - d * gap, width)
     if a.amount:
         text = font(15).render(f"{abs(a.amount):.0f}", True, colour)
@@ -310,8 +310,8 @@ def caption_text(scene: Scene) -> str:
 
 
 def slot_name(slot: int) -> str:
-    """`a_0` .. `a_4`, `b_0` .. `b_4` (the names scenario files and the docs use)."""
-    return f"{TEAM_NAMES[slot // 5].lower()}_{slot % 5}"
+    """`a_0` .. `a_4`, `b_0` .. `b_4`: the engine's agent names (`marl_bgs.tdm.mode.AGENTS`)."""
+    return AGENTS[slot]
 
 
 def _bar(surface: pygame.Surface, scene: Scene, layout: Layout) -> None:

@@ -15,15 +15,17 @@ engine's class table.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import jax.numpy as jnp
 import numpy as np
 
-from marl_bgs.core.arena import MAP_WIDTH, MIRROR_MOVE, MOVE_VECTORS
+from marl_bgs.core.arena import BODY_RADIUS, MAP_WIDTH, MIRROR_MOVE, MOVE_VECTORS
 from marl_bgs.tdm import classes as C
-from marl_bgs.tdm.constants import SPAWN_PAD_X, SPAWN_PAD_Y, TEAM_SIZE
-from marl_bgs.tdm.tables import REL_TO_ABS, SLOT_TEAM
+from marl_bgs.tdm.constants import TEAM_SIZE
+from marl_bgs.tdm.tables import REL_TO_ABS, SLOT_TEAM, spawn_left, spawn_pads
 
 STATUSES = (
     "stun", "trap", "slow_charge", "slow_hunter", "slow_poison", "antiheal", "freedom", "burst",
@@ -101,12 +103,15 @@ class Scene:
         return next((u for u in self.units if u.slot == slot), None)
 
     def spawn_pads(self) -> list[tuple[int, float, float]]:
-        """(team, x, y) of every spawn pad."""
-        xs = (SPAWN_PAD_X, MAP_WIDTH - SPAWN_PAD_X)
-        left_team = 0 if self.a_left else 1
-        return [
-            (team, xs[0] if team == left_team else xs[1], y) for team in (0, 1) for y in SPAWN_PAD_Y
-        ]
+        """(team, x, y) of every spawn pad (the engine's pads for this game's spawn ends)."""
+        pads = np.asarray(spawn_pads(jnp.asarray(not self.a_left)))
+        return [(int(SLOT_TEAM[s]), float(x), float(y)) for s, (x, y) in enumerate(pads)]
+
+    def unit_at(self, x: float, y: float) -> int | None:
+        """The slot of the living unit whose body covers world point (x, y), or None."""
+        near = [(math.hypot(u.x - x, u.y - y), u.slot) for u in self.units if u.alive]
+        hits = [slot for d, slot in sorted(near) if d <= BODY_RADIUS + 0.1]
+        return hits[0] if hits else None
 
 
 def _obstacles(kind: Any, center: Any, size: Any, theta: Any, flip: bool) -> tuple[Obstacle, ...]:
@@ -195,7 +200,7 @@ def pov_scene(view: Any, slot: int, swap: bool, caption: str = "") -> Scene:
     own frame) turned into the world frame. `swap`: team A spawns on the right, which is public."""
     v = _as_np(view)
     team = int(SLOT_TEAM[slot])
-    left = (team == 0) != bool(swap)
+    left = bool(np.asarray(spawn_left(jnp.asarray(swap, bool)))[slot])
     rows = REL_TO_ABS[slot, 1:]  # the slot each row shows
     world_x = (lambda x: float(x)) if left else (lambda x: MAP_WIDTH - float(x))
     r = v.units
@@ -204,7 +209,7 @@ def pov_scene(view: Any, slot: int, swap: bool, caption: str = "") -> Scene:
     for row, s_ in enumerate(rows):
         if not r.visible[row]:
             continue
-        cls = int(np.argmax(r.class_onehot[row])) + 1
+        cls = int(v.public.roster_class[row])
         units.append(
             UnitDraw(
                 slot=int(s_), class_id=cls, x=world_x(r.x[row]), y=float(r.y[row]),
@@ -213,7 +218,7 @@ def pov_scene(view: Any, slot: int, swap: bool, caption: str = "") -> Scene:
                 statuses=_statuses(values, row),
             )
         )  # fmt: skip
-    shown = {u.slot: row for row, u in zip(_shown_rows(r.visible), units, strict=True)}
+    shown = {int(rows[row]): row for row in np.flatnonzero(r.visible)}
     by_slot = {int(s_): row for row, s_ in enumerate(rows)}
 
     def target_slot(s_: int) -> int:
@@ -239,7 +244,3 @@ def pov_scene(view: Any, slot: int, swap: bool, caption: str = "") -> Scene:
         score=(own, enemy) if team == 0 else (enemy, own), winning_score=int(p.winning_score),
         a_left=not bool(swap), observer=slot, sighted=tuple(mates), caption=caption,
     )  # fmt: skip
-
-
-def _shown_rows(visible: np.ndarray) -> list[int]:
-    return [row for row in range(len(visible)) if visible[row]]

@@ -5,7 +5,7 @@ rest: the BattleClient's game, without the window.
     while not game.done:
         view, mask = game.turn(2)             # exactly what agent 2 may know, and its choices
         game.submit({2: (3, 0, 0)})           # move east, no combat (own frame, checked)
-    replay = game.replay()                    # saved and measured like any other game
+    replay = game.replay()        # a replay like any other: replays.save, verify, metrics
 
 Each tick is evaluation's own tick (`marl_bgs_eval.play.play_tick`) with the person's actions fixed
 in their slots, keys drawn from (seed, seed number, tick, team) as evaluation draws them, so the
@@ -29,6 +29,7 @@ from marl_bgs import ConfigError, team_inputs
 from marl_bgs.core.arena import MOVE_NAMES
 from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.config import LIMITS
+from marl_bgs.tdm.maps import CUSTOM_MAP_ID
 from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, resolve_maps
@@ -86,9 +87,14 @@ class HumanGame:
         except ConfigError as err:
             raise EvalError(str(err)) from None
         classes = np.asarray(env.rosters)[0]
+        empty = [s for s in self.humans if classes[s] == 0]
+        if empty:
+            raise EvalError(f"humans: slot(s) {empty} hold no unit in rosters "
+                            f"{roster_a!r} / {roster_b!r}")  # fmt: skip
         for t, s in enumerate(self.teams):
+            theirs = [k for k in range(5 * t, 5 * t + 5) if classes[k] and k not in self.humans]
             reason = s.problem(classes[5 * t : 5 * t + 5])
-            if reason and not all(5 * t + k in self.humans for k in range(5)):
+            if reason and theirs:  # a System that plays no unit may not know the classes
                 raise EvalError(f"team_{'ab'[t]}: {reason}")
         self.env, self.shared_sight = env, bool(env.shared_sight)
         self.row = {
@@ -179,14 +185,20 @@ class HumanGame:
         return Replay(header=header, arrays=replay.arrays)
 
 
-def replay_game(replay: Replay, humans: Iterable[int]) -> HumanGame:
+def replay_game(replay: Replay, humans: Iterable[int], map_ref: Any = None) -> HumanGame:
     """The game of `replay` from its start, with a person in slots `humans`: the same Systems
-    (by their registered names), map, rosters, spawn ends, seeds and limits."""
+    (by their registered names; a person's earlier slots are played by the team's System, or by
+    `idle` when a person played all five), map, rosters, spawn ends, seeds and limits. A custom
+    map needs its file or MapSpec as `map_ref`."""
     h = replay.header
-    ref = h["map"] if h["map"] >= 0 else h["map_name"]
+    if map_ref is None and h["map"] == CUSTOM_MAP_ID:
+        raise EvalError(f"map_ref: game {h['game']} was played on custom map {h['map_name']!r}; "
+                        "pass its file or MapSpec")  # fmt: skip
+    names = [h[f"system_{side}"] for side in "ab"]
+    names = ["idle" if n == HUMAN else n.removeprefix(f"{HUMAN}+") for n in names]
     return HumanGame(
-        h["system_a"], h["system_b"], humans, map_ref=ref, roster_a=h["roster_a"],
-        roster_b=h["roster_b"], seed=h["seed"], seed_number=h["seed_number"], game=h["game"],
-        a_right=h["a_spawn"] == "right", shared_sight=h["shared_sight"],
-        **{k: h[k] for k in LIMITS},
+        *names, humans, map_ref=h["map"] if map_ref is None else map_ref,
+        roster_a=h["roster_a"], roster_b=h["roster_b"], seed=h["seed"],
+        seed_number=h["seed_number"], game=h["game"], a_right=h["a_spawn"] == "right",
+        shared_sight=h["shared_sight"], **{k: h[k] for k in LIMITS},
     )  # fmt: skip

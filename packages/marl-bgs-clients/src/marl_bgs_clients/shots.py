@@ -38,11 +38,12 @@ def game_gif(replay: Replay, path: Path, fps: float = 6.0) -> Path:
 
 
 def follow(client: BattleClient, replay: Replay, ticks: int) -> None:
-    """Make the current person's agent choose, through the client, what the replay's System
-    chose for it, for `ticks` ticks (the client's game must be the replay's game)."""
+    """Make the current person's agent choose, through the client, what the engine accepted
+    from the replay's System for it, for `ticks` ticks (the client's game must be the replay's
+    game; the client's only person)."""
     slot = client.current
     for t in range(ticks):
-        move, rel, ult = (int(a) for a in replay.arrays["actions"][t, slot])
+        move, rel, ult = (int(a) for a in replay.arrays["facts.accepted"][t, slot])
         client.choose_move(client.own_move(slot, move))  # mirroring is its own inverse
         if rel:
             client.choose_target(int(REL_TO_ABS[slot, rel]), bool(ult))

@@ -12,6 +12,7 @@ Q/Escape quits; drop a replay file on the window to open it. A file that fails t
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,12 +111,17 @@ class ReplayViewer:
             _text(surface, (20, 20), ["Replay Viewer", "", *_wrap(self.message, 90)],
                   colour=DAMAGE)  # fmt: skip
             return surface
-        field_part = surface.subsurface(pygame.Rect((0, 0), self.layout.size))
-        draw(field_part, self.scene(), self.layout, self.selected)
-        self._timeline(surface)
+        try:
+            field_part = surface.subsurface(pygame.Rect((0, 0), self.layout.size))
+            draw(field_part, self.scene(), self.layout, self.selected)
+            self._timeline(surface)
+            self._panel(surface.subsurface(pygame.Rect(self.layout.size[0], 0, PANEL_WIDTH,
+                                                       self.size[1])))  # fmt: skip
+        except Exception as err:  # a window shows what went wrong; it never closes on it
+            surface.fill(BACKGROUND)
+            text = f"cannot draw tick {self.tick}: {type(err).__name__}: {err}"
+            _text(surface, (20, 20), _wrap(text, 90), colour=DAMAGE)
         _text(surface, (self.layout.margin, self.layout.size[1] + 24), [self.message[:110]])
-        self._panel(surface.subsurface(pygame.Rect(self.layout.size[0], 0, PANEL_WIDTH,
-                                                   self.size[1])))  # fmt: skip
         return surface
 
     def _timeline(self, surface: pygame.Surface) -> None:
@@ -152,21 +158,26 @@ class ReplayViewer:
     def _seen(self, slot: int) -> list[int]:
         """The slots agent `slot`'s view held at this tick (itself included)."""
         assert self.replay is not None
-        scene = pov_scene(replays.view(self.replay, slot, self.tick), slot, False)
+        swap = self.replay.header["a_spawn"] == "right"
+        scene = pov_scene(replays.view(self.replay, slot, self.tick), slot, swap)
         return [u.slot for u in scene.units]
 
     # -- input ---------------------------------------------------------------------------------
 
     def handle(self, event: pygame.event.Event) -> bool:
-        """Apply one input event; False when the viewer should close."""
+        """Apply one input event; False when the viewer should close. A failure (an export
+        that cannot be written, ...) becomes the window's message."""
         if event.type == pygame.QUIT:
             return False
-        if event.type == pygame.DROPFILE:
-            self.load(event.file)
-        elif event.type == pygame.KEYDOWN:
-            return self._key(event.key)
-        elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
-            self._click(event.pos)
+        try:
+            if event.type == pygame.DROPFILE:
+                self.load(event.file)
+            elif event.type == pygame.KEYDOWN:
+                return self._key(event.key)
+            elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+                self._click(event.pos)
+        except Exception as err:  # shown, never raised out of the window's loop
+            self.message = f"{type(err).__name__}: {err}"
         return True
 
     def _key(self, key: int) -> bool:
@@ -203,10 +214,7 @@ class ReplayViewer:
         if row >= self.layout.size[1] and col < self.layout.size[0]:
             self.jump(self.timeline_tick(col))
             return
-        x, y = self.layout.to_world(col, row)
-        near = [(np.hypot(u.x - x, u.y - y), u.slot) for u in self.scene().units if u.alive]
-        hit = [s for d, s in sorted(near) if d <= 0.6]
-        self.selected = hit[0] if hit else None
+        self.selected = self.scene().unit_at(*self.layout.to_world(col, row))
 
     def jump(self, tick: int) -> None:
         """Go to state `tick`, clipped to 0 .. the game's last."""
@@ -230,12 +238,16 @@ class ReplayViewer:
         assert self.replay is not None
         path = path or self.out_dir / f"{self._stem()}{suffix}"
         keep = self.tick
-        frames = []
-        for t in range(self.replay.ticks + 1):
-            self.tick = t
-            frames.append(pixels(self.frame()))
-        self.tick = keep
-        return save_clip(frames, path, fps)
+
+        def frames() -> Iterator[np.ndarray]:
+            for t in range(self.replay.ticks + 1 if self.replay else 0):
+                self.tick = t
+                yield pixels(self.frame())
+
+        try:
+            return save_clip(frames(), path, fps)
+        finally:
+            self.tick = keep
 
     def run(self) -> None:  # pragma: no cover - needs a person at the window
         """Open the window and serve input until it is closed."""

@@ -36,7 +36,7 @@ def play_one(
         first_seed_number=seed_number, first_game=0, **rules,
     )  # fmt: skip
     row = games.loc[games["a_spawn"] == ("right" if a_right else "left")].iloc[:1]
-    return replays.record(system_a, system_b, row, **rules)[0]
+    return replays.record(system_a, system_b, row, maps=[ref], **rules)[0]
 
 
 def watch(

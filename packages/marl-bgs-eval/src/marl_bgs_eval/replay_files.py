@@ -16,8 +16,10 @@ every array's shape, dtype and the SHA-256 of its `.npy` bytes. For a game of T 
 `load` trusts nothing in a file and never runs anything from it: the member names must be exactly
 the expected ones, every declared size is checked against fixed limits and against what the
 array's shape needs before anything is read, members are read with a bounded read, every array's
-checksum, dtype (numeric or bool, never object) and shape must match, and the header must agree
-with the arrays. Every refusal is an `EvalError` naming the file and the problem.
+checksum, dtype (numeric or bool, never object) and shape must match, the header must agree
+with the arrays, and the arrays a reader indexes or draws with (classes, positions, health, last
+actions, accepted actions, `who`) must hold values the engine can make (`_BOUNDS`). Every
+refusal is an `EvalError` naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import marl_bgs
+from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, NUM_MOVES
+from marl_bgs.tdm.classes import MAX_HEALTH
 from marl_bgs.tdm.config import LIMITS
+from marl_bgs.tdm.constants import NUM_TARGETS
 from marl_bgs.tdm.mode import TDMEnv
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.results import HASH, RESULT_OF_OUTCOME, ROSTER
@@ -70,7 +75,11 @@ _INTS = {
     **{k: v for k, v in LIMITS.items() if isinstance(v[0], int)},
 }
 _FLOATS = {k: v for k, v in LIMITS.items() if isinstance(v[0], float)}
-_CHOICES = {"a_spawn": ("left", "right"), "result": tuple(RESULT_OF_OUTCOME.values())}
+UNFINISHED = "unfinished"  # the result of a game saved before it ended (a person stopped)
+_CHOICES = {
+    "a_spawn": ("left", "right"),
+    "result": (*RESULT_OF_OUTCOME.values(), UNFINISHED),
+}
 _PATTERNS = {"map_hash": HASH, "roster_a": ROSTER, "roster_b": ROSTER}
 _TEXTS = ("engine", "system_a", "system_b", "map_name")
 _NAME_LISTS = ("leaves_a", "leaves_b")
@@ -239,7 +248,7 @@ def _agrees(header: dict[str, Any], arrays: dict[str, np.ndarray], source: str) 
     expect = {
         "ticks": arrays["state.tick"][-1], "points_a": score[0], "points_b": score[1],
         "map": arrays["state.map_id"], "a_spawn": "right" if arrays["state.swap"] else "left",
-        "result": RESULT_OF_OUTCOME.get(outcome, "unfinished"),
+        "result": RESULT_OF_OUTCOME.get(outcome, UNFINISHED),
         **{k: arrays[f"state.rules.{k}"] for k in LIMITS},
     }  # fmt: skip
     for k, v in expect.items():
@@ -248,13 +257,45 @@ def _agrees(header: dict[str, Any], arrays: dict[str, np.ndarray], source: str) 
             raise EvalError(f"{source}: header.{k} is {_shown(header[k])}, the arrays hold {v}")
 
 
+# Values the engine never makes outside these bounds (inclusive); checked in every replay, so a
+# file edited with recomputed checksums cannot feed a reader an index or a position it cannot use.
+_BOUNDS = {
+    "state.units.class_id": (0, len(MAX_HEALTH) - 1),
+    "state.units.pos": (0.0, MAP_WIDTH),
+    "state.units.health": (0.0, float(MAX_HEALTH.max())),
+    "state.units.cooldown": (0, INT32_MAX),
+    "state.units.last_move": (0, NUM_MOVES - 1),
+    "state.units.last_target": (0, NUM_TARGETS - 1),
+    "state.units.last_ult": (0, 1),
+    "state.score": (0, INT32_MAX),
+    "facts.accepted": (0, NUM_TARGETS - 1),
+}
+
+
+def _values(header: dict[str, Any], arrays: dict[str, np.ndarray], source: str) -> None:
+    """Every bounded array within its bounds (and finite); `who` names a leaf or none."""
+    for name, (low, high) in _BOUNDS.items():
+        a = arrays[name]
+        if a.size and not (np.all(np.isfinite(a)) and a.min() >= low and a.max() <= high):
+            raise EvalError(f"{source}: array {name}: values outside [{low}, {high}]")
+    if arrays["state.units.pos"][..., 1].max(initial=0.0) > MAP_HEIGHT:
+        raise EvalError(f"{source}: array state.units.pos: y outside [0, {MAP_HEIGHT}]")
+    for side, cols in (("a", slice(0, 5)), ("b", slice(5, 10))):
+        who, leaves = arrays["who"][:, cols], len(header[f"leaves_{side}"])
+        if who.size and not (who.min() >= -1 and who.max() < leaves):
+            raise EvalError(f"{source}: array who: team {side.upper()} names no leaf in [-1, "
+                            f"{leaves - 1}]")  # fmt: skip
+
+
 def check_replay(replay: Any, source: str = "replay") -> None:
-    """Raise EvalError unless `replay` is a well-formed `Replay` whose header fits its arrays."""
+    """Raise EvalError unless `replay` is a well-formed `Replay` whose header fits its arrays
+    and whose values lie where the engine's do."""
     if not isinstance(replay, Replay):
         raise EvalError(f"{source}: expected a Replay, got {type(replay).__name__}")
     check_header(replay.header, source)
     check_arrays(replay.arrays, replay.ticks, source)
     _agrees(replay.header, replay.arrays, source)
+    _values(replay.header, replay.arrays, source)
 
 
 # --- files ------------------------------------------------------------------------------------
@@ -361,6 +402,7 @@ def _read(zf: zipfile.ZipFile, source: str) -> Replay:
             raise EvalError(f"{where}: checksum mismatch (the array was changed after writing)")
         arrays[name] = _parse_npy(data, shape, dtype, where)
     _agrees(header, arrays, source)
+    _values(header, arrays, source)
     return Replay(header=header, arrays=arrays)
 
 
