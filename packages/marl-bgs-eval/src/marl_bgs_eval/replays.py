@@ -381,8 +381,8 @@ def _tallier(level: str, ticks: int) -> Callable:
 
     def run(states: GameState, facts: Facts, pairs: jax.Array) -> jax.Array:
         def tick(memory: Any, x: tuple[GameState, Facts, jax.Array]) -> tuple[Any, jax.Array]:
-            one = jax.tree.map(lambda a: a[None], x)
-            added, memory = mt.tally(level, *one, memory)
+            before, step, pair = jax.tree.map(lambda a: a[None], x)
+            added, memory = mt.tally(level, before, step, pair, memory)
             return memory, added[0]
 
         added = jax.lax.scan(tick, mt.fresh_memory(1), (states, facts, pairs), length=ticks)[1]
@@ -411,9 +411,10 @@ def metrics(replay: Replay, level: str = "full") -> pd.DataFrame:
         for k in names
     ]
     states = jax.tree.unflatten(state_structure(), leaves)
-    facts = Facts(
-        **{k.removeprefix("facts."): pad(v) for k, v in arrays.items() if k.startswith("facts.")}
-    )
+    fields: dict[str, Any] = {
+        k.removeprefix("facts."): pad(v) for k, v in arrays.items() if k.startswith("facts.")
+    }
+    facts = Facts(**fields)
     counters = np.asarray(_tallier(level, limit)(states, facts, pad(arrays["masks.pair"])))[:n]
     table = pd.DataFrame(counters, columns=mt.columns(level))
     table.insert(0, "tick", np.arange(1, n + 1))
