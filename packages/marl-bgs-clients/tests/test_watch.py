@@ -16,7 +16,7 @@ RUNNER = CliRunner()
 
 
 def test_watch_writes_the_game_as_gif_and_replay(tmp_path, demo) -> None:
-    gif, saved = tmp_path / "game.gif", tmp_path / "game.replay.zip"
+    gif, saved = tmp_path / "new" / "game.gif", tmp_path / "new" / "game.replay.zip"
     args = ["tdm-alpha", "tdm-beta", "--map", "47", "--tick-limit", "60", "--gif", str(gif),
             "--save", str(saved)]  # fmt: skip
     result = RUNNER.invoke(watch_app, args)

@@ -71,7 +71,8 @@ def watch(
     typer.echo(f"{h['system_a']} vs {h['system_b']} on map {h['map']} {h['map_name']}: "
                f"{h['result']} {h['points_a']}-{h['points_b']} in {h['ticks']} ticks")  # fmt: skip
     if save is not None:
-        typer.echo(f"replay: {replays.save(replay, save) or save}")
+        save.parent.mkdir(parents=True, exist_ok=True)
+        typer.echo(f"replay: {replays.save(replay, save)}")
     viewer = ReplayViewer(replay, name=f"{h['system_a']}-vs-{h['system_b']}-map{h['map']}")
     viewer.observer = viewer.selected = pov
     for path in (gif, mp4):
