@@ -239,4 +239,4 @@ def _leaves(members: Sequence[System]) -> tuple[str, ...]:
 def _system(obj: Any, field: str) -> System:
     if not isinstance(obj, System):
         raise EvalError(f"{field}: expected a System, got {type(obj).__name__}")
-    return obj
+    return obj.bind(obj.params)  # a member's weights are constants of its composition

@@ -302,6 +302,7 @@ def play_schedule(
         game_number=jnp.asarray(sched["game"].to_numpy()[padded], jnp.int32),
         n_games=jnp.int32(n),
         root=root_key(meta["seed"]),
+        params=(a.params, b.params),
     )
     start, run = programs(batch, env.shared_sight, a, b, level, chunk, mesh)
     carry = start(plan)

@@ -4,12 +4,12 @@
 starts the next scheduled game, with fresh memory. Every game's actions come from keys of its own
 (seed number, tick, team), so results do not depend on the batch size or on the order of games.
 The programs are cached per (batch size, shared sight, Systems, metric level), so a new map,
-roster, seed, score limit or schedule reuses them.
+roster, seed, score limit or schedule reuses them; a parametric System's weights travel in the
+plan, so Systems of one architecture share the programs of a pairing shape.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -36,6 +36,7 @@ class Plan(NamedTuple):
     game_number: jax.Array  # int32 [G_pad]
     n_games: jax.Array  # int32 []: how many of the rows are real games
     root: jax.Array  # the root key
+    params: tuple[Any, Any] = (None, None)  # each team's weights (parametric Systems), or None
 
 
 class Out(NamedTuple):
@@ -108,17 +109,34 @@ def _take(tree: Any, idx: jax.Array) -> Any:
     return jax.tree.map(lambda a: a[idx], tree)
 
 
-@functools.cache
+Programs = tuple[Callable[[Plan], Carry], Callable[[Carry, Plan], Carry]]
+_PROGRAMS: dict[Any, Programs] = {}
+
+
 def programs(
     batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int,
     mesh: Mesh | None = None,
-) -> tuple[Callable[[Plan], Carry], Callable[[Carry, Plan], Carry]]:  # fmt: skip
+) -> Programs:  # fmt: skip
     """The jitted (start, run-a-chunk) pair for these static settings; with a `mesh`, the batch's
-    games are split over its devices (the env's games sharding)."""
+    games are split over its devices (the env's games sharding). Parametric Systems are keyed by
+    their `program_key` (their weights come with the plan), others by identity."""
+    key = (batch, shared_sight, team_a.program_key(), team_b.program_key(), level, chunk, mesh)
+    if key not in _PROGRAMS:
+        _PROGRAMS[key] = _build(batch, shared_sight, team_a, team_b, level, chunk, mesh)
+    return _PROGRAMS[key]
+
+
+def _build(
+    batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int,
+    mesh: Mesh | None,
+) -> Programs:  # fmt: skip
     env = marl_bgs.make("tdm", num_envs=batch, shared_sight=shared_sight, mesh=mesh)
-    teams = (team_a, team_b)
+
+    def bound(plan: Plan) -> tuple[System, System]:
+        return team_a.bind(plan.params[0]), team_b.bind(plan.params[1])
 
     def fresh_memory(plan: Plan, rows: jax.Array) -> tuple[Any, Any]:
+        teams = bound(plan)
         seeds, games = plan.seed_number[rows], plan.game_number[rows]
         return tuple(
             jax.vmap(s.init)(memory_keys(plan.root, seeds, games, t)) for t, s in enumerate(teams)
@@ -154,7 +172,7 @@ def programs(
     def tick(c: Carry, plan: Plan) -> Carry:
         g_pad = plan.seed_number.shape[0]
         seeds = plan.seed_number[jnp.maximum(c.slot_game, 0)]
-        t = play_tick(env, teams, plan.root, seeds, c.state, (c.mem_a, c.mem_b))
+        t = play_tick(env, bound(plan), plan.root, seeds, c.state, (c.mem_a, c.mem_b))
         nxt, mems, whos = t.state, t.memories, t.whos
         pair_mask = join_teams(t.inputs[0].masks.pair, t.inputs[1].masks.pair)
         added, memory = mt.tally(level, t.before, t.facts, pair_mask, c.memory)

@@ -364,8 +364,12 @@ def load(path: str | Path) -> Replay:
 
 
 def _check_directory(path: Path) -> None:
-    """Refuse a zip whose end record declares more members or a larger member list than a
-    replay has, before `zipfile` reads the list (a file of tiny entries would cost memory)."""
+    check_zip_directory(path, MAX_MEMBERS, "a replay")
+
+
+def check_zip_directory(path: Path, max_members: int, kind: str) -> None:
+    """Refuse a zip whose end record declares more members or a larger member list than `kind`
+    has, before `zipfile` reads the list (a file of tiny entries would cost memory)."""
     with path.open("rb") as f:
         f.seek(max(0, path.stat().st_size - END_RECORD - 0xFFFF))
         tail = f.read()
@@ -374,16 +378,16 @@ def _check_directory(path: Path) -> None:
     if at < 0 or at + END_RECORD > len(tail):
         return  # no end record: zipfile says why it cannot read the file
     members, size = struct.unpack_from("<HI", tail, at + 10)
-    if members > MAX_MEMBERS or size > MAX_MEMBERS * 1024:
+    if members > max_members or size > max_members * 1024:
         raise EvalError(
-            f"{path.name}: declares {members} members in {size} bytes; a replay has at most "
-            f"{MAX_MEMBERS}"
+            f"{path.name}: declares {members} members in {size} bytes; {kind} has at most "
+            f"{max_members}"
         )
 
 
 def _read(zf: zipfile.ZipFile, source: str) -> Replay:
     infos = _check_members(zf.infolist(), source)
-    raw = _bounded(zf, infos[HEADER], MAX_HEADER_BYTES, source)
+    raw = read_bounded(zf, infos[HEADER], MAX_HEADER_BYTES, source)
     header = _parse_json(raw, source)
     manifest = header.pop("arrays", None)
     check_header(header, source)
@@ -397,10 +401,10 @@ def _read(zf: zipfile.ZipFile, source: str) -> Replay:
     for name, (shape, dtype) in want.items():
         info, where = infos[f"{name}.npy"], f"{source}: {name}.npy"
         limit = int(np.prod(shape)) * dtype.itemsize + NPY_HEADER_BYTES
-        data = _bounded(zf, info, limit, source)
+        data = read_bounded(zf, info, limit, source)
         if _sha(data) != manifest[name]["sha256"]:
             raise EvalError(f"{where}: checksum mismatch (the array was changed after writing)")
-        arrays[name] = _parse_npy(data, shape, dtype, where)
+        arrays[name] = parse_npy(data, shape, dtype, where)
     _agrees(header, arrays, source)
     _values(header, arrays, source)
     return Replay(header=header, arrays=arrays)
@@ -436,7 +440,7 @@ def _check_members(infos: list[zipfile.ZipInfo], source: str) -> dict[str, zipfi
     return {i.filename: i for i in infos}
 
 
-def _bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, source: str) -> bytes:
+def read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, source: str) -> bytes:
     """A member's bytes, never more than `limit` (a lying declared size inflates nothing)."""
     where = f"{source}: {info.filename}"
     if info.file_size > limit:
@@ -481,7 +485,7 @@ def _check_manifest(manifest: Any, want: Layout, source: str) -> None:
             raise EvalError(f"{where}.{name}.sha256: expected 64 hex digits")
 
 
-def _parse_npy(data: bytes, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
+def parse_npy(data: bytes, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
     """The array in `.npy` bytes, parsed by hand: the header is read as a literal, the data is
     never unpickled, and nothing is allocated before the shape and dtype are known to fit."""
     f, fmt = io.BytesIO(data), np.lib.format

@@ -89,7 +89,7 @@ def tick_record(t: Tick) -> dict[str, jax.Array]:
 def _recorder(n: int, ticks: int, shared_sight: bool, team_a: System, team_b: System) -> Callable:
     """The jitted `run(starts, seeds, games, root) -> (final state, per-tick records)`."""
     env = marl_bgs.make("tdm", num_envs=n, shared_sight=shared_sight)
-    teams = (team_a, team_b)
+    teams = (team_a.bind(team_a.params), team_b.bind(team_b.params))
 
     def run(starts: GameState, seeds: jax.Array, games: jax.Array, root: jax.Array) -> Any:
         memories = tuple(

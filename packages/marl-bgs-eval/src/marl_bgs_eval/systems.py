@@ -8,7 +8,10 @@ This is the engine's team contract (`marl_bgs.core.team`: `TeamInputs`, the poli
 team slicing, the two-team step); a System is a team policy with what evaluation adds: a name,
 the basic Systems acting per slot (`who`), the classes it can play and how its keys are drawn.
 `keys` are typed JAX keys [n] (one per game; [n, 5] for `per_agent=True`). Memory starts fresh
-every game from `init(key)` (one game, no leading axis). A host System is a plain Python function
+every game from `init(key)` (one game, no leading axis). A parametric System keeps its weights
+apart, `act(params, keys, memory, inputs)` and `init(params, key)`: evaluation passes `params` to
+its compiled programs as data, so Systems of one architecture (same functions, same parameter
+shapes) share one compiled program whatever their weights. A host System is a plain Python function
 on numpy arrays; it is called from the compiled loop once per tick (`jax.experimental.io_callback`)
 and is never traced, so it may call an LLM, a planner or a human.
 """
@@ -16,7 +19,7 @@ and is never traced, so it may call an LLM, a planner or a human.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import jax
@@ -56,7 +59,7 @@ class System:
 
     name: str
     act: Callable[..., tuple[jax.Array, Any]]
-    init: Callable[[jax.Array], Any]
+    init: Callable[..., Any]  # init(key), or init(params, key) for a parametric System
     leaves: tuple[str, ...]  # names of the basic Systems that may act for a slot
     who: Callable[[Any, TeamInputs], jax.Array]  # leaf index acting for each slot [n, 5] (-1 none)
     per_agent: bool = False
@@ -64,6 +67,28 @@ class System:
     classes: frozenset[int] | None = None  # classes it can play; None: any
     check: Callable[[tuple[int, ...]], str | None] | None = None  # why it cannot play a roster
     usage: UsageLog | None = None  # usage statistics of a host System (saved beside results)
+    params: Any = None  # a parametric System's weights (act and init take them first), or None
+
+    def bind(self, params: Any) -> System:
+        """This parametric System with `params` (possibly traced) bound into plain act and init."""
+        if self.params is None:
+            return self
+        act, init = self.act, self.init
+        return replace(
+            self,
+            act=lambda keys, memory, inputs: act(params, keys, memory, inputs),
+            init=lambda key: init(params, key),
+            params=None,
+        )
+
+    def program_key(self) -> Any:
+        """What its compiled programs depend on: the System itself, or for a parametric System
+        its functions and the structure, shapes and dtypes of its parameters."""
+        if self.params is None:
+            return self
+        leaves, tree = jax.tree.flatten(self.params)
+        shapes = tuple((jnp.shape(x), jnp.result_type(x)) for x in leaves)
+        return (self.act, self.init, self.who, self.per_agent, len(self.leaves), tree, shapes)
 
     def problem(self, roster: Sequence[int]) -> str | None:
         """Why this System cannot play `roster` (class ids of its 5 slots, 0 unused), or None."""
@@ -115,11 +140,12 @@ def system(
     fn: Callable,
     *,
     name: str,
-    init: Callable[[jax.Array], Any] | None = None,
+    init: Callable[..., Any] | None = None,
     host: bool = False,
     per_agent: bool = False,
     classes: str | Sequence[int] | None = None,
     usage: UsageLog | None = None,
+    params: Any = None,
 ) -> System:
     """Make any method a System.
 
@@ -128,12 +154,16 @@ def system(
     data [n, 2], inputs as numpy). `init(key) -> memory` starts one game's memory (default: none).
     `classes` limits the classes it can play, as letters ("MWH") or class ids. `usage`: the
     statistics a host System keeps (`marl-bgs-eval play --out` saves them beside the results).
+    `params`: the weights of a parametric System, `fn(params, keys, memory, inputs)` and
+    `init(params, key)`; Systems sharing `fn`, `init` and parameter shapes share compiled programs.
     """
     if not isinstance(name, str) or not name or name == "-":
         raise EvalError(f"name: expected a non-empty System name, got {name!r}")
     if not callable(fn):
         raise EvalError(f"fn: System {name!r} needs a callable, got {type(fn).__name__}")
-    init = init or no_memory
+    if params is not None and host:
+        raise EvalError(f"params: System {name!r} is a host System; host Systems keep their own")
+    init = init or (no_memory if params is None else _no_memory_params)
     act = _host(name, fn, init) if host else fn
     return System(
         name=name,
@@ -145,7 +175,13 @@ def system(
         host=host,
         classes=parse_classes(classes, "classes"),
         usage=usage,
+        params=params,
     )
+
+
+def _no_memory_params(params: Any, key: jax.Array) -> tuple[()]:
+    del params
+    return no_memory(key)
 
 
 def parse_classes(classes: str | Sequence[int] | None, field: str) -> frozenset[int] | None:

@@ -1,0 +1,59 @@
+"""Parametric Systems: weights as data, one compiled program per architecture."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pandas as pd
+import pytest
+
+import marl_bgs_eval as ev
+from marl_bgs import TeamDeathmatch
+from marl_bgs_eval import play
+
+SAMPLE = jax.vmap(TeamDeathmatch().sample_legal)
+
+
+def _lazy(params: dict, keys: jax.Array, memory: tuple, inputs: ev.TeamInputs) -> tuple:
+    """Idle with probability params["idle"] in each game and tick, else uniform legal actions."""
+    u = jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, 1)))(keys)
+    idle = (u < params["idle"])[:, None, None]
+    return jnp.where(idle, 0, SAMPLE(keys, inputs.masks)).astype(jnp.int32), memory
+
+
+def _lazy_system(name: str, idle: float) -> ev.System:
+    return ev.system(_lazy, name=name, params={"idle": jnp.float32(idle)})
+
+
+def test_systems_of_one_architecture_share_one_program(kit) -> None:
+    a, b = _lazy_system("lazy-2", 0.2), _lazy_system("lazy-8", 0.8)
+    assert a.program_key() == b.program_key()
+    before = len(play._PROGRAMS)
+    first = ev.evaluate(a, kit.rush, batch_size=8, metrics="none", **kit.settings)
+    second = ev.evaluate(b, kit.rush, batch_size=8, metrics="none", **kit.settings)
+    assert len(play._PROGRAMS) - before == 1
+    assert set(first["system_a"]) == {"lazy-2"}
+    assert set(second["system_a"]) == {"lazy-8"}
+    assert not first["result"].equals(second["result"]) or not first["ticks"].equals(
+        second["ticks"]
+    )  # the weights are used, not the first System's constants
+    closure = ev.system(lambda k, m, i: _lazy({"idle": jnp.float32(0.8)}, k, m, i), name="lazy-8")
+    again = ev.evaluate(closure, kit.rush, batch_size=8, metrics="none", **kit.settings)
+    pd.testing.assert_frame_equal(second, again)
+
+
+def test_other_shapes_or_functions_are_other_programs() -> None:
+    a = _lazy_system("a", 0.5)
+    wider = ev.system(_lazy, name="b", params={"idle": jnp.zeros(2)})
+    assert a.program_key() != wider.program_key()
+    assert a.program_key() != ev.random_system().program_key()
+    assert ev.random_system().program_key() is ev.random_system()
+
+
+def test_bind_gives_a_plain_system_and_host_systems_take_no_params() -> None:
+    bound = _lazy_system("a", 0.5).bind({"idle": jnp.float32(0.5)})
+    assert bound.params is None
+    assert bound.name == "a"
+    assert ev.random_system().bind(None) is ev.random_system()
+    with pytest.raises(ev.EvalError, match="params"):
+        ev.system(lambda k, m, i: (k, m), name="h", host=True, params={"w": 1})
