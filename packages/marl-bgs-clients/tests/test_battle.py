@@ -68,11 +68,11 @@ def test_scripted_input_plays_a_whole_game(tmp_path) -> None:
     assert not client.handle(_key(pygame.K_q))
 
 
-def test_only_legal_choices_are_taken_and_shown() -> None:
+def test_only_legal_choices_are_taken_and_shown(tmp_path) -> None:
     """Walk a Hunter east until it has a legal target: the target is ringed, a click takes it,
     a click on a unit it may not hit changes nothing and says why."""
     game = HumanGame("tdm-alpha", "tdm-beta", humans=[2], map_ref=0, tick_limit=60)  # open
-    client = BattleClient(game)
+    client = BattleClient(game, out=tmp_path / "battle.replay.zip")
     far = client.scene()
     enemy = far.unit(7)
     assert enemy is None  # not seen at the start: the POV does not draw it
@@ -162,9 +162,9 @@ def test_a_person_who_chooses_as_the_system_did_plays_the_evaluation_game(demo, 
     }
 
 
-def test_undo_reopens_the_earlier_turn_with_its_choices() -> None:
+def test_undo_reopens_the_earlier_turn_with_its_choices(tmp_path) -> None:
     game = HumanGame("tdm-alpha", "tdm-beta", humans=[0, 2], map_ref=47, tick_limit=10)
-    client = BattleClient(game)
+    client = BattleClient(game, out=tmp_path / "battle.replay.zip")
     client.handle(_key(pygame.K_e))  # northeast
     client.handle(_key(pygame.K_RETURN))
     assert client.current == 2
@@ -188,11 +188,11 @@ def test_a_game_closed_early_is_saved_unfinished(tmp_path) -> None:
     assert replay.header["system_b"] == "human+random"
 
 
-def test_a_small_roster_and_empty_slots() -> None:
+def test_a_small_roster_and_empty_slots(tmp_path) -> None:
     with pytest.raises(EvalError, match=r"humans: slot\(s\) \[4\] hold no unit in rosters 'MW'"):
         HumanGame("tdm-alpha", "tdm-beta", humans=[4], roster_a="MW", map_ref=12)
     game = HumanGame("idle", "tdm-beta", humans=[0, 1], roster_a="MW", map_ref=12, tick_limit=3)
-    client = BattleClient(game)
+    client = BattleClient(game, out=tmp_path / "battle.replay.zip")
     while not game.done:
         client.handle(_key(pygame.K_d))
         client.handle(_key(pygame.K_RETURN))

@@ -55,9 +55,9 @@ def test_random_actions_are_played_or_refused(game, seed, record_property) -> No
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_random_events_never_play_an_illegal_action(game, seed, record_property) -> None:
+def test_random_events_never_play_an_illegal_action(game, seed, record_property, tmp_path) -> None:
     rng = random.Random(1000 + seed)
-    client = BattleClient(game)
+    client = BattleClient(game, out=tmp_path / "fuzz.replay.zip")
     w, h = client.size
     played = game.tick
     for _ in range(40):

@@ -50,6 +50,7 @@ def _programs(
     """The jitted (tick, inputs) of a one-game env; maps, rosters and rules are data in the
     state, so every game with these Systems and human slots shares one compile."""
     env = marl_bgs.make("tdm", num_envs=1, shared_sight=shared_sight)
+    team_a, team_b = team_a.bind(team_a.params), team_b.bind(team_b.params)
     which = np.zeros((1, 10), bool)
     which[0, list(humans)] = True
 
@@ -107,7 +108,8 @@ class HumanGame:
         root, seeds = root_key(seed), jnp.asarray([seed_number], jnp.int32)
         games = jnp.asarray([game], jnp.int32)
         self.memories = tuple(
-            jax.vmap(s.init)(memory_keys(root, seeds, games, t)) for t, s in enumerate(self.teams)
+            jax.vmap(s.bind(s.params).init)(memory_keys(root, seeds, games, t))
+            for t, s in enumerate(self.teams)
         )
         self._tick, self._inputs = _programs(*self.teams, self.humans, self.shared_sight)
         self._root, self._seeds = root, seeds
