@@ -1,0 +1,83 @@
+"""The HTML pages: leaderboard, matchups, one entrant, challengers, replays and the replay
+viewer. A page whose main file is missing or bad answers 503 with the problem; a side part
+that fails (the season facts above the table) is shown as a note."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from marl_bgs_tournament.web import heatmap
+from marl_bgs_tournament.web.files import SeasonDataError
+from marl_bgs_tournament.web.render import templates
+from marl_bgs_tournament.web.store import SeasonStore
+
+router = APIRouter()
+TEMPLATES = templates()
+
+
+def _store(request: Request) -> SeasonStore:
+    return request.app.state.store
+
+
+def page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    """Template `name` rendered with `context`."""
+    return TEMPLATES.TemplateResponse(request, name, context, status_code=status)
+
+
+def problem_page(request: Request, status: int, heading: str, message: str) -> HTMLResponse:
+    """The error page."""
+    return page(request, "error.html", status, heading=heading, message=message)
+
+
+@router.get("/", response_class=HTMLResponse)
+def leaderboard(request: Request) -> HTMLResponse:
+    """The leaderboard table with the season's facts above it."""
+    store = _store(request)
+    ratings = store.ratings()
+    season, problems = None, []
+    try:
+        season = store.season()
+    except SeasonDataError as err:
+        problems.append(str(err))
+    return page(request, "leaderboard.html", ratings=ratings, season=season, problems=problems)
+
+
+@router.get("/matchups", response_class=HTMLResponse)
+def matchups(request: Request) -> HTMLResponse:
+    """The matchup matrix as a heat map."""
+    return page(request, "matchups.html", matchups=_store(request).matchups())
+
+
+@router.get("/entrants/{name:path}", response_class=HTMLResponse)
+def entrant(request: Request, name: str) -> HTMLResponse:
+    """One System: rating, record per opponent, measures and replays."""
+    e = _store(request).entrant(name)
+    return page(request, "entrant.html", e=e, problems=e["problems"])
+
+
+@router.get("/challengers", response_class=HTMLResponse)
+def challengers(request: Request) -> HTMLResponse:
+    """Every admission decision."""
+    found, problems = _store(request).challengers()
+    return page(request, "challengers.html", challengers=found, problems=problems)
+
+
+@router.get("/replays", response_class=HTMLResponse)
+def replays(request: Request) -> HTMLResponse:
+    """The recorded games."""
+    return page(request, "replays.html", replays=_store(request).replays())
+
+
+@router.get("/replays/{game}", response_class=HTMLResponse)
+def replay(request: Request, game: str) -> HTMLResponse:
+    """The canvas viewer of one recorded game (its data comes from /api/replays/{game})."""
+    return page(request, "replay.html", g=_store(request).replay_entry(game))
+
+
+@router.get("/heat.css")
+def heat_css() -> Response:
+    """The heat map's cell colours (made from `heatmap.PALETTE`)."""
+    return Response(heatmap.css(), media_type="text/css")

@@ -1,0 +1,112 @@
+"""A replay file as the JSON the canvas viewer draws: the field, its obstacles and every tick's
+units (slot, team, class letter, position, health of max health, alive) and score.
+
+Files are read with `marl_bgs_eval.replay_files.load`, which checks every array; the obstacles
+come from the engine's own table of the shipped map the header names (checked against the
+recorded map hash), and only a custom map's come from the file's obstacle arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import marl_bgs
+from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH, OBSTACLE_PILLAR
+from marl_bgs.tdm import classes as C
+from marl_bgs.tdm.maps import load as load_map
+from marl_bgs.tdm.tables import SLOT_TEAM
+from marl_bgs_eval import EvalError
+from marl_bgs_eval.replay_files import Replay, load
+from marl_bgs_tournament.web.files import SeasonDataError
+
+LETTERS = {v: k for k, v in C.CLASS_LETTERS.items()}
+HEADER_KEYS = (
+    "game", "system_a", "system_b", "map", "map_name", "result", "points_a", "points_b",
+    "ticks", "tick_limit", "winning_score", "a_spawn", "roster_a", "roster_b",
+)  # fmt: skip
+
+
+def _shipped_obstacles(map_id: int, map_hash: str) -> list[dict[str, Any]] | None:
+    """The obstacles of shipped map `map_id` from the engine's table, if its hash matches."""
+    if map_id not in marl_bgs.maps.all_ids():
+        return None
+    spec = load_map(map_id)
+    if spec.content_hash != map_hash:
+        return None
+    return [
+        {"kind": "pillar", "x": o["x"], "y": o["y"], "radius": o["radius"]}
+        if o["kind"] == "pillar"
+        else {"kind": "wall", "x": o["x"], "y": o["y"], "width": o["width"],
+              "height": o["height"], "theta": o.get("theta", 0.0)}
+        for o in spec.obstacles
+    ]  # fmt: skip
+
+
+def _recorded_obstacles(arrays: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """The obstacles a custom map's replay recorded (finite, inside the field, or refused)."""
+    out = []
+    keys = ("kind", "active", "center", "size", "theta")
+    kind, active, center, size, theta = (arrays[f"state.obstacles.{k}"] for k in keys)
+    for k in range(kind.shape[0]):
+        if not active[k] or kind[k] == 0:
+            continue
+        (x, y), (w, h), t = center[k].tolist(), size[k].tolist(), float(theta[k])
+        values = (x, y, w, h, t)
+        if not all(math.isfinite(v) for v in values) or not (
+            0 <= x <= MAP_WIDTH and 0 <= y <= MAP_HEIGHT and 0 < w <= 20 and 0 < h <= 20
+        ):
+            raise SeasonDataError(f"replay: obstacle {k} lies outside the field")
+        if int(kind[k]) == OBSTACLE_PILLAR:
+            out.append({"kind": "pillar", "x": x, "y": y, "radius": w})
+        else:
+            out.append({"kind": "wall", "x": x, "y": y, "width": w, "height": h, "theta": t})
+    return out
+
+
+def frames(arrays: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """Every recorded state (the start, then after each tick) as units and score."""
+    cls = arrays["state.units.class_id"]
+    pos = np.round(arrays["state.units.pos"].astype(np.float64), 3)
+    health = np.round(arrays["state.units.health"].astype(np.float64), 2)
+    alive, ticks, score = arrays["state.units.alive"], arrays["state.tick"], arrays["state.score"]
+    out = []
+    for t in range(cls.shape[0]):
+        units = [
+            {
+                "slot": s, "team": int(SLOT_TEAM[s]), "class": LETTERS.get(int(cls[t, s]), "?"),
+                "x": float(pos[t, s, 0]), "y": float(pos[t, s, 1]),
+                "health": float(health[t, s]),
+                "max_health": float(C.MAX_HEALTH[int(cls[t, s])]), "alive": bool(alive[t, s]),
+            }
+            for s in range(cls.shape[1])
+            if int(cls[t, s]) > 0
+        ]  # fmt: skip
+        out.append({"tick": int(ticks[t]), "score": [int(v) for v in score[t]], "units": units})
+    return out
+
+
+def replay_json(replay: Replay) -> dict[str, Any]:
+    """The viewer's JSON of a loaded (already checked) replay."""
+    h, arrays = replay.header, replay.arrays
+    obstacles = _shipped_obstacles(int(h["map"]), str(h["map_hash"]))
+    return {
+        **{k: h[k] for k in HEADER_KEYS},
+        "width": MAP_WIDTH, "height": MAP_HEIGHT, "body_radius": BODY_RADIUS,
+        "red_zone_depth": float(h["red_zone_depth"]),
+        "obstacles": obstacles if obstacles is not None else _recorded_obstacles(arrays),
+        "frames": frames(arrays),
+    }  # fmt: skip
+
+
+def read_replay(path: Path) -> dict[str, Any]:
+    """Load and check the replay file at `path` and build its JSON (SeasonDataError if bad)."""
+    try:
+        replay = load(path)
+    except EvalError as err:
+        said = str(err).replace(str(path), path.name)  # no server paths in answers
+        raise SeasonDataError(f"{path.name}: not a valid replay: {said}") from None
+    return replay_json(replay)

@@ -1,0 +1,204 @@
+"""Every page and API route of a real server answers with the season's content."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pandas as pd
+import pytest
+
+from marl_bgs_eval import replay_files
+from marl_bgs_tournament.web import heatmap, tables
+
+
+def _get(url: str) -> httpx.Response:
+    return httpx.get(url, timeout=60)
+
+
+def _games(season_dir: Path) -> list[dict[str, Any]]:
+    return _rows(season_dir / "games.csv", skiprows=1)
+
+
+def _rows(path: Path, skiprows: int = 0) -> list[dict[str, Any]]:
+    return [{str(k): v for k, v in row.items()}
+            for row in pd.read_csv(path, skiprows=skiprows).to_dict("records")]  # fmt: skip
+
+
+def test_leaderboard_shows_every_system_in_rank_order(web_site: str, web_season_dir: Path) -> None:
+    r = _get(web_site + "/")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    ratings = _rows(web_season_dir / "ratings.csv")
+    body = r.text
+    spots = [body.index(f'">{row["system"]}</a>') for row in ratings]
+    assert spots == sorted(spots), "rows must follow the ranks"
+    for row in ratings:
+        assert f"{row['elo_low']:.0f} – {row['elo_high']:.0f}" in body
+        assert f"{row['wins']}-{row['draws']}-{row['losses']}" in body
+        assert f"{100 * row['win_chance']:.1f}%" in body
+        assert f'href="/entrants/{row["system"]}"' in body
+    assert html.escape("Delta <Labs>") in body
+    assert "<Labs>" not in body
+    for fact in ("20260707", "47, 48, 49, 50, 51", "Games per pairing", "v1"):
+        assert fact in body
+    assert "not a member" in body
+    assert "https://" not in body
+    assert "http://" not in body
+
+
+def test_api_ratings_match_the_csv(web_site: str, web_season_dir: Path) -> None:
+    got = _get(web_site + "/api/ratings").json()
+    want = _rows(web_season_dir / "ratings.csv")
+    assert [r["rank"] for r in got] == list(range(1, len(want) + 1))
+    assert [r["system"] for r in got] == [w["system"] for w in want]
+    for g, w in zip(got, want, strict=True):
+        assert g["elo"] == pytest.approx(w["elo"])
+        assert (g["elo_low"], g["elo_high"]) == pytest.approx((w["elo_low"], w["elo_high"]))
+        assert g["elo_low"] <= g["elo"] <= g["elo_high"]
+        assert g["member"] == bool(w["member"])
+        assert g["team"] == w["team"]
+
+
+def test_season_api(web_site: str, web_season_dir: Path) -> None:
+    got = _get(web_site + "/api/season").json()
+    want = json.loads((web_season_dir / "season.json").read_text())
+    for key in ("rulebook", "maps", "games_per_pairing", "root_seed", "field", "entrants"):
+        assert got[key] == want[key]
+    assert [c["name"] for c in got["challengers"]] == ["delta", "bravo"]
+
+
+def test_matchups_page_colours_each_cell_by_its_score(web_site: str, web_season_dir: Path) -> None:
+    api = _get(web_site + "/api/matchups").json()
+    matrix = pd.read_csv(web_season_dir / "matchups.csv", index_col="system_a")
+    assert api["systems_a"] == list(matrix.index)
+    assert api["systems_b"] == list(matrix.columns)
+    page = _get(web_site + "/matchups").text
+    for i, a in enumerate(api["systems_a"]):
+        for j, b in enumerate(api["systems_b"]):
+            want = matrix.loc[a, b]
+            got = api["scores"][i][j]
+            if a == b:
+                assert got is None
+                assert math.isnan(want)
+                assert f'class="heat-none" title="{a} vs {b}: —"' in page
+            else:
+                assert got == pytest.approx(want)
+                k = heatmap.step(want)
+                assert f'class="heat-{k}" title="{a} vs {b}: {want:.2f}"' in page
+    css = _get(web_site + "/heat.css").text
+    assert all(heatmap.hex_colour(c) in css for c in heatmap.PALETTE)
+
+
+def test_entrant_page_shows_rating_record_measures_and_replays(
+    web_site: str, web_season_dir: Path
+) -> None:
+    r = _get(web_site + "/entrants/idle")
+    assert r.status_code == 200
+    body = r.text
+    rating = next(r for r in _rows(web_season_dir / "ratings.csv") if r["system"] == "idle")
+    assert f"{rating['elo']:.0f}" in body
+    assert f"{rating['elo_low']:.0f} – {rating['elo_high']:.0f}" in body
+    for m in _rows(web_season_dir / "measures.csv"):
+        if m["system"] != "idle":
+            continue
+        if math.isnan(m["value"]):
+            assert "heal_share" in body
+            continue
+        assert f"{m['value']:.4g}" in body
+        assert f"{m['low']:.4g} – {m['high']:.4g}" in body
+    seen = [(g["system_a"], g["system_b"], g["result"]) for g in _games(web_season_dir)]
+    mine = [r for a, b, r in seen if (a, b) == ("idle", "alpha")]
+    mine += [{"win": "loss", "draw": "draw", "loss": "win"}[r] for a, b, r in seen
+             if (a, b) == ("alpha", "idle")]  # fmt: skip
+    wins, draws, losses = (mine.count(k) for k in ("win", "draw", "loss"))
+    api = _get(web_site + "/api/entrants/idle").json()
+    alpha = next(o for o in api["record"] if o["opponent"] == "alpha")
+    assert (alpha["wins"], alpha["draws"], alpha["losses"]) == (wins, draws, losses)
+    assert f"{wins}-{draws}-{losses}" in body
+    assert [g["game"] for g in api["replays"]] == [0, 999]
+    assert 'href="/replays/0"' in body
+    assert api["team"] == "Baselines"
+    assert api["problems"] == []
+    named = {m["measure"]: m for m in api["measures"]}
+    assert named["heal_share"]["value"] is None
+    assert named["kills_per_minute"]["unit"]
+
+
+def test_challengers_page_lists_every_decision(web_site: str) -> None:
+    body = _get(web_site + "/challengers").text
+    rows = re.findall(r"<tr class=\"(admitted|refused)\">\s*<td><a href=\"/entrants/(\w+)\"", body)
+    assert rows == [("refused", "delta"), ("admitted", "bravo")]
+    assert "not admitted" in body
+    assert ">952<" in body
+    api = _get(web_site + "/api/challengers").json()
+    assert [c["admitted"] for c in api["challengers"]] == [False, True]
+
+
+def test_replay_pages_and_index(web_site: str) -> None:
+    index = _get(web_site + "/api/replays").json()
+    assert [g["game"] for g in index] == [0, 999]
+    listing = _get(web_site + "/replays").text
+    assert 'href="/replays/0"' in listing
+    assert 'href="/replays/999"' in listing
+    viewer = _get(web_site + "/replays/0")
+    assert viewer.status_code == 200
+    assert '<canvas id="field"' in viewer.text
+    assert 'src="/static/replay.js"' in viewer.text
+    assert 'data-api="/api/replays/0"' in viewer.text
+    script = _get(web_site + "/static/replay.js")
+    assert script.status_code == 200
+    assert "getContext" in script.text
+
+
+def test_replay_api_holds_every_tick_of_the_file(web_site: str, web_season_dir: Path) -> None:
+    replay = replay_files.load(web_season_dir / "replays" / "game-0.replay.zip")
+    got = _get(web_site + "/api/replays/0").json()
+    assert (got["width"], got["height"]) == (20.0, 10.0)
+    assert got["system_a"] == "random"
+    assert got["ticks"] == replay.ticks
+    assert len(got["frames"]) == replay.ticks + 1
+    assert got["obstacles"]
+    assert {o["kind"] for o in got["obstacles"]} == {"pillar", "wall"}
+    pos, health = replay.arrays["state.units.pos"], replay.arrays["state.units.health"]
+    for t in (0, replay.ticks // 2, replay.ticks):
+        frame = got["frames"][t]
+        assert frame["tick"] == t
+        assert [u["class"] for u in frame["units"]] == list("MWHRP" * 2)
+        assert [u["team"] for u in frame["units"]] == [0] * 5 + [1] * 5
+        for u in frame["units"]:
+            assert (u["x"], u["y"]) == pytest.approx(tuple(pos[t, u["slot"]]), abs=1e-3)
+            assert u["health"] == pytest.approx(health[t, u["slot"]], abs=0.01)
+            assert u["max_health"] > 0
+            assert u["health"] <= u["max_health"]
+    moved = got["frames"][0]["units"][0]["x"] != got["frames"][-1]["units"][0]["x"]
+    assert moved or got["frames"][0]["units"][0]["y"] != got["frames"][-1]["units"][0]["y"]
+
+
+def test_pages_send_strict_headers_and_static_files(web_site: str) -> None:
+    r = _get(web_site + "/")
+    assert "default-src 'self'" in r.headers["content-security-policy"]
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert _get(web_site + "/static/style.css").status_code == 200
+    assert _get(web_site + "/docs").status_code == 404  # no pages that load outside scripts
+
+
+def test_submissions_are_closed_without_checker_and_runner(web_site: str) -> None:
+    r = httpx.post(web_site + "/api/submissions", files={"file": ("a.bin", b"x")},
+                   data={"team": "T"}, timeout=30)  # fmt: skip
+    assert r.status_code == 503
+    assert "submissions closed" in r.json()["error"]
+    assert _get(web_site + "/api/submissions/" + "0" * 32).status_code == 503
+
+
+def test_records_read_a_real_results_file(web_recorded: Path) -> None:
+    got = tables.records(web_recorded / "games.csv")
+    assert set(got) == {"random", "idle"}
+    (vs_idle,) = got["random"]
+    assert vs_idle["opponent"] == "idle"
+    assert vs_idle["games"] == 2
