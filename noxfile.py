@@ -65,6 +65,8 @@ def tests(session: nox.Session, package: str) -> None:
     _sync(session, package, "--group", "test", "--no-editable", *extras)
     session.run("uv", "pip", "check", "--python", session.virtualenv.location)  # type: ignore[union-attr]
     env = {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
+    if package == "marl-bgs-tournament":
+        _chromium(session)
     server = None
     if package == "marl-bgs-llm" and os.environ.get("MARL_BGS_LLM_REAL", "1") != "0":
         server, env["MARL_BGS_LLM_SERVER"], env["MARL_BGS_LLM_MODEL"] = _llm_server(session)
@@ -81,6 +83,22 @@ def tests(session: nox.Session, package: str) -> None:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _chromium(session: nox.Session) -> None:
+    """The leaderboard's browser tests drive Debian's headless Chromium: install the package when
+    it is missing and this user may (root, as in CI); otherwise those tests say they skipped."""
+    if CHROMIUM.exists():
+        return
+    if shutil.which("apt-get") and os.geteuid() == 0:
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium",
+                    external=True, env={"DEBIAN_FRONTEND": "noninteractive"})  # fmt: skip
+    else:
+        session.warn(f"{CHROMIUM} is missing (apt-get install chromium): browser tests will skip")
 
 
 # The LLM tests' real tier: llama.cpp's Python server, built from its source distribution, serving

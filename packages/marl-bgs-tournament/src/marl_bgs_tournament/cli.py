@@ -1,0 +1,259 @@
+"""The `marl-bgs-tournament` command line: export, check, schedule, season, challenge, serve."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Annotated, Any
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import marl_bgs_eval as ev
+from marl_bgs.tdm.maps import SPLITS
+from marl_bgs.tdm.maps import split as split_ids
+from marl_bgs_tournament import portable, schedule
+from marl_bgs_tournament import season as seasons
+from marl_bgs_tournament.errors import TournamentError
+
+app = typer.Typer(help="Run MARL-BattleGrounds tournament seasons.", no_args_is_help=True)
+console = Console(width=140)
+
+# The documented reduced size of `season --reduced` (docs/tournament.md): every test map, one
+# spawn-swapped pair per map, short games; minutes on a CPU instead of a GPU's full season.
+REDUCED = seasons.Settings(pairs_per_map=2, tick_limit=120, winning_score=5, batch_size=16,
+                           bootstrap=1000, replays=2)  # fmt: skip
+Plugins = Annotated[
+    list[str] | None, typer.Option("--plugin", help="Module that registers Systems")
+]
+
+
+def _fail(err: Exception) -> None:
+    console.print(f"[red]error:[/red] {err}", highlight=False, markup=True)
+    raise typer.Exit(code=2)
+
+
+def _plugins(modules: list[str] | None) -> None:
+    for name in modules or []:
+        try:
+            importlib.import_module(name)
+        except ImportError as err:
+            _fail(TournamentError(f"plugin: cannot import {name!r} ({err})"))
+
+
+def _table(df: pd.DataFrame, title: str) -> Table:
+    table = Table(title=title)
+    for c in df.columns:
+        table.add_column(str(c))
+    for row in df.itertuples(index=False):
+        table.add_row(*(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row))
+    return table
+
+
+def _map_ids(text: str, field: str) -> list[int]:
+    """ "47,48", "0-39" or a split name ("train") -> map ids."""
+    text = text.strip()
+    if text in SPLITS:
+        return list(split_ids(text))
+    if text in ("", "none"):
+        return []
+    ids: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            ids += list(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise TournamentError(
+            f"{field}: expected map ids like '47,48' or '0-39', a split name {sorted(SPLITS)} "
+            f"or 'none', got {text!r}"
+        ) from None
+    return ids
+
+
+@app.command()
+def export(
+    system: Annotated[
+        str, typer.Argument(help="A registered System name (e.g. tdm-beta, ckpt:RUN)")
+    ],
+    out: Annotated[Path, typer.Option(help="The System file to write (*.mbgs)")],
+    team: Annotated[str, typer.Option(help="The submitting team")],
+    name: Annotated[
+        str | None, typer.Option(help="The entrant's name (default: the System's)")
+    ] = None,
+    trained_on_maps: Annotated[
+        str | None, typer.Option(help="Maps training used: '0-39', a split name, or 'none'")
+    ] = None,
+    trained_on_scenarios: Annotated[
+        list[str] | None, typer.Option(help="Scenarios training used")
+    ] = None,
+    batch_sizes: Annotated[str, typer.Option(help="Batch sizes to compile for")] = "1,16,128,512",
+    plugin: Plugins = None,
+) -> None:
+    """Export a pure-JAX System to a portable file (programs and weights, no Python)."""
+    _plugins(plugin)
+    try:
+        if out.suffix != portable.SUFFIX:
+            raise TournamentError(f"out: expected a {portable.SUFFIX} file, got {str(out)!r}")
+        training = None
+        if trained_on_maps is not None:
+            training = {"maps": _map_ids(trained_on_maps, "trained_on_maps"),
+                        "scenarios": list(trained_on_scenarios or [])}  # fmt: skip
+        sizes = [int(b) for b in batch_sizes.split(",")]
+        manifest = portable.export_system(ev.get_system(system), out, team=team, name=name,
+                                          training=training, batch_sizes=sizes)  # fmt: skip
+    except (TournamentError, ev.EvalError, ValueError) as err:
+        _fail(err)
+        return
+    console.print(f"wrote {out} ({out.stat().st_size:,} bytes): {manifest['name']} of team "
+                  f"{manifest['team']}, mode {manifest['mode']}, batch sizes "
+                  f"{manifest['batch_sizes']}")  # fmt: skip
+
+
+@app.command()
+def check(
+    file: Annotated[Path, typer.Argument(help="A System file (*.mbgs)")],
+) -> None:
+    """Run the rulebook's automated checks on a System file; exit 1 if one fails."""
+    from marl_bgs_tournament.rulebook import check_entrant
+
+    try:
+        manifest = portable.read_manifest(file)
+        report = check_entrant(portable.load_system(file), manifest)
+    except (TournamentError, ev.EvalError) as err:
+        _fail(err)
+        return
+    console.print(_table(report, f"Rulebook {seasons.RULEBOOK}: {manifest['name']}"))
+    if not bool(report["passed"].all()):
+        raise typer.Exit(code=1)
+
+
+@app.command("schedule")
+def show_schedule(
+    field: Annotated[list[str], typer.Option(help="Field members in seat order (repeat)")],
+    challenger: Annotated[str | None, typer.Option(help="Also a challenger's blocks")] = None,
+    pairs_per_map: Annotated[
+        int, typer.Option(help="Spawn-swapped pairs per map")
+    ] = schedule.PAIRS_PER_MAP,
+) -> None:
+    """Print the numbered blocks of games: the field's round robin, then a challenger's."""
+    n = len(schedule.TEST_MAPS)
+    try:
+        plan = schedule.field_schedule(field, n, pairs_per_map)
+        if challenger:
+            plan = pd.concat([plan, schedule.challenger_schedule(challenger, field, n,
+                                                                 pairs_per_map)])  # fmt: skip
+    except TournamentError as err:
+        _fail(err)
+        return
+    console.print(_table(plan, f"Schedule on maps {list(schedule.TEST_MAPS)}"))
+
+
+def _settings(reduced: bool, overrides: dict[str, Any]) -> seasons.Settings:
+    base = REDUCED if reduced else seasons.Settings()
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if "maps" in given:
+        given["maps"] = tuple(_map_ids(given["maps"], "maps"))
+    return seasons.Settings(**{**base.__dict__, **given, "progress": True})
+
+
+@app.command()
+def season(
+    field: Annotated[
+        list[str], typer.Option(help="A member: a registered name or a System file (repeat)")
+    ],
+    out: Annotated[Path, typer.Option(help="The season folder to write (new or empty)")],
+    reduced: Annotated[bool, typer.Option(help="The documented reduced size, for a CPU")] = False,
+    maps: Annotated[str | None, typer.Option(help="Maps (default: the test maps 47-51)")] = None,
+    pairs_per_map: Annotated[int | None, typer.Option(help="Spawn-swapped pairs per map")] = None,
+    tick_limit: Annotated[int | None, typer.Option(help="Draw at this tick")] = None,
+    winning_score: Annotated[int | None, typer.Option(help="First to this many kills wins")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Games at once")] = None,
+    bootstrap: Annotated[int | None, typer.Option(help="Refits for the Elo intervals")] = None,
+    replays: Annotated[int | None, typer.Option(help="Games to record as replays")] = None,
+    root_seed: Annotated[
+        int | None, typer.Option(help="Root seed (default: drawn, published)")
+    ] = None,
+    plugin: Plugins = None,
+) -> None:
+    """Play a season's round robin and publish its folder (ratings, games, measures, replays)."""
+    _plugins(plugin)
+    try:
+        settings = _settings(reduced, {
+            "maps": maps, "pairs_per_map": pairs_per_map, "tick_limit": tick_limit,
+            "winning_score": winning_score, "batch_size": batch_size, "bootstrap": bootstrap,
+            "replays": replays,
+        })  # fmt: skip
+        record = seasons.run_season(field, out, settings, root_seed=root_seed)
+    except (TournamentError, ev.EvalError) as err:
+        _fail(err)
+        return
+    ratings = pd.read_csv(out / "ratings.csv")
+    cols = ["rank", "system", "team", "elo", "elo_low", "elo_high", "tier", "wins", "draws",
+            "losses"]  # fmt: skip
+    console.print(_table(ratings.loc[:, cols], f"Season {record['season']} (root seed "
+                                        f"{record['root_seed']})"))  # fmt: skip
+    console.print(f"season folder: {out}  (serve it: marl-bgs-tournament serve {out})")
+
+
+@app.command()
+def challenge(
+    folder: Annotated[Path, typer.Argument(help="A season folder")],
+    entrant: Annotated[str, typer.Argument(help="A System file (*.mbgs) or a registered name")],
+    team: Annotated[
+        str | None, typer.Option(help="The submitting team (default: the file's)")
+    ] = None,
+    root_seed: Annotated[int | None, typer.Option(help="Root seed (default: drawn now)")] = None,
+    plugin: Plugins = None,
+) -> None:
+    """Play a challenger against the field; admit it if its Elo beats the lowest member's."""
+    _plugins(plugin)
+    try:
+        d = seasons.challenge(folder, entrant, team=team, root_seed=root_seed, progress=True)
+    except (TournamentError, ev.EvalError) as err:
+        _fail(err)
+        return
+    verdict = f"admitted (replaces {d['leaves']})" if d["admitted"] else "not admitted"
+    elo = f"Elo {d['elo']:.0f} [{d['elo_low']:.0f}, {d['elo_high']:.0f}]"
+    lowest = f"lowest member {d['lowest_member']} {d['lowest_elo']:.0f}"
+    console.print(f"{d['name']}: {elo} vs {lowest}: {verdict}")
+
+
+def submission_checker(path: Path) -> None:
+    """An upload's checks before it is queued: a valid System file for this engine whose
+    training is declared and stayed off the test maps and scenarios."""
+    from marl_bgs_tournament.rulebook import training_declared
+
+    manifest = portable.read_manifest(path)
+    row = training_declared(manifest)
+    if not row.passed:
+        raise TournamentError(f"manifest.training: {row.detail}")
+
+
+def submission_runner(folder: Path, path: Path, team: str) -> None:
+    """A queued upload's challenge (the worker runs one at a time)."""
+    seasons.challenge(folder, path, team=team)
+
+
+@app.command()
+def serve(
+    folder: Annotated[Path, typer.Argument(help="A season folder")],
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1")] = 8000,
+    host: Annotated[str, typer.Option(help="A loopback address only")] = "127.0.0.1",
+    submissions: Annotated[bool, typer.Option(help="Accept uploaded System files")] = True,
+) -> None:
+    """Serve a season folder's leaderboard (and its submission endpoint) on this machine."""
+    from marl_bgs_tournament.web import serve as run
+
+    try:
+        extra: dict[str, Any] = {}
+        if submissions:
+            extra = {"checker": submission_checker, "runner": submission_runner}
+        run(folder, host=host, port=port, **extra)
+    except TournamentError as err:
+        _fail(err)
+
+
+def main() -> None:  # pragma: no cover - the console script
+    app()

@@ -1,0 +1,363 @@
+"""A season: the field's round robin, one joint Elo fit, challengers, and every result published.
+
+`run_season(field, out)` plays every pairing of the field (see `schedule`), fits Elo with 95%
+intervals to all games at once, and writes the season folder (`docs/tournament.md` lists its
+files). `challenge(folder, entrant)` plays a challenger as team A against every member, fits the
+field's games and the challenger's together, and admits it only if its Elo beats the lowest
+member's; that member leaves (or, if the challenger's team already holds a seat, that seat's
+entrant leaves: one seat per submitting team). Each challenger's games, ratings and decision are
+published, admitted or not. Only Team Deathmatch games on the season's maps enter the fit:
+scenario results never feed Elo.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import pandas as pd
+
+import marl_bgs
+import marl_bgs_eval as ev
+from marl_bgs_eval import replay_files, replays, results
+from marl_bgs_eval.crossplay import matchups
+from marl_bgs_eval.replay_files import mode_id
+from marl_bgs_tournament.errors import TournamentError
+from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, load_system, read_manifest
+from marl_bgs_tournament.schedule import (
+    PAIRS_PER_MAP,
+    TEST_MAPS,
+    challenger_schedule,
+    draw_root_seed,
+    field_schedule,
+    games_per_pairing,
+)
+
+RULEBOOK = "v1"
+ORGANISERS = "organisers"  # the team of built-in entrants (scripted teams, baselines)
+RECORD = "season.json"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a season plays and how it rates (rulebook v1 at full size by default)."""
+
+    maps: tuple[int, ...] = TEST_MAPS
+    pairs_per_map: int = PAIRS_PER_MAP
+    tick_limit: int = 300
+    winning_score: int = 20
+    batch_size: int = 128
+    bootstrap: int = 5000
+    rating_seed: int = 0
+    metrics: str = "full"
+    replays: int = 3  # games recorded as replays (the first game of the first pairings)
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A System with where it came from: a registered name or a System file."""
+
+    name: str
+    team: str
+    source: str
+    sha256: str | None
+    system: ev.System = field(repr=False, compare=False)
+    path: Path | None = None  # the System file, if any
+
+    def store(self, folder: Path) -> None:
+        """Keep a System file in the season folder (entrants/), so a later challenge reloads it."""
+        if self.path is not None:
+            (folder / "entrants").mkdir(exist_ok=True)
+            shutil.copyfile(self.path, folder / "entrants" / self.path.name)
+
+
+def entrant(ref: str | Path, team: str | None = None) -> Entrant:
+    """A System file (`*.mbgs`: name and team from its manifest) or a registered System name
+    (team `organisers` unless given)."""
+    text = str(ref)
+    if text.endswith(SUFFIX):
+        path = Path(text)
+        sys = load_system(path)
+        own = str(read_manifest(path)["team"])
+        return Entrant(sys.name, team or own, f"file:{path.name}", file_sha256(path), sys, path)
+    try:
+        sys = ev.get_system(text)
+    except ev.EvalError as err:
+        raise TournamentError(f"field: {err}") from None
+    if sys.host:
+        raise TournamentError(
+            f"field: {text!r} is a host System (Python per tick); the tournament plays pure-JAX "
+            "Systems only"
+        )
+    return Entrant(sys.name, check_name(team or ORGANISERS, "team"), f"builtin:{text}", None, sys)
+
+
+def _write(path: Path, write: Callable[[Path], Any]) -> None:
+    """Write through a temporary file, so a reader sees the old file or the new one, whole."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _json(path: Path, value: Any) -> None:
+    _write(path, lambda p: p.write_text(json.dumps(value, indent=1, default=_plain) + "\n"))
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"not JSON: {type(x).__name__}")
+
+
+def play_pairings(
+    plan: pd.DataFrame, systems: dict[str, ev.System], settings: Settings, root_seed: int
+) -> pd.DataFrame:
+    """Every pairing of `plan` (rows of `schedule`) through `evaluate`, one row per game. Systems
+    of one architecture (System files) share the compiled programs of a pairing shape."""
+    frames = []
+    for row in plan.to_dict("records"):
+        frames.append(
+            ev.evaluate(
+                systems[str(row["system_a"])],
+                systems[str(row["system_b"])],
+                maps=list(settings.maps),
+                games_per_map=2 * settings.pairs_per_map,
+                seed=root_seed,
+                first_seed_number=int(row["first_seed_number"]),
+                first_game=int(row["first_game"]),
+                metrics=settings.metrics,
+                batch_size=settings.batch_size,
+                progress=settings.progress,
+                tick_limit=settings.tick_limit,
+                winning_score=settings.winning_score,
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def elo_games(games: pd.DataFrame, maps: Sequence[int]) -> pd.DataFrame:
+    """The games that may feed Elo: Team Deathmatch games on the season's maps. Scenario results
+    (or any other table) are refused, never silently dropped."""
+    if "scenario" in games.columns:
+        raise TournamentError("games: scenario results never feed Elo; pass Team Deathmatch games")
+    games = results.validate(games, "games")
+    off = sorted(set(games["map"].astype(int)) - set(maps))
+    if off:
+        raise TournamentError(f"games: maps {off} are not the season's maps {list(maps)}")
+    return games
+
+
+def ratings_table(
+    games: pd.DataFrame, members: Sequence[str], teams: dict[str, str], settings: Settings
+) -> pd.DataFrame:
+    """The joint fit's leaderboard with divisions, membership and teams."""
+    table = ev.rate(games, bootstrap=settings.bootstrap, seed=settings.rating_seed)
+    div = [ev.division(float(e)) for e in table["elo"]]
+    table["division_tier"] = [d[0] for d in div]
+    table["division"] = pd.array([d[1] for d in div], dtype="Int64")
+    table["member"] = table["system"].isin(list(members))
+    table["team"] = [teams[str(s)] for s in table["system"]]
+    return table
+
+
+def _publish(
+    out: Path, games: pd.DataFrame, members: list[str], teams: dict[str, str], settings: Settings
+) -> pd.DataFrame:
+    """games, ratings, matchups and measures of the current field into `out`."""
+    table = ratings_table(games, members, teams, settings)
+    results.save(games, out / "games.csv")  # each written whole or not at all
+    results.save(games, out / "games.parquet")
+    _write(out / "ratings.csv", lambda p: table.to_csv(p, index=False))
+    _json(out / "ratings.json", json.loads(str(table.to_json(orient="records"))))
+    matrix = matchups(games).reindex(index=members, columns=members)
+    _write(out / "matchups.csv", lambda p: matrix.to_csv(p, index_label="system_a"))
+    measures = ev.system_metrics(games, bootstrap=min(settings.bootstrap, 2000),
+                                 seed=settings.rating_seed)  # fmt: skip
+    _write(out / "measures.csv", lambda p: measures.to_csv(p, index=False))
+    return table
+
+
+def _record_replays(
+    out: Path, games: pd.DataFrame, systems: dict[str, ev.System], settings: Settings
+) -> list[dict[str, Any]]:
+    """The first game of the first `settings.replays` pairings, recorded and verified."""
+    (out / "replays").mkdir(exist_ok=True)
+    index = []
+    firsts = games.sort_values("game").groupby(["system_a", "system_b"], sort=False).head(1)
+    for row in firsts.head(settings.replays).to_dict("records"):
+        one = cast(pd.DataFrame, games[games["game"] == row["game"]])
+        [replay] = replays.record(systems[str(row["system_a"])], systems[str(row["system_b"])], one)
+        name = f"replays/game-{int(row['game'])}.replay.zip"
+        replay_files.save(replay, out / name)
+        index.append({"game": int(row["game"]), "system_a": row["system_a"],
+                      "system_b": row["system_b"], "map": int(row["map"]),
+                      "result": row["result"], "file": name})  # fmt: skip
+    return index
+
+
+def run_season(
+    field_refs: Sequence[str | Path],
+    out: str | Path,
+    settings: Settings = Settings(),
+    *,
+    root_seed: int | None = None,
+    season: int = 0,
+) -> dict[str, Any]:
+    """Play the field's round robin and publish the season folder `out`; returns its record."""
+    out = Path(out)
+    entrants = [entrant(r) for r in field_refs]
+    names = [e.name for e in entrants]
+    if len(set(names)) != len(names):
+        raise TournamentError(f"field: names must be unique, got {names}")
+    if out.exists() and any(out.iterdir()):
+        raise TournamentError(f"out: {str(out)!r} is not empty; a season folder is written once")
+    out.mkdir(parents=True, exist_ok=True)
+    for e in entrants:
+        e.store(out)
+    root = draw_root_seed() if root_seed is None else int(root_seed)
+    plan = field_schedule(names, len(settings.maps), settings.pairs_per_map)
+    systems = {e.name: e.system for e in entrants}
+    games = elo_games(play_pairings(plan, systems, settings, root), settings.maps)
+    teams = {e.name: e.team for e in entrants}
+    _publish(out, games, names, teams, settings)
+    index = _record_replays(out, games, systems, settings)
+    _json(out / "replays.json", index)
+    record = {
+        "rulebook": RULEBOOK,
+        "season": int(season),
+        "mode": mode_id(),
+        "engine_version": marl_bgs.__version__,
+        "root_seed": root,
+        "rating_seed": settings.rating_seed,
+        "bootstrap": settings.bootstrap,
+        "maps": list(settings.maps),
+        "pairs_per_map": settings.pairs_per_map,
+        "games_per_pairing": games_per_pairing(len(settings.maps), settings.pairs_per_map),
+        "tick_limit": settings.tick_limit,
+        "winning_score": settings.winning_score,
+        "batch_size": settings.batch_size,
+        "metrics": settings.metrics,
+        "field": names,
+        "entrants": {
+            e.name: {"team": e.team, "source": e.source, "sha256": e.sha256} for e in entrants
+        },
+        "challengers": [],
+        "schedule": json.loads(str(plan.to_json(orient="records"))),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    _json(out / RECORD, record)
+    return record
+
+
+def settings_of(record: dict[str, Any], **overrides: Any) -> Settings:
+    """The Settings a season folder was played with (`overrides`: e.g. progress)."""
+    keys = {k: record[k] for k in ("pairs_per_map", "tick_limit", "winning_score", "batch_size",
+                                   "bootstrap", "rating_seed", "metrics")}  # fmt: skip
+    return Settings(maps=tuple(record["maps"]), **keys, **overrides)
+
+
+def read_season(folder: str | Path) -> dict[str, Any]:
+    """A season folder's record (season.json), checked for the fields a challenge needs."""
+    path = Path(folder) / RECORD
+    if not path.is_file():
+        raise TournamentError(f"season: {str(path)!r} not found (run `marl-bgs-tournament season`)")
+    record = json.loads(path.read_text())
+    need = {"field", "entrants", "maps", "pairs_per_map", "challengers", "root_seed"}
+    if not isinstance(record, dict) or need - set(record):
+        raise TournamentError(f"season: {path.name} lacks {sorted(need - set(record))}")
+    return record
+
+
+def challenge(
+    folder: str | Path,
+    ref: str | Path,
+    *,
+    team: str | None = None,
+    root_seed: int | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Play a challenger against every member and decide its admission; publishes its games,
+    ratings and decision under challengers/<name>/ and, if admitted, the new field's tables."""
+    folder = Path(folder)
+    record = read_season(folder)
+    settings = settings_of(record, progress=progress)
+    new = entrant(ref, team)
+    if new.name in record["entrants"]:
+        raise TournamentError(f"challenger: the name {new.name!r} has already entered this season")
+    members: list[str] = list(record["field"])
+    systems = {name: _member_system(folder, name, record) for name in members}
+    systems[new.name] = new.system
+    root = draw_root_seed() if root_seed is None else int(root_seed)
+    plan = challenger_schedule(new.name, members, len(settings.maps), settings.pairs_per_map)
+    mine = elo_games(play_pairings(plan, systems, settings, root), settings.maps)
+    field_games = results.load(folder / "games.parquet")
+    games = pd.concat([field_games, mine], ignore_index=True)
+    teams = {n: record["entrants"][n]["team"] for n in members} | {new.name: new.team}
+    table = ratings_table(games, members, teams, settings)
+    elo = dict(zip(table["system"], table["elo"], strict=True))
+    admitted, lowest, leaves = admission(elo, members, teams, new.name)
+    row = table.set_index("system").loc[new.name]
+    decision = {
+        "name": new.name, "team": new.team, "source": new.source, "sha256": new.sha256,
+        "elo": float(row["elo"]), "elo_low": float(row["elo_low"]),
+        "elo_high": float(row["elo_high"]), "lowest_member": lowest,
+        "lowest_elo": float(elo[lowest]), "admitted": bool(admitted), "leaves": leaves,
+        "root_seed": root, "first_game": int(plan["first_game"].to_numpy().min()),
+        "first_seed_number": int(plan["first_seed_number"].to_numpy().min()),
+        "decided": datetime.now(UTC).isoformat(timespec="seconds"),
+    }  # fmt: skip
+    new.store(folder)
+    mine_dir = folder / "challengers" / new.name
+    mine_dir.mkdir(parents=True, exist_ok=True)
+    results.save(mine, mine_dir / "games.csv")
+    table.to_csv(mine_dir / "ratings.csv", index=False)
+    _json(mine_dir / "decision.json", decision)
+    if leaves is not None:
+        members[members.index(leaves)] = new.name
+        both = games["system_a"].isin(members) & games["system_b"].isin(members)
+        kept = cast(pd.DataFrame, games[both]).sort_values("game", ignore_index=True)
+        _publish(folder, kept, members, {m: teams[m] for m in members}, settings)
+        record["field"] = members
+    record["entrants"][new.name] = {"team": new.team, "source": new.source, "sha256": new.sha256}
+    record["challengers"].append(decision)
+    _json(folder / RECORD, record)
+    return decision
+
+
+def admission(
+    elo: dict[str, float], members: Sequence[str], teams: dict[str, str], challenger: str
+) -> tuple[bool, str, str | None]:
+    """(admitted, lowest member, who leaves): the challenger enters only if its Elo beats the
+    lowest member's; then the lowest member leaves, unless the challenger's team already holds
+    a seat, which it then takes over (one seat per submitting team; organisers are exempt)."""
+    lowest = min(members, key=lambda m: (elo[m], m))
+    if not elo[challenger] > elo[lowest]:
+        return False, lowest, None
+    team = teams[challenger]
+    own = [m for m in members if teams[m] == team and team != ORGANISERS]
+    return True, lowest, own[0] if own else lowest
+
+
+def _member_system(folder: Path, name: str, record: dict[str, Any]) -> ev.System:
+    """A member's System again: its registered name, or its stored System file."""
+    source = str(record["entrants"][name]["source"])
+    kind, _, where = source.partition(":")
+    if kind == "builtin":
+        return entrant(where).system
+    path = folder / "entrants" / where
+    if not path.is_file():
+        raise TournamentError(f"season: member {name!r}'s file {where!r} is not in entrants/")
+    if file_sha256(path) != record["entrants"][name]["sha256"]:
+        raise TournamentError(f"season: member {name!r}'s file changed since it entered")
+    return load_system(path)

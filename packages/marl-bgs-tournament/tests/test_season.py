@@ -1,0 +1,199 @@
+"""A season end to end on CPU: three System files of one architecture (one compiled program for
+every pairing), the joint Elo fit, a challenger, the published folder and the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import marl_bgs_eval as ev
+from marl_bgs_eval import play, replay_files
+from marl_bgs_tournament import Settings, TournamentError, challenge, run_season
+from marl_bgs_tournament.cli import app
+from marl_bgs_tournament.schedule import TEST_MAPS
+from marl_bgs_tournament.season import ORGANISERS, admission, elo_games, read_season
+
+SMALL = Settings(pairs_per_map=1, tick_limit=100, winning_score=3, batch_size=16, bootstrap=200,
+                 replays=1)  # fmt: skip
+FIELD = ["mix0", "mix5", "mix9"]
+
+
+@pytest.fixture(scope="module")
+def season(mix_files, tmp_path_factory):
+    """The season folder after the round robin, and the number of new compiled play programs."""
+    before = len(play._PROGRAMS)
+    out = tmp_path_factory.mktemp("season") / "s0"
+    record = run_season([mix_files[n] for n in FIELD], out, SMALL, root_seed=11)
+    return out, record, len(play._PROGRAMS) - before
+
+
+@pytest.fixture(scope="module")
+def challenged(season, mix_files):
+    """The season after one challenger, with the games and decision it produced."""
+    out, _, _ = season
+    before = len(play._PROGRAMS)
+    decision = challenge(out, mix_files["mix1"], root_seed=12)
+    return decision, len(play._PROGRAMS) - before
+
+
+def test_the_round_robin_plays_every_scheduled_game_once(season) -> None:
+    out, record, _ = season
+    games = ev.load(out / "games.parquet")
+    assert games.equals(ev.load(out / "games.csv"))
+    assert len(games) == 3 * 10
+    assert sorted(games["game"]) == list(range(30))
+    assert set(games["map"]) == set(TEST_MAPS)
+    for row in record["schedule"]:
+        block = games[(games["game"] >= row["first_game"])
+                      & (games["game"] < row["first_game"] + row["games"])]  # fmt: skip
+        assert set(block["system_a"]) == {row["system_a"]}
+        assert set(block["system_b"]) == {row["system_b"]}
+        assert sorted(block["seed_number"]) == sorted(
+            [row["first_seed_number"] + k // 2 for k in range(row["games"])]
+        )
+        assert (block.groupby("seed_number")["a_spawn"].nunique() == 2).all()  # swapped ends
+    assert record["root_seed"] == 11
+    assert record["field"] == FIELD
+    assert record["games_per_pairing"] == 10
+    assert record["rulebook"] == "v1"
+
+
+def test_one_program_serves_every_pairing_of_one_architecture(season, challenged) -> None:
+    assert season[2] == 1  # three pairings, one compile
+    assert challenged[1] == 0  # the challenger's three pairings reuse it
+
+
+def test_ratings_are_one_joint_fit_of_all_games(season) -> None:
+    out, _, _ = season
+    table = pd.read_csv(out / "ratings.csv")
+    fit = ev.rate(ev.load(out / "games.csv"), bootstrap=SMALL.bootstrap, seed=SMALL.rating_seed)
+    assert list(table["system"]) == list(fit["system"])
+    assert table["elo"].to_numpy() == pytest.approx(fit["elo"].to_numpy())
+    assert table["elo"].mean() == pytest.approx(1200.0)
+    assert (table["elo_low"] <= table["elo"]).all()
+    assert (table["elo"] <= table["elo_high"]).all()
+    assert list(table["tier"]) == [ev.tier(e) for e in table["elo"]]
+    assert table["member"].all()
+    assert set(table["team"]) == {f"team-{n}" for n in FIELD}
+    assert json.loads((out / "ratings.json").read_text())[0]["system"] == table["system"][0]
+
+
+def test_matchups_measures_and_replays_are_published(season) -> None:
+    out, _, _ = season
+    matrix = pd.read_csv(out / "matchups.csv", index_col="system_a")
+    assert list(matrix.index) == FIELD
+    assert list(matrix.columns) == FIELD
+    measures = pd.read_csv(out / "measures.csv")
+    assert set(measures["system"]) == set(FIELD)
+    assert len(measures) > 3 * 10
+    index = json.loads((out / "replays.json").read_text())
+    assert len(index) == SMALL.replays
+    replay = replay_files.load(out / index[0]["file"])
+    games = ev.load(out / "games.csv").set_index("game")
+    assert replay.header["result"] == games.loc[index[0]["game"], "result"]
+
+
+def test_a_challenger_is_decided_by_the_joint_fit_and_published(season, challenged) -> None:
+    out, _, _ = season
+    decision, _ = challenged
+    mine = ev.load(out / "challengers" / "mix1" / "games.csv")
+    assert set(mine["system_a"]) == {"mix1"}
+    assert len(mine) == 3 * 10
+    assert sorted(mine["game"]) == list(range(30, 60))  # numbered after the field's blocks
+    table = pd.read_csv(out / "challengers" / "mix1" / "ratings.csv").set_index("system")
+    assert decision["elo"] == pytest.approx(table.loc["mix1", "elo"])
+    lowest = min(FIELD, key=lambda m: table.loc[m, "elo"])
+    assert decision["lowest_member"] == lowest
+    assert decision["admitted"] == bool(table.loc["mix1", "elo"] > table.loc[lowest, "elo"])
+    record = read_season(out)
+    assert record["challengers"][-1] == json.loads(
+        (out / "challengers" / "mix1" / "decision.json").read_text()
+    )
+    field = [("mix1" if m == decision["leaves"] else m) for m in FIELD]
+    assert record["field"] == field
+    assert set(pd.read_csv(out / "ratings.csv").query("member")["system"]) == set(field)
+    with pytest.raises(TournamentError, match="already entered"):
+        challenge(out, record_file(out, "mix1"))
+
+
+def record_file(out, name):
+    return out / "entrants" / f"{name}.mbgs"
+
+
+def test_every_challenger_meets_a_member_on_the_same_games(season, challenged, mix_files) -> None:
+    out, _, _ = season
+    challenge(out, mix_files["mix95"], root_seed=13)
+    one = ev.load(out / "challengers" / "mix1" / "games.csv")
+    two = ev.load(out / "challengers" / "mix95" / "games.csv")
+    cols = ["game", "map", "a_spawn", "seed_number", "pair_id"]
+    assert one[cols].reset_index(drop=True).equals(two[cols].reset_index(drop=True))
+    assert (
+        json.loads((out / "challengers" / "mix95" / "decision.json").read_text())["root_seed"] == 13
+    )
+
+
+@pytest.mark.parametrize(
+    ("elo", "teams", "expected"),
+    [
+        ({"a": 1300, "b": 1100, "c": 1250}, {}, (True, "b", "b")),
+        ({"a": 1300, "b": 1100, "c": 1050}, {}, (False, "b", None)),
+        ({"a": 1300, "b": 1100, "c": 1100}, {}, (False, "b", None)),  # a tie does not beat
+        ({"a": 1300, "b": 1100, "c": 1250}, {"a": "lab", "c": "lab"}, (True, "b", "a")),
+    ],
+)
+def test_admission_rule(elo, teams, expected) -> None:
+    teams = {"a": ORGANISERS, "b": ORGANISERS, "c": "new"} | teams
+    assert admission(elo, ["a", "b"], teams, "c") == expected
+
+
+def test_scenario_results_never_feed_elo(season) -> None:
+    out, _, _ = season
+    games = ev.load(out / "games.csv")
+    with pytest.raises(TournamentError, match="scenario results never feed Elo"):
+        elo_games(games.assign(scenario="hunter-trap"), TEST_MAPS)
+    with pytest.raises(TournamentError, match="not the season's maps"):
+        elo_games(games, (47, 48))
+
+
+def test_a_season_folder_is_written_once(season, mix_files) -> None:
+    out, _, _ = season
+    with pytest.raises(TournamentError, match="not empty"):
+        run_season([mix_files["mix0"], mix_files["mix5"]], out, SMALL)
+
+
+def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path) -> None:
+    out = tmp_path / "cli-season"
+    args = ["season", "--field", str(mix_files["mix0"]), "--field", str(mix_files["mix9"]),
+            "--out", str(out), "--pairs-per-map", "1", "--tick-limit", "100",
+            "--winning-score", "3", "--batch-size", "16", "--bootstrap", "100",
+            "--replays", "0", "--root-seed", "5"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "mix0" in result.output
+    assert "mix9" in result.output
+    assert read_season(out)["root_seed"] == 5
+    bad = CliRunner().invoke(app, ["season", "--field", "no-such-system", "--field", "idle",
+                                   "--out", str(tmp_path / "x")])  # fmt: skip
+    assert bad.exit_code == 2
+    assert "field" in bad.output
+    sched = CliRunner().invoke(app, ["schedule", "--field", "a", "--field", "b",
+                                     "--challenger", "c"])  # fmt: skip
+    assert sched.exit_code == 0
+    assert "c" in sched.output
+
+
+def test_a_file_plays_exactly_as_the_system_it_was_exported_from(season, mix_originals) -> None:
+    out, record, _ = season
+    games = ev.load(out / "games.csv")
+    row = record["schedule"][0]
+    a, b = mix_originals[row["system_a"]], mix_originals[row["system_b"]]
+    again = ev.evaluate(a, b, maps=list(TEST_MAPS), games_per_map=2, seed=record["root_seed"],
+                        first_seed_number=row["first_seed_number"], first_game=row["first_game"],
+                        metrics="none", batch_size=SMALL.batch_size, tick_limit=SMALL.tick_limit,
+                        winning_score=SMALL.winning_score)  # fmt: skip
+    block = games[games["game"] < row["games"]].reset_index(drop=True)
+    cols = ["game", "map", "a_spawn", "result", "points_a", "points_b", "ticks"]
+    assert again[cols].reset_index(drop=True).equals(block[cols])
