@@ -22,14 +22,9 @@ from marl_bgs_eval.metrics.analysis import (
     measures_table,
     slots_of_class,
 )
-from marl_bgs_eval.metrics.compare import (
-    draw_counts,
-    draw_measure_vs_elo,
-    pair_units,
-    plot_measure_vs_elo,
-    system_metrics,
-)
+from marl_bgs_eval.metrics.compare import draw_measure_vs_elo, plot_measure_vs_elo, system_metrics
 from marl_bgs_eval.ratings import _design
+from marl_bgs_eval.resampling import draw_weights, pair_units
 from marl_bgs_eval.synthetic import synthetic_games
 
 FULL = mt.columns("full")
@@ -285,6 +280,23 @@ def test_resampling_keeps_a_pairs_two_games_together() -> None:
     assert value(out, "x", "ultimates_per_100_ticks", "high") > 6.0
 
 
+def test_interval_has_the_stratified_sampling_spread() -> None:
+    """With every game 100 ticks long the measure is a mean of pair totals y, linear in the
+    pair weights: over 40 maps of 2 pairs its resamples are near normal with sd
+    sqrt(sum over maps of 2 s^2) / 160 games. The interval spans 2 x 1.96 such sds; drawing
+    both pairs of a map again (not rescaled) would give only sqrt(1/2) of it."""
+    g = table(160)
+    g["map"] = g["pair_id"] // 2
+    g["a_ultimates_used"] = np.random.default_rng(8).integers(0, 20, size=160)
+    name = "ultimates_per_100_ticks"
+    out = system_metrics(g, [name], bootstrap=4000, seed=2)
+    used = g["a_ultimates_used"].to_numpy(float)
+    y = (used[0::2] + used[1::2]).reshape(40, 2)  # per map, its two pairs' totals
+    sd = np.sqrt(np.sum(2 * np.var(y, axis=1, ddof=1))) / 160
+    width = value(out, "x", name, "high") - value(out, "x", name, "low")
+    assert width / (2 * 1.96 * sd) == pytest.approx(1.0, abs=0.08)
+
+
 def test_pairs_are_resampled_within_pairing_and_map() -> None:
     g = pd.concat(
         [table(4), table(4, map=48), table(2, system_a="y", system_b="x"),
@@ -308,10 +320,11 @@ def test_units_and_draws_match_the_elo_bootstrap() -> None:
     np.add.at(wins, unit, np.eye(3)[games["result"].map({"win": 0, "draw": 1, "loss": 2})])
     np.testing.assert_array_equal(wins, elo_counts)
     rng_a, rng_b = np.random.default_rng(5), np.random.default_rng(5)
-    for members, counts in draw_counts(strata, 7, rng_a):
-        draw = rng_b.integers(0, members.size, size=(7, members.size))
-        assert all(np.bincount(d, minlength=members.size).tolist() == c.tolist()
-                   for d, c in zip(draw, counts, strict=True))  # fmt: skip
+    for members, weights in draw_weights(strata, 7, rng_a):
+        k = members.size  # rescaled: k - 1 draws, each weighing k / (k - 1)
+        draw = rng_b.integers(0, k, size=(7, k - 1))
+        assert all(np.allclose(np.bincount(d, minlength=k) * k / (k - 1), w)
+                   for d, w in zip(draw, weights, strict=True))  # fmt: skip
 
 
 def test_all_measures_on_a_full_table() -> None:

@@ -1,8 +1,10 @@
-"""The `marl-bgs-eval` command line: play two Systems, rate results files, show the leaderboard."""
+"""The `marl-bgs-eval` command line: play two Systems, rate results files, show the leaderboard,
+check the rating intervals' coverage."""
 
 from __future__ import annotations
 
 import importlib
+import time
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -15,6 +17,7 @@ from marl_bgs import ConfigError
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import registry
 from marl_bgs_eval import replays as replay_tools
+from marl_bgs_eval.calibration import coverage_study
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, evaluate
 from marl_bgs_eval.journal import Journal, journal_path
@@ -264,6 +267,56 @@ def leaderboard(
     r = r.assign(win_chance=(100 * r["win_chance"]).round(1))
     cols = ["rank", "system", "tier", "elo", "elo_low", "elo_high", "win_chance", "games"]
     console.print(_table(r[[*cols, "distinct_games"]], "Leaderboard"))
+
+
+@app.command()
+def calibrate(
+    tournaments: Annotated[int, typer.Option(min=1, help="Synthetic tournaments per size")] = 500,
+    bootstrap: Boot = 1000,
+    seed: Seed = 0,
+    sizes: Annotated[
+        str, typer.Option(help="Games per pairing, comma-separated (multiples of 10: 5 maps)")
+    ] = "40,200",
+    out: Annotated[Path | None, typer.Option(help="Also save the table (.csv or .parquet)")] = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
+) -> None:
+    """Coverage of the 95% Elo intervals on synthetic Season 0 tournaments with known ratings,
+    for the rescaled bootstrap (what rate uses) and the plain one."""
+    try:
+        per_pairing = [int(t) for t in sizes.split(",")]
+    except ValueError:
+        _fail(EvalError(f"--sizes: expected games per pairing like 40,200, got {sizes!r}"))
+        return
+    start = time.perf_counter()
+    try:
+        if out is not None:
+            out = check_path(out)
+        table = coverage_study(tournaments, bootstrap, seed, per_pairing, progress=progress)
+    except EvalError as err:
+        _fail(err)
+        return
+    seconds = time.perf_counter() - start
+    shown = pd.DataFrame(
+        {
+            "games/pairing": table["games_per_pairing"],
+            "method": table["method"],
+            "intervals": table["intervals"],
+            "coverage %": 100 * table["coverage"],
+            "95% CI": [f"{100 * lo:.1f}-{100 * hi:.1f}" for lo, hi in
+                       zip(table["coverage_low"], table["coverage_high"], strict=True)],
+            "mean width": table["mean_width"],
+            "fit RMSE": table["rmse"],
+        }
+    )  # fmt: skip
+    title = (
+        f"Coverage of the 95% Elo intervals: {tournaments} tournaments per size, "
+        f"{bootstrap} refits, {100 * table.attrs['draw_share']:.1f}% draws"
+    )
+    console.print(_table(shown, title))
+    console.print(f"took {seconds:.0f} s")
+    if out is not None:
+        table.to_csv(out, index=False) if out.suffix == ".csv" else table.to_parquet(out)
+        console.print(f"saved the table to {out}")
 
 
 @app.command()

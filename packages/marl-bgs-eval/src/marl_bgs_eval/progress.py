@@ -1,4 +1,5 @@
-"""A progress bar over games that moves while they play, not only when they end."""
+"""A progress bar over games that moves while they play, not only when they end (or over any
+other unit of work)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 
 
 @contextlib.contextmanager
-def progress_bar(enabled: bool, total: int, label: str) -> Iterator[Callable[[float, int], None]]:
-    """A rich bar over `total` games. Call the yielded function with the work done, in games (a
-    float: finished games plus the played share of running ones), and the finished games. A
-    no-op when disabled."""
+def progress_bar(
+    enabled: bool, total: int, label: str, unit: str = "games"
+) -> Iterator[Callable[[float, int], None]]:
+    """A rich bar over `total` games (or other `unit`s). Call the yielded function with the work
+    done (a float: finished games plus the played share of running ones) and the number
+    finished. A no-op when disabled."""
     if not enabled:
         yield lambda done, finished: None
         return
@@ -20,7 +23,7 @@ def progress_bar(enabled: bool, total: int, label: str) -> Iterator[Callable[[fl
         TextColumn("{task.description}"),
         BarColumn(),
         TaskProgressColumn(),
-        TextColumn("{task.fields[games]} games"),
+        TextColumn(f"{{task.fields[games]}} {unit}"),
         TimeRemainingColumn(),
     )
     with Progress(*columns, transient=True) as bar:

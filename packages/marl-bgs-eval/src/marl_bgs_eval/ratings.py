@@ -9,8 +9,13 @@ where d = theta_i - theta_j: every probability depends only on the gap. Decisive
 1 / (1 + e^{-d}), so Elo = 1,200 + theta * 400 / ln 10 (the field's mean is 1,200). All games are
 fit at once by maximum likelihood (scipy's L-BFGS-B), with a weak Gaussian prior (default sd
 1,000 Elo) that keeps a System that never lost finite. Intervals: the middle 95% of `bootstrap`
-refits, each drawing whole spawn-swapped pairs again within every pairing and map; all refits are
-solved together as one block-separable problem, warm-started from the full fit.
+refits, each a Rao-Wu rescaled resample (`resampling`) of whole spawn-swapped pairs within every
+pairing and map: k - 1 of a stratum's k pairs drawn with replacement, each weighing k / (k - 1).
+Drawing all k, the plain bootstrap, spreads the refits by only about sqrt((k - 1) / k) of the
+fit's true error (0.87 at 4 pairs per pairing and map: 91% coverage instead of 95%); rescaled,
+the intervals hold the true ratings 95% of the time at 40 and at 200 games per pairing
+(`calibration`). All refits are solved together as one block-separable problem, warm-started
+from the full fit.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from scipy.optimize import minimize
 
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.metrics import base_columns, priority_columns
-from marl_bgs_eval.resampling import check_bootstrap, check_seed, draw_counts, pair_units
+from marl_bgs_eval.resampling import check_bootstrap, check_seed, draw_weights, pair_units
 from marl_bgs_eval.results import OUTCOME, mirror_pairs
 from marl_bgs_eval.tiers import MEAN_ELO, tier, win_chance
 
@@ -156,8 +161,11 @@ def bootstrap_elo(
     seed: int = 0,
     prior_sd_elo: float = 1000.0,
     chunk: int = 500,
+    *,
+    rescaled: bool = True,
 ) -> tuple[BTDFit, np.ndarray]:
-    """The full fit and `bootstrap` refits' Elo [B, n] (pairs resampled within pairing and map)."""
+    """The full fit and `bootstrap` refits' Elo [B, n] (pairs resampled within pairing and map;
+    `rescaled=False`: the plain bootstrap, too narrow with few pairs, kept for comparison)."""
     bootstrap, seed = check_bootstrap(bootstrap), check_seed(seed)
     names, g = _tables(games)
     n = len(names)
@@ -165,7 +173,7 @@ def bootstrap_elo(
     X = _solve(i, j, counts[None], n, np.zeros((1, n)), prior_sd_elo)
     rng = np.random.default_rng(seed)
     boot = np.zeros((bootstrap, len(i), 3))
-    for members, drawn in draw_counts(strata, bootstrap, rng):
+    for members, drawn in draw_weights(strata, bootstrap, rng, rescaled):
         boot[:, unit_p[members[0]], :] += drawn @ unit_c[members]
     elos = []
     for lo in range(0, bootstrap, chunk):

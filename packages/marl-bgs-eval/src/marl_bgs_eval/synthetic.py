@@ -17,11 +17,13 @@ def synthetic_games(
     pairs_per_map: int = 20,
     seed: int = 0,
     pair_effect: float = 0.0,
+    mirror: bool = False,
 ) -> pd.DataFrame:
     """Round robin of every ordered pairing: `pairs_per_map` spawn-swapped pairs on each map,
     each game drawn from the Bradley-Terry-Davidson model with the given ratings.
 
-    `pair_effect` (Elo) adds a shared random shift to both games of a pair (correlated pairs).
+    `pair_effect` (Elo) adds a shared random shift to both games of a pair (correlated pairs);
+    `mirror` gives both games of a pair one drawn result, as mirror-image games end alike.
     Columns: system_a, system_b, map, pair_id, result.
     """
     rng = np.random.default_rng(seed)
@@ -36,7 +38,7 @@ def synthetic_games(
     shift = np.repeat(rng.normal(0, pair_effect / ELO_PER_LOGIT, P * per), 2) if pair_effect else 0
     h = 0.5 * (theta[pa] - theta[pb] + shift)
     z = np.exp(h) + np.exp(-h) + nu
-    u = rng.random(pa.size) * z
+    u = (np.repeat(rng.random(P * per), 2) if mirror else rng.random(pa.size)) * z
     result = np.where(u < np.exp(h), "win", np.where(u < np.exp(h) + nu, "draw", "loss"))
     names = np.asarray([f"s{k}" for k in range(n)], dtype=object)
     return pd.DataFrame(

@@ -21,7 +21,7 @@ from marl_bgs_eval.compose import team
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, evaluate
 from marl_bgs_eval.metrics.analysis import CLASSES
-from marl_bgs_eval.resampling import check_bootstrap, draw_counts
+from marl_bgs_eval.resampling import check_bootstrap, draw_weights
 from marl_bgs_eval.systems import System, random_system
 
 RANDOM = "random"  # the stranger name of the random-agent floor
@@ -44,15 +44,15 @@ def _distance(games: pd.DataFrame, letter: str) -> pd.Series:
 
 def _interval(diff: pd.DataFrame, bootstrap: int, rng: np.random.Generator) -> tuple[float, float]:
     """95% interval of the mean per-game change, resampling seed pairs within each opponent
-    (`resampling.draw_counts`, the draws of the Elo and metric intervals)."""
+    (`resampling.draw_weights`, the draws of the Elo and metric intervals)."""
     pairs = diff.groupby(["opponent", "pair_id"], sort=True)["change"]
     per_pair = cast(pd.DataFrame, pairs.agg(["sum", "size"]))
     strata = per_pair.index.get_level_values("opponent").factorize(sort=True)[0]
     sums, sizes = per_pair["sum"].to_numpy(float), per_pair["size"].to_numpy(float)
     change, games = np.zeros(bootstrap), np.zeros(bootstrap)
-    for members, counts in draw_counts(strata, bootstrap, rng):
-        change += counts @ sums[members]
-        games += counts @ sizes[members]
+    for members, weights in draw_weights(strata, bootstrap, rng):
+        change += weights @ sums[members]
+        games += weights @ sizes[members]
     low, high = np.percentile(change / games, [2.5, 97.5])
     return float(low), float(high)
 

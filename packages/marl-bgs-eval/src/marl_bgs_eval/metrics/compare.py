@@ -4,7 +4,9 @@ A System's game is read from side "a" where it is `system_a` and from "b" where 
 `system_b` (a self-play game from both). Its measure is pooled over all its games (ratio of sums).
 Intervals come from resampling as for Elo (`ratings`): within every pairing and map, whole
 spawn-swapped pairs (the games sharing seed, system_a, system_b and pair_id) are drawn again with
-replacement. Each pair's sums are computed once; a resample is a matrix of integer draw counts.
+replacement, rescaled (`resampling`: k - 1 of k pairs, each weighing k / (k - 1), so that few
+pairs do not make the intervals narrow). Each pair's sums are computed once; a resample is a
+matrix of pair weights.
 With the same seed and a table from one seed without self-play, the draws match
 `bootstrap_elo`'s stratum by stratum: resample k of a measure and of the Elo come from one
 resampled tournament. Memory: the resamples' sums, [bootstrap, Systems, 2 x measures] floats.
@@ -22,7 +24,7 @@ import pandas as pd
 
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.metrics.analysis import MEASURES, SCALE, measure
-from marl_bgs_eval.resampling import NEEDED, check_bootstrap, check_seed, draw_counts, pair_units
+from marl_bgs_eval.resampling import NEEDED, check_bootstrap, check_seed, draw_weights, pair_units
 
 COLUMNS = ["system", "measure", "kind", "unit", "value", "low", "high", "games"]
 
@@ -96,11 +98,11 @@ def system_metrics(
     point = np.zeros((S, M * 2))
     boot = np.zeros((bootstrap, S, M * 2))
     rng = np.random.default_rng(int(seed))
-    for members, counts in draw_counts(strata, int(bootstrap), rng):
+    for members, weights in draw_weights(strata, int(bootstrap), rng):
         for side in ("a", "b"):
             k = sys_of_unit[side][members[0]]
             point[k] += per_unit[side][members].sum(axis=0)
-            boot[:, k] += counts @ per_unit[side][members]
+            boot[:, k] += weights @ per_unit[side][members]
     value = _ratio(point[:, 0::2], point[:, 1::2])  # [S, M]
     ratios = _ratio(boot[..., 0::2], boot[..., 1::2])  # [B, S, M]
     q = 100 * (1 - level) / 2
