@@ -12,10 +12,8 @@ header field). No other exception may escape, and nothing may be misread silentl
 
 from __future__ import annotations
 
-import io
 import json
 import random
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,11 +22,11 @@ import pytest
 
 import marl_bgs_eval as ev
 from marl_bgs_eval import replays as rp
+from marl_bgs_eval.fuzzing import Members, json_value, zip_bytes, zip_members
 
 pytestmark = pytest.mark.fuzz_family("replay files")
 
 SETTINGS = {"maps": [0, 12], "games_per_map": 2, "seed": 5, "tick_limit": 40, "winning_score": 2}
-Members = list[tuple[str, bytes]]
 
 
 @pytest.fixture(scope="module")
@@ -39,49 +37,13 @@ def original(kit, tmp_path_factory) -> tuple[rp.Replay, Path]:
     return replay, rp.save(replay, tmp_path_factory.mktemp("fuzz") / "game.replay.zip")
 
 
-def _members(path: Path) -> Members:
-    with zipfile.ZipFile(path) as zf:
-        return [(i.filename, zf.read(i)) for i in zf.infolist()]
-
-
-def _zip(members: Members) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, data in members:
-            zf.writestr(name, data)
-    return buf.getvalue()
-
-
-def _json_value(rng: random.Random, depth: int = 0) -> Any:
-    """A random JSON value: scalars of every kind (huge, negative, NaN, odd text), nested lists
-    and objects."""
-    kind = rng.choice(["null", "bool", "int", "float", "text", "list", "object"][: 7 - depth])
-    if kind == "null":
-        return None
-    if kind == "bool":
-        return rng.random() < 0.5
-    if kind == "int":
-        return rng.choice([0, -1, 1, 40, 2**31, 2**63, -(2**70), rng.randint(-1000, 1000)])
-    if kind == "float":
-        return rng.choice([0.5, -0.0, 1e308, float("nan"), float("inf"), rng.uniform(-50, 50)])
-    if kind == "text":
-        return _text(rng)
-    if kind == "list":
-        return [_json_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
-    return {_text(rng): _json_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
-
-
-def _text(rng: random.Random) -> str:
-    return "".join(rng.choice("abMWHRP-_/.\\:é\x00 0123456789") for _ in range(rng.randint(0, 12)))
-
-
 def _header(members: Members) -> dict[str, Any]:
     return json.loads(dict(members)["header.json"])
 
 
 def _put_header(members: Members, header: Any) -> bytes:
     text = json.dumps(header).encode()
-    return _zip([(n, text if n == "header.json" else d) for n, d in members])
+    return zip_bytes([(n, text if n == "header.json" else d) for n, d in members])
 
 
 # --- the families: (file bytes, the replay the file holds if it is still valid) -------------
@@ -105,12 +67,12 @@ def _appended(rng: random.Random, data: bytes, m: Members, r: rp.Replay) -> tupl
 
 
 def _random_header(rng: random.Random, data: bytes, m: Members, r: rp.Replay) -> tuple[bytes, Any]:
-    return _put_header(m, _json_value(rng)), None
+    return _put_header(m, json_value(rng)), None
 
 
 def _one_field(rng: random.Random, data: bytes, m: Members, r: rp.Replay) -> tuple[bytes, Any]:
     header = _header(m)
-    header[rng.choice(sorted(header))] = _json_value(rng, 1)
+    header[rng.choice(sorted(header))] = json_value(rng, 1)
     kept = {k: v for k, v in header.items() if k != "arrays"}
     return _put_header(m, header), rp.Replay(header=kept, arrays=r.arrays)
 
@@ -120,14 +82,14 @@ def _one_array_entry(
 ) -> tuple[bytes, Any]:
     header = _header(m)
     entry = header["arrays"][rng.choice(sorted(header["arrays"]))]
-    entry[rng.choice(["shape", "dtype", "sha256", "extra"])] = _json_value(rng, 1)
+    entry[rng.choice(["shape", "dtype", "sha256", "extra"])] = json_value(rng, 1)
     return _put_header(m, header), r
 
 
 def _renamed(rng: random.Random, data: bytes, m: Members, r: rp.Replay) -> tuple[bytes, Any]:
     k = rng.randrange(len(m))
     name = "".join(rng.choice("ab./\\:_") for _ in range(rng.randint(1, 10)))
-    return _zip([(name if i == k else n, d) for i, (n, d) in enumerate(m)]), r
+    return zip_bytes([(name if i == k else n, d) for i, (n, d) in enumerate(m)]), r
 
 
 FAMILIES: dict[str, tuple[Build, int]] = {
@@ -147,7 +109,7 @@ def test_replay_files(original, tmp_path, record_property, family: str, seed: in
     replay, path = original
     build = FAMILIES[family][0]
     data, holds = build(
-        random.Random(f"{family}-{seed}"), path.read_bytes(), _members(path), replay
+        random.Random(f"{family}-{seed}"), path.read_bytes(), zip_members(path), replay
     )
     hostile = tmp_path / "fuzzed.replay.zip"
     hostile.write_bytes(data)

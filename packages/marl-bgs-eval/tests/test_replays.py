@@ -14,7 +14,6 @@ import io
 import json
 import re
 import struct
-import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +30,8 @@ from marl_bgs.tdm.maps import CUSTOM_MAP_ID
 from marl_bgs.tdm.perception import perceive, refresh_sight_lines
 from marl_bgs_eval import replay_files as rf
 from marl_bgs_eval import replays as rp
+from marl_bgs_eval.fuzzing import zip_bytes as _zip
+from marl_bgs_eval.fuzzing import zip_members
 
 SETTINGS = {"maps": [0, 12], "games_per_map": 2, "seed": 5, "tick_limit": 40, "winning_score": 2}
 PICKED = [0, 2, 3]
@@ -193,20 +194,6 @@ def test_save_refuses_a_bad_replay_and_writes_nothing(recorded, tmp_path) -> Non
     assert list(tmp_path.iterdir()) == []
 
 
-def _members(path: Path) -> list[tuple[str, bytes]]:
-    with zipfile.ZipFile(path) as zf:
-        return [(i.filename, zf.read(i)) for i in zf.infolist()]
-
-
-def _zip(members: list[tuple[str, bytes]], method: int = zipfile.ZIP_DEFLATED) -> bytes:
-    buf = io.BytesIO()
-    with warnings.catch_warnings(), zipfile.ZipFile(buf, "w", compression=method) as zf:
-        warnings.simplefilter("ignore")  # a repeated name is one of the hostile inputs
-        for name, data in members:
-            zf.writestr(name, data)
-    return buf.getvalue()
-
-
 def _header_of(members: list[tuple[str, bytes]]) -> dict[str, Any]:
     return json.loads(dict(members)["header.json"])
 
@@ -290,7 +277,11 @@ HOSTILE: list[tuple[str, Callable[[list[tuple[str, bytes]]], bytes], str]] = [
         lambda m: _zip(_with_header(m, "{'format': 1")),
         r"header.json is not JSON",
     ),
-    ("header NaN", lambda m: _zip(_with_header(m, '{"format": NaN}')), r"header.json is not JSON"),
+    (
+        "header NaN",
+        lambda m: _zip(_with_header(m, '{"format": NaN}')),
+        r"header.json is not JSON",
+    ),
     ("header not UTF-8", lambda m: _zip(_with_header(m, b"\xff\xfe{}")), r"is not JSON"),
     (
         "header a list",
@@ -350,8 +341,16 @@ HOSTILE: list[tuple[str, Callable[[list[tuple[str, bytes]]], bytes], str]] = [
         lambda m: _zip(m + [(f"x{i}.npy", b"") for i in range(1200)]),
         r"declares 1\d{3} members in \d+ bytes; a replay has at most 1024",
     ),
-    ("member extra", lambda m: _zip([*m, ("notes.txt", b"hi")]), r"unknown member\(s\) \['notes"),
-    ("member twice", lambda m: _zip([*m, m[-1]]), r"member\(s\) \['.*'\] appear more than once"),
+    (
+        "member extra",
+        lambda m: _zip([*m, ("notes.txt", b"hi")]),
+        r"unknown member\(s\) \['notes",
+    ),
+    (
+        "member twice",
+        lambda m: _zip([*m, m[-1]]),
+        r"member\(s\) \['.*'\] appear more than once",
+    ),
     ("path ..", _renamed("who.npy", "../who.npy"), r"member '../who.npy': a path or odd name"),
     ("path absolute", _renamed("who.npy", "/tmp/who.npy"), r"member '/tmp/who.npy': a path"),
     ("path folder", _renamed("who.npy", "a/who.npy"), r"member 'a/who.npy': a path"),
@@ -441,14 +440,14 @@ HOSTILE: list[tuple[str, Callable[[list[tuple[str, bytes]]], bytes], str]] = [
 )
 def test_hostile_files_are_refused_clearly(valid_file, tmp_path, build, message) -> None:
     path = tmp_path / "hostile.replay.zip"
-    path.write_bytes(build(_members(valid_file)))
+    path.write_bytes(build(zip_members(valid_file)))
     with pytest.raises(ev.EvalError, match=r"^hostile.replay.zip: .*" + message):
         rp.load(path)
     assert not hasattr(builtins, "REPLAY_PWNED")
 
 
 def test_sizes_are_checked_before_reading(valid_file, tmp_path, monkeypatch) -> None:
-    members = _members(valid_file)
+    members = zip_members(valid_file)
     total = sum(len(d) for _, d in members)
     size = valid_file.stat().st_size
     monkeypatch.setattr(rf, "MAX_TOTAL_BYTES", (size + total) // 2)

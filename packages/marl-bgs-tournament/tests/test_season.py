@@ -197,3 +197,52 @@ def test_a_file_plays_exactly_as_the_system_it_was_exported_from(season, mix_ori
     block = games[games["game"] < row["games"]].reset_index(drop=True)
     cols = ["game", "map", "a_spawn", "result", "points_a", "points_b", "ticks"]
     assert again[cols].reset_index(drop=True).equals(block[cols])
+
+
+def test_an_upload_is_checked_played_and_published_by_the_real_service(
+    season, challenged, mix_originals, web_running, tmp_path
+) -> None:
+    """The web service with the real checker and runner: a System file uploaded over HTTP is
+    checked, played by the worker against the field and shows among the challengers; a file whose
+    training touched a test map is refused before it is queued."""
+    import time
+
+    import httpx
+    import jax.numpy as jnp
+
+    from marl_bgs_tournament import export_system
+    from marl_bgs_tournament.cli import submission_checker, submission_runner
+    from marl_bgs_tournament.web import create_app
+
+    out, _, _ = season
+    files = {}
+    for name, maps in (("cheat", [47]), ("late", [3])):
+        files[name] = tmp_path / f"{name}.mbgs"
+        entry = ev.system(mix_originals["mix0"].act, name=name, params={"idle": jnp.float32(0.3)})
+        export_system(entry, files[name], team=f"{name}-lab", batch_sizes=(1, 16),
+                      training={"maps": maps, "scenarios": []})  # fmt: skip
+    app = create_app(out, checker=submission_checker, runner=submission_runner)
+
+    def upload(url: str, name: str) -> httpx.Response:
+        return httpx.post(f"{url}/api/submissions", data={"team": f"{name}-lab"}, timeout=60,
+                          files={"file": (f"{name}.mbgs", files[name].read_bytes())})  # fmt: skip
+
+    with web_running(app) as url:
+        refused = upload(url, "cheat")
+        assert refused.status_code == 422
+        assert "47" in refused.text
+        sent = upload(url, "late")
+        assert sent.status_code == 202, sent.text
+        sid = sent.json()["id"]
+        status = {}
+        for _ in range(600):
+            status = httpx.get(f"{url}/api/submissions/{sid}", timeout=30).json()
+            if status["state"] in ("done", "failed"):
+                break
+            time.sleep(0.5)
+        assert status["state"] == "done", status
+        page = httpx.get(f"{url}/challengers", timeout=30).text
+        assert "late" in page
+    decision = json.loads((out / "challengers" / "late" / "decision.json").read_text())
+    assert decision["team"] == "late-lab"
+    assert read_season(out)["challengers"][-1]["name"] == "late"

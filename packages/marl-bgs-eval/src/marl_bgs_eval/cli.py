@@ -37,7 +37,8 @@ def _fail(err: Exception) -> None:
     raise typer.Exit(code=2)
 
 
-def _plugins(modules: list[str] | None) -> None:
+def load_plugins(modules: list[str] | None) -> None:
+    """Import each `--plugin` module (they register Systems); a failure ends the command."""
     for name in modules or []:
         try:
             importlib.import_module(name)
@@ -123,7 +124,7 @@ def play(
     With --out, every finished game is written at once to a journal beside the results file;
     if the run stops, the same command with --resume plays only the games still missing.
     """
-    _plugins(plugin)
+    load_plugins(plugin)
     journal, earlier, replay_dir = None, None, None
     try:
         if replays and out is None:
@@ -355,7 +356,7 @@ def scenarios(
     plugin: Plugins = None,
 ) -> None:
     """Play SYSTEM as team A in the endgame scenarios; compare its wins with random play's."""
-    _plugins(plugin)
+    load_plugins(plugin)
     try:
         chosen = None if only is None else [int(x) for x in only.split(",") if x.strip()]
     except ValueError:
@@ -378,7 +379,7 @@ def scenarios(
 @app.command()
 def systems(plugin: Plugins = None) -> None:
     """List the registered System names."""
-    _plugins(plugin)
+    load_plugins(plugin)
     for name in registry.names():
         console.print(name)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +13,7 @@ from rich.table import Table
 import marl_bgs_eval as ev
 from marl_bgs.tdm.maps import SPLITS
 from marl_bgs.tdm.maps import split as split_ids
+from marl_bgs_eval.cli import Plugins, load_plugins
 from marl_bgs_tournament import portable, schedule
 from marl_bgs_tournament import season as seasons
 from marl_bgs_tournament.errors import TournamentError
@@ -25,22 +25,11 @@ console = Console(width=140)
 # spawn-swapped pair per map, short games; minutes on a CPU instead of a GPU's full season.
 REDUCED = seasons.Settings(pairs_per_map=2, tick_limit=120, winning_score=5, batch_size=16,
                            bootstrap=1000, replays=2)  # fmt: skip
-Plugins = Annotated[
-    list[str] | None, typer.Option("--plugin", help="Module that registers Systems")
-]
 
 
 def _fail(err: Exception) -> None:
     console.print(f"[red]error:[/red] {err}", highlight=False, markup=True)
     raise typer.Exit(code=2)
-
-
-def _plugins(modules: list[str] | None) -> None:
-    for name in modules or []:
-        try:
-            importlib.import_module(name)
-        except ImportError as err:
-            _fail(TournamentError(f"plugin: cannot import {name!r} ({err})"))
 
 
 def _table(df: pd.DataFrame, title: str) -> Table:
@@ -92,7 +81,7 @@ def export(
     plugin: Plugins = None,
 ) -> None:
     """Export a pure-JAX System to a portable file (programs and weights, no Python)."""
-    _plugins(plugin)
+    load_plugins(plugin)
     try:
         if out.suffix != portable.SUFFIX:
             raise TournamentError(f"out: expected a {portable.SUFFIX} file, got {str(out)!r}")
@@ -178,7 +167,7 @@ def season(
     plugin: Plugins = None,
 ) -> None:
     """Play a season's round robin and publish its folder (ratings, games, measures, replays)."""
-    _plugins(plugin)
+    load_plugins(plugin)
     try:
         settings = _settings(reduced, {
             "maps": maps, "pairs_per_map": pairs_per_map, "tick_limit": tick_limit,
@@ -208,7 +197,7 @@ def challenge(
     plugin: Plugins = None,
 ) -> None:
     """Play a challenger against the field; admit it if its Elo beats the lowest member's."""
-    _plugins(plugin)
+    load_plugins(plugin)
     try:
         d = seasons.challenge(folder, entrant, team=team, root_seed=root_seed, progress=True)
     except (TournamentError, ev.EvalError) as err:

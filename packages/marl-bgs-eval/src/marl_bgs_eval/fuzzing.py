@@ -1,0 +1,57 @@
+"""Hostile inputs for fuzz tests of file readers (replay files, System files, your own formats).
+
+Every value comes from a `random.Random` the caller seeds per case, so a failing case names its
+seed and reproduces.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+Members = list[tuple[str, bytes]]
+ODD_CHARACTERS = "abMWHRP-_/.\\:é\x00 0123456789"
+
+
+def odd_text(rng: random.Random) -> str:
+    """0-12 characters, paths, separators, NUL and non-ASCII among them."""
+    return "".join(rng.choice(ODD_CHARACTERS) for _ in range(rng.randint(0, 12)))
+
+
+def json_value(rng: random.Random, depth: int = 0) -> Any:
+    """A random JSON value: scalars of every kind (huge, negative, NaN, odd text), nested lists
+    and objects (deeper calls pick from fewer kinds, so values stay small)."""
+    kind = rng.choice(["null", "bool", "int", "float", "text", "list", "object"][: 7 - depth])
+    if kind == "null":
+        return None
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "int":
+        return rng.choice([0, -1, 1, 16, 40, 2**31, 2**63, -(2**70), rng.randint(-1000, 1000)])
+    if kind == "float":
+        return rng.choice([0.5, -0.0, 1e308, float("nan"), float("inf"), rng.uniform(-50, 50)])
+    if kind == "text":
+        return odd_text(rng)
+    if kind == "list":
+        return [json_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return {odd_text(rng): json_value(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+
+
+def zip_members(path: str | Path) -> Members:
+    """A zip file's members, in order, as (name, bytes)."""
+    with zipfile.ZipFile(path) as zf:
+        return [(i.filename, zf.read(i)) for i in zf.infolist()]
+
+
+def zip_bytes(members: Members, method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    """A zip of `members` (repeated names allowed: they are among the hostile inputs)."""
+    buf = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(buf, "w", compression=method) as zf:
+        warnings.simplefilter("ignore")
+        for name, data in members:
+            zf.writestr(name, data)
+    return buf.getvalue()
