@@ -246,3 +246,38 @@ def test_an_upload_is_checked_played_and_published_by_the_real_service(
     decision = json.loads((out / "challengers" / "late" / "decision.json").read_text())
     assert decision["team"] == "late-lab"
     assert read_season(out)["challengers"][-1]["name"] == "late"
+
+
+SHARDED = """
+import jax, marl_bgs_eval as ev
+from marl_bgs_tournament import Settings
+from marl_bgs_tournament.season import device_mesh, play_pairings
+from marl_bgs_tournament.schedule import field_schedule
+assert jax.device_count() == 2 and device_mesh(4) is not None
+settings = Settings(maps=(47, 48), pairs_per_map=2, tick_limit=30, batch_size=4, metrics="none")
+plan = field_schedule(["random", "idle"], 2, 2)
+systems = {"random": ev.random_system(), "idle": ev.idle_system()}
+many = play_pairings(plan, systems, settings, root_seed=3)
+one = ev.evaluate("random", "idle", maps=[47, 48], games_per_map=4, seed=3, metrics="none",
+                  batch_size=4, tick_limit=30)
+assert many.equals(one), "sharded games differ"
+print("identical", len(many))
+"""
+
+
+@pytest.mark.slow
+def test_pairings_play_on_every_visible_device_with_the_same_games() -> None:
+    from marl_bgs.testing import run_on_host_devices
+
+    assert "identical 8" in run_on_host_devices(SHARDED, devices=2)
+
+
+def test_a_batch_that_does_not_divide_among_the_devices_is_refused(monkeypatch) -> None:
+    import jax
+
+    from marl_bgs_tournament.season import device_mesh
+
+    assert device_mesh(16) is None  # one device: no mesh
+    monkeypatch.setattr(jax, "device_count", lambda: 3)
+    with pytest.raises(TournamentError, match="batch_size: 16 games do not divide among the 3"):
+        device_mesh(16)

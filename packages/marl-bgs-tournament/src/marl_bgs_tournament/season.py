@@ -21,8 +21,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+import jax
 import numpy as np
 import pandas as pd
+from jax.sharding import Mesh
 
 import marl_bgs
 import marl_bgs_eval as ev
@@ -120,11 +122,26 @@ def _plain(x: Any) -> Any:
     raise TypeError(f"not JSON: {type(x).__name__}")
 
 
+def device_mesh(batch_size: int) -> Mesh | None:
+    """Every visible device along the games axis, so each batch's games are split among them
+    (None with one device); the batch size must divide among the devices."""
+    n = jax.device_count()
+    if n == 1:
+        return None
+    if batch_size % n:
+        raise TournamentError(
+            f"batch_size: {batch_size} games do not divide among the {n} visible devices"
+        )
+    return jax.make_mesh((n,), ("games",))
+
+
 def play_pairings(
     plan: pd.DataFrame, systems: dict[str, ev.System], settings: Settings, root_seed: int
 ) -> pd.DataFrame:
     """Every pairing of `plan` (rows of `schedule`) through `evaluate`, one row per game. Systems
-    of one architecture (System files) share the compiled programs of a pairing shape."""
+    of one architecture (System files) share the compiled programs of a pairing shape; every
+    visible device plays a share of each batch (`device_mesh`)."""
+    mesh = device_mesh(settings.batch_size)
     frames = []
     for row in plan.to_dict("records"):
         frames.append(
@@ -141,6 +158,7 @@ def play_pairings(
                 progress=settings.progress,
                 tick_limit=settings.tick_limit,
                 winning_score=settings.winning_score,
+                mesh=mesh,
             )
         )
     return pd.concat(frames, ignore_index=True)
