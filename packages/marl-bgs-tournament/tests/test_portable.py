@@ -6,6 +6,7 @@ import json
 import zipfile
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -122,3 +123,79 @@ def test_changed_members_extra_members_and_big_files_are_refused(mix_files, tmp_
         load_system(tmp_path / "junk.mbgs")
     with pytest.raises(TournamentError, match="does not exist"):
         load_system(tmp_path / "missing.mbgs")
+
+
+def _with_init_program(src, dst, blob):
+    """A copy of a System file whose init-16 program is `blob`, with matching hash and no memory
+    (a hostile file: everything the loader hashes agrees)."""
+    import hashlib
+
+    members = dict(_members_of(src))
+    manifest = json.loads(members["manifest.json"])
+    manifest["memory"] = []
+    members["init-16.jaxexport"] = blob
+    manifest["members"]["init-16.jaxexport"] = hashlib.sha256(blob).hexdigest()
+    members["manifest.json"] = json.dumps(manifest).encode()
+    with zipfile.ZipFile(dst, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return dst
+
+
+@pytest.mark.parametrize(
+    ("body", "disabled", "message"),
+    [
+        (lambda: jnp.linalg.qr(jnp.eye(4))[0].sum(), False, r"refused: custom calls \['lapack"),
+        (lambda: jnp.float32(0), True, "refused: disabled safety checks"),
+    ],
+)
+def test_programs_that_could_do_more_than_compute_are_refused(
+    mix_files, tmp_path, body, disabled, message
+) -> None:
+    from jax import export
+
+    def hostile(p, key_data):
+        del p, key_data
+        return [jnp.zeros((16,), jnp.float32) + body()]
+
+    checks = [export.DisabledSafetyCheck.platform()] if disabled else []
+    ex = export.export(jax.jit(hostile), disabled_checks=checks)(
+        [jax.ShapeDtypeStruct((), jnp.float32)], jax.ShapeDtypeStruct((16, 2), jnp.uint32)
+    )
+    bad = _with_init_program(mix_files["mix5"], tmp_path / "hostile.mbgs", bytes(ex.serialize()))
+    with pytest.raises(TournamentError, match=message):
+        load_system(bad)
+
+
+def _members_of(path):
+    with zipfile.ZipFile(path) as zf:
+        return [(i.filename, zf.read(i)) for i in zf.infolist()]
+
+
+def test_sizes_that_overflow_and_odd_weight_dtypes_are_refused(mix_files, tmp_path) -> None:
+    huge = _rewrite(mix_files["mix5"], tmp_path / "huge.mbgs",
+                    lambda m: m.update(memory=[[[65536] * 4, "float32"]]))  # fmt: skip
+    with pytest.raises(TournamentError, match=r"manifest\.memory"):
+        read_manifest(huge)
+    import jax.numpy as jnp
+
+    wide = ev.system(lambda p, k, m, i: (jnp.zeros((i.obs.shape[0], 5, 3), jnp.int32), m),
+                     name="wide", params={"w": jnp.zeros(3, jnp.bfloat16)})  # fmt: skip
+    with pytest.raises(TournamentError, match="bfloat16"):
+        export_system(wide, tmp_path / "wide.mbgs", team="lab", batch_sizes=(1,))
+    assert not (tmp_path / "wide.mbgs.part").exists()
+
+
+def test_a_per_agent_system_starts_its_memory_from_one_key_a_game(tmp_path) -> None:
+    import jax.numpy as jnp
+
+    def act(keys, memory, inputs):
+        assert keys.shape == (inputs.obs.shape[0], 5)
+        return jnp.zeros((inputs.obs.shape[0], 5, 3), jnp.int32), memory + 1
+
+    sys = ev.system(act, name="per-agent", per_agent=True, init=lambda k: jnp.zeros(2))
+    export_system(sys, tmp_path / "pa.mbgs", team="lab", batch_sizes=(1, 4))
+    loaded = load_system(tmp_path / "pa.mbgs")
+    assert loaded.per_agent
+    memory = jax.vmap(loaded.bind(loaded.params).init)(jax.random.split(jax.random.key(0), 3))
+    assert memory[0].shape == (3, 2)

@@ -17,7 +17,7 @@ from marl_bgs_tournament.schedule import TEST_MAPS
 from marl_bgs_tournament.season import ORGANISERS, admission, elo_games, read_season
 
 SMALL = Settings(pairs_per_map=1, tick_limit=100, winning_score=3, batch_size=16, bootstrap=200,
-                 replays=1)  # fmt: skip
+                 replays=1, checks=("training_declared",))  # fmt: skip
 FIELD = ["mix0", "mix5", "mix9"]
 
 
@@ -169,7 +169,7 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
     args = ["season", "--field", str(mix_files["mix0"]), "--field", str(mix_files["mix9"]),
             "--out", str(out), "--pairs-per-map", "1", "--tick-limit", "100",
             "--winning-score", "3", "--batch-size", "16", "--bootstrap", "100",
-            "--replays", "0", "--root-seed", "5"]  # fmt: skip
+            "--replays", "0", "--root-seed", "5", "--checks", "training_declared"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "mix0" in result.output
@@ -281,3 +281,58 @@ def test_a_batch_that_does_not_divide_among_the_devices_is_refused(monkeypatch) 
     monkeypatch.setattr(jax, "device_count", lambda: 3)
     with pytest.raises(TournamentError, match="batch_size: 16 games do not divide among the 3"):
         device_mesh(16)
+
+
+def test_every_game_stays_published_and_files_are_kept_by_entrant_name(season, challenged) -> None:
+    out, _, _ = season
+    every = ev.load(out / "all-games.parquet")
+    field = ev.load(out / "games.parquet")
+    mine = ev.load(out / "challengers" / "mix1" / "games.csv")
+    assert set(field["game"]) | set(mine["game"]) <= set(every["game"])
+    assert len(every) >= 30 + 30  # the round robin and the first challenger, whoever left
+    assert {p.name for p in (out / "entrants").glob("*.mbgs")} >= {"mix0.mbgs", "mix1.mbgs"}
+    report = pd.read_csv(out / "entrants" / "mix0.rulebook.csv")
+    assert list(report["check"]) == ["training_declared"]
+    assert report["passed"].all()
+
+
+def test_the_rulebook_and_one_seat_per_team_guard_the_field(mix_files, mix_originals, tmp_path):
+    import jax.numpy as jnp
+
+    from marl_bgs_tournament import export_system
+
+    def exported(name: str, team: str, maps: list[int]):
+        path = tmp_path / f"{name}.mbgs"
+        entry = ev.system(mix_originals["mix0"].act, name=name, params={"idle": jnp.float32(0)})
+        export_system(entry, path, team=team, batch_sizes=(1, 16),
+                      training={"maps": maps, "scenarios": []})  # fmt: skip
+        return path
+
+    cheat = exported("cheat", "cheats", [47])
+    with pytest.raises(TournamentError, match=r"rulebook refuses it: \['training_declared'\]"):
+        run_season([mix_files["mix0"], cheat], tmp_path / "s1", SMALL)
+    report = pd.read_csv(tmp_path / "s1" / "entrants" / "cheat.rulebook.csv")
+    assert "47" in report["detail"].iat[0]
+    twin = exported("mix0b", "team-mix0", [4])
+    with pytest.raises(TournamentError, match="one seat per team"):
+        run_season([mix_files["mix0"], twin], tmp_path / "s2", SMALL)
+
+
+def test_a_season_of_another_mode_or_a_busy_folder_is_refused(season, mix_files, tmp_path):
+    import fcntl
+    import shutil
+
+    out, _, _ = season
+    other = tmp_path / "old"
+    shutil.copytree(out, other)
+    record = json.loads((other / "season.json").read_text())
+    (other / "season.json").write_text(json.dumps({**record, "mode": "tdm-v0"}))
+    with pytest.raises(TournamentError, match="mode 'tdm-v0'"):
+        challenge(other, mix_files["mix95"])
+    (other / "season.json").write_text("{not json")
+    with pytest.raises(TournamentError, match="not JSON"):
+        challenge(other, mix_files["mix95"])
+    with (out / ".lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(TournamentError, match="busy"):
+            challenge(out, mix_files["mix95"])

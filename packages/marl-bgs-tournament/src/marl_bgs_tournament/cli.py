@@ -21,8 +21,8 @@ from marl_bgs_tournament.errors import TournamentError
 app = typer.Typer(help="Run MARL-BattleGrounds tournament seasons.", no_args_is_help=True)
 console = Console(width=140)
 
-# The documented reduced size of `season --reduced` (docs/tournament.md): every test map, one
-# spawn-swapped pair per map, short games; minutes on a CPU instead of a GPU's full season.
+# The documented reduced size of `season --reduced` (docs/tournament.md): every test map, two
+# spawn-swapped pairs per map, short games; minutes on a CPU instead of a GPU's full season.
 REDUCED = seasons.Settings(pairs_per_map=2, tick_limit=120, winning_score=5, batch_size=16,
                            bootstrap=1000, replays=2)  # fmt: skip
 
@@ -89,7 +89,12 @@ def export(
         if trained_on_maps is not None:
             training = {"maps": _map_ids(trained_on_maps, "trained_on_maps"),
                         "scenarios": list(trained_on_scenarios or [])}  # fmt: skip
-        sizes = [int(b) for b in batch_sizes.split(",")]
+        try:
+            sizes = [int(b) for b in batch_sizes.split(",")]
+        except ValueError:
+            raise TournamentError(
+                f"batch_sizes: expected sizes like '1,16,128,512', got {batch_sizes!r}"
+            ) from None
         manifest = portable.export_system(ev.get_system(system), out, team=team, name=name,
                                           training=training, batch_sizes=sizes)  # fmt: skip
     except (TournamentError, ev.EvalError, ValueError) as err:
@@ -164,6 +169,9 @@ def season(
     root_seed: Annotated[
         int | None, typer.Option(help="Root seed (default: drawn, published)")
     ] = None,
+    checks: Annotated[
+        str | None, typer.Option(help="Rulebook checks of System files, comma-separated (all)")
+    ] = None,
     plugin: Plugins = None,
 ) -> None:
     """Play a season's round robin and publish its folder (ratings, games, measures, replays)."""
@@ -173,6 +181,7 @@ def season(
             "maps": maps, "pairs_per_map": pairs_per_map, "tick_limit": tick_limit,
             "winning_score": winning_score, "batch_size": batch_size, "bootstrap": bootstrap,
             "replays": replays,
+            "checks": None if checks is None else tuple(c for c in checks.split(",") if c),
         })  # fmt: skip
         record = seasons.run_season(field, out, settings, root_seed=root_seed)
     except (TournamentError, ev.EvalError) as err:

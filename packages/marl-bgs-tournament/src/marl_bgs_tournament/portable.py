@@ -21,6 +21,7 @@ import functools
 import hashlib
 import io
 import json
+import math
 import re
 import zipfile
 from collections.abc import Callable, Sequence
@@ -49,6 +50,19 @@ MAX_MANIFEST_BYTES = 1 << 20
 MAX_MEMBERS = 4096
 MAX_MEMORY_BYTES = 1 << 20  # per game: memory is for the game, not for learning across games
 MAX_BATCH = 4096
+DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "float32")
+MAX_PROGRAM_BYTES = 64 << 20  # one serialized program
+MAX_UNPACKED_BYTES = 1 << 30  # all members together, once read
+MAX_LEAF_ELEMENTS = 1 << 31  # one weight or memory leaf
+# The only custom calls a loaded program may make: sharding annotations, shape assertions and
+# the GPU random-bit kernels JAX itself emits. No host callbacks, no linear-algebra kernels fed
+# with crafted operands, no foreign code.
+SAFE_CUSTOM_CALLS = frozenset({
+    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
+    "shape_assertion", "cu_threefry2x32_ffi", "hip_threefry2x32_ffi", "AllocateBuffer",
+})  # fmt: skip
+UNSAFE_OPS = re.compile(r"\b(?:stablehlo|mhlo)\.(?:infeed|outfeed|send|recv)\b")
+CUSTOM_CALL = re.compile(r"custom_call\s*@([\w.$-]+)|call_target_name\s*=\s*\"([^\"]*)\"")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
 MANIFEST_KEYS = (
     "format", "format_version", "name", "team", "mode", "engine_version", "created",
@@ -166,14 +180,18 @@ def export_system(
     sizes = _check_exportable(sys, team, batch_sizes)
     name = check_name(sys.name if name is None else name, "name")
     act, init, params, _ = _flat_functions(sys)
+    params = [jnp.asarray(x) for x in params]  # the dtypes the programs see (float64 -> float32)
+    odd = sorted({str(x.dtype) for x in params} - set(DTYPES))
+    if odd:
+        raise TournamentError(f"params: weights of dtype {odd}; allowed: {list(DTYPES)}")
     p_specs = [jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x)) for x in params]
     in_leaves = jax.tree.leaves(_inputs_example())
     members: dict[str, bytes] = {}
     mem_spec: list[list[Any]] = []
     for b in sizes:
-        kshape = (b, 5, 2) if sys.per_agent else (b, 2)
-        kspec = jax.ShapeDtypeStruct(kshape, jnp.uint32)
-        ex_init = export.export(jax.jit(init), platforms=tuple(platforms))(p_specs, kspec)
+        kspec = jax.ShapeDtypeStruct((b, 5, 2) if sys.per_agent else (b, 2), jnp.uint32)
+        init_key = jax.ShapeDtypeStruct((b, 2), jnp.uint32)  # memory starts from one key a game
+        ex_init = export.export(jax.jit(init), platforms=tuple(platforms))(p_specs, init_key)
         mem = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in ex_init.out_avals]
         ins = [jax.ShapeDtypeStruct((b, *x.shape[1:]), x.dtype) for x in in_leaves]
         ex_act = export.export(jax.jit(act), platforms=tuple(platforms))(p_specs, kspec, mem, ins)
@@ -203,11 +221,14 @@ def export_system(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("manifest.json", json.dumps(manifest, indent=1))
-        for member, data in members.items():
-            zf.writestr(member, data)
-    tmp.replace(path)
+    try:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("manifest.json", json.dumps(manifest, indent=1))
+            for member, data in members.items():
+                zf.writestr(member, data)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return manifest
 
 
@@ -226,14 +247,15 @@ def _spec_list(value: Any, where: str, *, per_game: bool = True) -> list[tuple[t
             and len(entry[0]) <= 8
             and all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**31
                     for d in entry[0])
-            and entry[1] in ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
-                             "float16", "bfloat16", "float32")
+            and entry[1] in DTYPES
         )  # fmt: skip
         if not ok:
             raise TournamentError(
                 f"{where}[{k}]: expected [shape (list of sizes), dtype (bool, int8-32, uint8-32, "
-                f"float16-32)], got {str(entry)[:80]!r}"
+                f"float16, float32)], got {str(entry)[:80]!r}"
             )
+        if math.prod(entry[0]) > MAX_LEAF_ELEMENTS:
+            raise TournamentError(f"{where}[{k}]: more than {MAX_LEAF_ELEMENTS} elements")
         out.append((tuple(entry[0]), entry[1]))
     del per_game
     return out
@@ -291,7 +313,7 @@ def _check_manifest(m: Any, source: str) -> dict[str, Any]:
             "TeamInputs; export it again with this engine"
         )
     memory = _spec_list(m["memory"], f"{source}: manifest.memory")
-    per_game = sum(int(np.prod(s)) * np.dtype(jnp.dtype(d)).itemsize for s, d in memory)
+    per_game = sum(math.prod(s) * jnp.dtype(d).itemsize for s, d in memory)
     if per_game > MAX_MEMORY_BYTES:
         raise TournamentError(
             f"{source}: manifest.memory: {per_game} bytes per game, more than the rulebook's "
@@ -397,13 +419,22 @@ def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, source: str) -
         ) from None
 
 
+def _limit(member: str, manifest: dict[str, Any]) -> int:
+    """The most bytes a member may hold: a program's cap, or a weight's size plus its header."""
+    if member.startswith("param-"):
+        shape, dtype = _spec_list(manifest["params"], "params")[int(member[6:10])]
+        return math.prod(shape) * jnp.dtype(dtype).itemsize + 4096
+    return MAX_PROGRAM_BYTES
+
+
 def read_manifest(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES) -> dict[str, Any]:
     """The checked manifest of a System file, every member's hash verified; TournamentError
     names what is wrong (too large, not a zip, a field, a changed member)."""
     zf, manifest = _open(Path(path), max_bytes)
     with zf:
         for member, sha in manifest["members"].items():
-            if _sha(_read(zf, zf.getinfo(member), max_bytes, Path(path).name)) != sha:
+            raw = _read(zf, zf.getinfo(member), _limit(member, manifest), Path(path).name)
+            if _sha(raw) != sha:
                 raise TournamentError(
                     f"{Path(path).name}: {member}: sha256 differs from the manifest (the file "
                     "was changed after export)"
@@ -423,6 +454,30 @@ def file_sha256(path: str | Path) -> str:
 # --- load --------------------------------------------------------------------------------------
 
 
+def _vet(ex: export.Exported, where: str) -> None:
+    """Refuse a program that could do more than compute: host callbacks or other custom calls
+    outside `SAFE_CUSTOM_CALLS`, infeed/outfeed/send/recv, side effects, disabled safety checks,
+    several devices, symbolic shapes, or no lowering for this machine's platform."""
+    text = ex.mlir_module()
+    calls = {a or b for a, b in CUSTOM_CALL.findall(text)} - SAFE_CUSTOM_CALLS
+    problems = [f"custom calls {sorted(calls)[:4]}"] if calls else []
+    if UNSAFE_OPS.search(text):
+        problems.append("infeed/outfeed/send/recv")
+    if ex.ordered_effects or ex.unordered_effects:
+        problems.append("side effects")
+    if ex.disabled_safety_checks:
+        problems.append("disabled safety checks")
+    if ex.nr_devices != 1:
+        problems.append(f"{ex.nr_devices} devices")
+    if any(not isinstance(d, int) for a in (*ex.in_avals, *ex.out_avals) for d in a.shape):
+        problems.append("symbolic shapes")
+    backend = {"gpu": "cuda"}.get(jax.default_backend(), jax.default_backend())
+    if backend not in ex.platforms:
+        problems.append(f"no lowering for {backend} (has {list(ex.platforms)})")
+    if problems:
+        raise TournamentError(f"{where}: refused: {'; '.join(problems)}")
+
+
 @functools.cache
 def _functions(blobs: tuple[tuple[int, bytes, bytes], ...], per_agent: bool) -> tuple:
     """act(params, keys, memory, inputs) and init(params, key) over the deserialized programs,
@@ -435,6 +490,9 @@ def _functions(blobs: tuple[tuple[int, bytes, bytes], ...], per_agent: bool) -> 
         raise TournamentError(
             f"programs: not serialized JAX programs ({type(err).__name__})"
         ) from None
+    for b, (act_ex, init_ex) in progs.items():
+        _vet(act_ex, f"act-{b}.jaxexport")
+        _vet(init_ex, f"init-{b}.jaxexport")
     sizes = sorted(progs)
 
     def size_for(n: int) -> int:
@@ -489,7 +547,7 @@ def _check_signatures(blobs: tuple[tuple[int, bytes, bytes], ...], m: dict[str, 
         want = {
             "act": (params + [key] + batched + [((b, *s), d) for s, d in inputs],
                     [((b, 5, 3), "int32"), *batched]),
-            "init": ([*params, key], batched),
+            "init": ([*params, ((b, 2), "uint32")], batched),  # one key a game
         }  # fmt: skip
         for kind, blob in (("act", act), ("init", init)):
             ex = export.deserialize(bytearray(blob))
@@ -511,7 +569,7 @@ def load_system(
     with zf:
         data = {}
         for member, sha in manifest["members"].items():
-            raw = _read(zf, zf.getinfo(member), max_bytes, path.name)
+            raw = _read(zf, zf.getinfo(member), _limit(member, manifest), path.name)
             if _sha(raw) != sha:
                 raise TournamentError(
                     f"{path.name}: {member}: sha256 differs from the manifest (the file was "

@@ -12,10 +12,12 @@ scenario results never feed Elo.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +33,7 @@ import marl_bgs_eval as ev
 from marl_bgs_eval import replay_files, replays, results
 from marl_bgs_eval.crossplay import matchups
 from marl_bgs_eval.replay_files import mode_id
+from marl_bgs_tournament import rulebook
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, load_system, read_manifest
 from marl_bgs_tournament.schedule import (
@@ -45,6 +48,7 @@ from marl_bgs_tournament.schedule import (
 RULEBOOK = "v1"
 ORGANISERS = "organisers"  # the team of built-in entrants (scripted teams, baselines)
 RECORD = "season.json"
+ALL_GAMES = "all-games.parquet"  # every game ever played in the season, members' and challengers'
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Settings:
     rating_seed: int = 0
     metrics: str = "full"
     replays: int = 3  # games recorded as replays (the first game of the first pairings)
+    checks: tuple[str, ...] = rulebook.CHECKS  # rulebook checks every System file must pass
     progress: bool = False
 
 
@@ -75,10 +80,14 @@ class Entrant:
     path: Path | None = None  # the System file, if any
 
     def store(self, folder: Path) -> None:
-        """Keep a System file in the season folder (entrants/), so a later challenge reloads it."""
+        """Keep a System file in the season folder (entrants/<name>.mbgs), so a later challenge
+        reloads it; an entrant's stored file is never replaced."""
         if self.path is not None:
             (folder / "entrants").mkdir(exist_ok=True)
-            shutil.copyfile(self.path, folder / "entrants" / self.path.name)
+            target = folder / "entrants" / self.source.removeprefix("file:")
+            if target.exists() and file_sha256(target) != self.sha256:
+                raise TournamentError(f"challenger: another file for {self.name!r} is stored")
+            shutil.copyfile(self.path, target)
 
 
 def entrant(ref: str | Path, team: str | None = None) -> Entrant:
@@ -89,7 +98,9 @@ def entrant(ref: str | Path, team: str | None = None) -> Entrant:
         path = Path(text)
         sys = load_system(path)
         own = str(read_manifest(path)["team"])
-        return Entrant(sys.name, team or own, f"file:{path.name}", file_sha256(path), sys, path)
+        source = f"file:{sys.name}{SUFFIX}"  # stored under its (unique) entrant name
+        return Entrant(sys.name, check_name(team or own, "team"), source, file_sha256(path), sys,
+                       path)  # fmt: skip
     try:
         sys = ev.get_system(text)
     except ev.EvalError as err:
@@ -164,6 +175,29 @@ def play_pairings(
     return pd.concat(frames, ignore_index=True)
 
 
+def vet(e: Entrant, settings: Settings, report: Path) -> None:
+    """Run the season's rulebook checks on a System file entrant and publish the table at
+    `report`; refuse the entrant if a check fails. Built-in entrants (organisers) are exempt."""
+    if e.path is None or not settings.checks:
+        return
+    table = rulebook.check_entrant(e.system, read_manifest(e.path), checks=settings.checks)
+    report.parent.mkdir(parents=True, exist_ok=True)
+    _write(report, lambda p: table.to_csv(p, index=False))
+    failed = table.loc[~table["passed"].astype(bool), "check"].tolist()
+    if failed:
+        raise TournamentError(
+            f"{e.name}: the rulebook refuses it: {failed} failed (see {report.name})"
+        )
+
+
+def one_seat_per_team(entrants: Sequence[Entrant]) -> None:
+    """Refuse a field with two entrants of one submitting team (organisers excepted)."""
+    teams = [e.team for e in entrants if e.team != ORGANISERS]
+    twice = sorted({t for t in teams if teams.count(t) > 1})
+    if twice:
+        raise TournamentError(f"field: one seat per team; {twice} hold more than one")
+
+
 def elo_games(games: pd.DataFrame, maps: Sequence[int]) -> pd.DataFrame:
     """The games that may feed Elo: Team Deathmatch games on the season's maps. Scenario results
     (or any other table) are refused, never silently dropped."""
@@ -234,14 +268,19 @@ def run_season(
 ) -> dict[str, Any]:
     """Play the field's round robin and publish the season folder `out`; returns its record."""
     out = Path(out)
+    unknown = sorted(set(settings.checks) - set(rulebook.CHECKS))
+    if unknown:
+        raise TournamentError(f"checks: unknown {unknown}; allowed {list(rulebook.CHECKS)}")
     entrants = [entrant(r) for r in field_refs]
     names = [e.name for e in entrants]
     if len(set(names)) != len(names):
         raise TournamentError(f"field: names must be unique, got {names}")
+    one_seat_per_team(entrants)
     if out.exists() and any(out.iterdir()):
         raise TournamentError(f"out: {str(out)!r} is not empty; a season folder is written once")
     out.mkdir(parents=True, exist_ok=True)
     for e in entrants:
+        vet(e, settings, out / "entrants" / f"{e.name}.rulebook.csv")
         e.store(out)
     root = draw_root_seed() if root_seed is None else int(root_seed)
     plan = field_schedule(names, len(settings.maps), settings.pairs_per_map)
@@ -249,6 +288,7 @@ def run_season(
     games = elo_games(play_pairings(plan, systems, settings, root), settings.maps)
     teams = {e.name: e.team for e in entrants}
     _publish(out, games, names, teams, settings)
+    results.save(games, out / ALL_GAMES)
     index = _record_replays(out, games, systems, settings)
     _json(out / "replays.json", index)
     record = {
@@ -266,6 +306,7 @@ def run_season(
         "winning_score": settings.winning_score,
         "batch_size": settings.batch_size,
         "metrics": settings.metrics,
+        "checks": list(settings.checks),
         "field": names,
         "entrants": {
             e.name: {"team": e.team, "source": e.source, "sha256": e.sha256} for e in entrants
@@ -282,7 +323,8 @@ def settings_of(record: dict[str, Any], **overrides: Any) -> Settings:
     """The Settings a season folder was played with (`overrides`: e.g. progress)."""
     keys = {k: record[k] for k in ("pairs_per_map", "tick_limit", "winning_score", "batch_size",
                                    "bootstrap", "rating_seed", "metrics")}  # fmt: skip
-    return Settings(maps=tuple(record["maps"]), **keys, **overrides)
+    checks = tuple(record.get("checks", rulebook.CHECKS))
+    return Settings(maps=tuple(record["maps"]), checks=checks, **keys, **overrides)
 
 
 def read_season(folder: str | Path) -> dict[str, Any]:
@@ -290,11 +332,36 @@ def read_season(folder: str | Path) -> dict[str, Any]:
     path = Path(folder) / RECORD
     if not path.is_file():
         raise TournamentError(f"season: {str(path)!r} not found (run `marl-bgs-tournament season`)")
-    record = json.loads(path.read_text())
-    need = {"field", "entrants", "maps", "pairs_per_map", "challengers", "root_seed"}
+    try:
+        record = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as err:
+        raise TournamentError(f"season: {path.name} is not JSON ({type(err).__name__})") from None
+    need = {"field", "entrants", "maps", "pairs_per_map", "challengers", "root_seed", "mode"}
     if not isinstance(record, dict) or need - set(record):
-        raise TournamentError(f"season: {path.name} lacks {sorted(need - set(record))}")
+        missing = sorted(need - set(record)) if isinstance(record, dict) else sorted(need)
+        raise TournamentError(f"season: {path.name} lacks {missing}")
+    if record["mode"] != mode_id():
+        raise TournamentError(
+            f"season: {path.name} was played in mode {record['mode']!r}; this engine plays "
+            f"{mode_id()!r}, whose games cannot join its Elo fit"
+        )
     return record
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """One challenge at a time per season folder (the command line and the web worker alike)."""
+    with (folder / ".lock").open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise TournamentError(
+                f"season: {folder} is busy with another challenge; try again when it ends"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def challenge(
@@ -306,21 +373,30 @@ def challenge(
     progress: bool = False,
 ) -> dict[str, Any]:
     """Play a challenger against every member and decide its admission; publishes its games,
-    ratings and decision under challengers/<name>/ and, if admitted, the new field's tables."""
+    ratings and decision under challengers/<name>/ and, if admitted, the new field's tables.
+    Every game ever played in the season stays in all-games.parquet."""
     folder = Path(folder)
+    with _locked(folder):
+        return _challenge(folder, ref, team, root_seed, progress)
+
+
+def _challenge(
+    folder: Path, ref: str | Path, team: str | None, root_seed: int | None, progress: bool
+) -> dict[str, Any]:
     record = read_season(folder)
     settings = settings_of(record, progress=progress)
     new = entrant(ref, team)
-    if new.name in record["entrants"]:
+    mine_dir = folder / "challengers" / new.name
+    if new.name in record["entrants"] or (mine_dir / "decision.json").exists():
         raise TournamentError(f"challenger: the name {new.name!r} has already entered this season")
+    vet(new, settings, mine_dir / "rulebook.csv")
     members: list[str] = list(record["field"])
     systems = {name: _member_system(folder, name, record) for name in members}
     systems[new.name] = new.system
     root = draw_root_seed() if root_seed is None else int(root_seed)
     plan = challenger_schedule(new.name, members, len(settings.maps), settings.pairs_per_map)
     mine = elo_games(play_pairings(plan, systems, settings, root), settings.maps)
-    field_games = results.load(folder / "games.parquet")
-    games = pd.concat([field_games, mine], ignore_index=True)
+    games = pd.concat([results.load(folder / "games.parquet"), mine], ignore_index=True)
     teams = {n: record["entrants"][n]["team"] for n in members} | {new.name: new.team}
     table = ratings_table(games, members, teams, settings)
     elo = dict(zip(table["system"], table["elo"], strict=True))
@@ -336,11 +412,11 @@ def challenge(
         "decided": datetime.now(UTC).isoformat(timespec="seconds"),
     }  # fmt: skip
     new.store(folder)
-    mine_dir = folder / "challengers" / new.name
     mine_dir.mkdir(parents=True, exist_ok=True)
     results.save(mine, mine_dir / "games.csv")
-    table.to_csv(mine_dir / "ratings.csv", index=False)
-    _json(mine_dir / "decision.json", decision)
+    _write(mine_dir / "ratings.csv", lambda p: table.to_csv(p, index=False))
+    archive = pd.concat([results.load(folder / ALL_GAMES), mine], ignore_index=True)
+    results.save(archive, folder / ALL_GAMES)
     if leaves is not None:
         members[members.index(leaves)] = new.name
         both = games["system_a"].isin(members) & games["system_b"].isin(members)
@@ -349,6 +425,7 @@ def challenge(
         record["field"] = members
     record["entrants"][new.name] = {"team": new.team, "source": new.source, "sha256": new.sha256}
     record["challengers"].append(decision)
+    _json(mine_dir / "decision.json", decision)  # the decision, then the record: written last
     _json(folder / RECORD, record)
     return decision
 
