@@ -336,3 +336,17 @@ def test_a_season_of_another_mode_or_a_busy_folder_is_refused(season, mix_files,
         fcntl.flock(held, fcntl.LOCK_EX)
         with pytest.raises(TournamentError, match="busy"):
             challenge(out, mix_files["mix95"])
+
+
+def test_the_season_size_is_reduced_on_a_cpu_unless_asked_otherwise() -> None:
+    from marl_bgs_tournament.cli import REDUCED, _settings
+
+    auto = _settings("auto", {})
+    assert (auto.pairs_per_map, auto.tick_limit) == (REDUCED.pairs_per_map, REDUCED.tick_limit)
+    full = _settings("full", {"pairs_per_map": 3})
+    assert (full.pairs_per_map, full.tick_limit, full.winning_score) == (3, 300, 20)
+    assert full.maps == TEST_MAPS
+    bad = CliRunner().invoke(app, ["season", "--field", "a", "--field", "b", "--out", "x",
+                                   "--size", "huge"])  # fmt: skip
+    assert bad.exit_code == 2
+    assert "size: expected one of" in bad.output

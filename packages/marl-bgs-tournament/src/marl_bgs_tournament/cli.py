@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
+import jax
 import pandas as pd
 import typer
 from rich.console import Console
@@ -21,7 +22,7 @@ from marl_bgs_tournament.errors import TournamentError
 app = typer.Typer(help="Run MARL-BattleGrounds tournament seasons.", no_args_is_help=True)
 console = Console(width=140)
 
-# The documented reduced size of `season --reduced` (docs/tournament.md): every test map, two
+# The documented reduced size of `season --size reduced` (docs/tournament.md): every test map, two
 # spawn-swapped pairs per map, short games; minutes on a CPU instead of a GPU's full season.
 REDUCED = seasons.Settings(pairs_per_map=2, tick_limit=120, winning_score=5, batch_size=16,
                            bootstrap=1000, replays=2)  # fmt: skip
@@ -144,8 +145,16 @@ def show_schedule(
     console.print(_table(plan, f"Schedule on maps {list(schedule.TEST_MAPS)}"))
 
 
-def _settings(reduced: bool, overrides: dict[str, Any]) -> seasons.Settings:
-    base = REDUCED if reduced else seasons.Settings()
+SIZES = ("auto", "reduced", "full")
+
+
+def _settings(size: str, overrides: dict[str, Any]) -> seasons.Settings:
+    """The base size (auto: reduced on a CPU, full on an accelerator) with `overrides`."""
+    if size not in SIZES:
+        raise TournamentError(f"size: expected one of {list(SIZES)}, got {size!r}")
+    if size == "auto":
+        size = "reduced" if jax.default_backend() == "cpu" else "full"
+    base = REDUCED if size == "reduced" else seasons.Settings()
     given = {k: v for k, v in overrides.items() if v is not None}
     if "maps" in given:
         given["maps"] = tuple(_map_ids(given["maps"], "maps"))
@@ -158,7 +167,9 @@ def season(
         list[str], typer.Option(help="A member: a registered name or a System file (repeat)")
     ],
     out: Annotated[Path, typer.Option(help="The season folder to write (new or empty)")],
-    reduced: Annotated[bool, typer.Option(help="The documented reduced size, for a CPU")] = False,
+    size: Annotated[
+        str, typer.Option(help="auto (reduced on a CPU, full on a GPU), reduced or full")
+    ] = "auto",
     maps: Annotated[str | None, typer.Option(help="Maps (default: the test maps 47-51)")] = None,
     pairs_per_map: Annotated[int | None, typer.Option(help="Spawn-swapped pairs per map")] = None,
     tick_limit: Annotated[int | None, typer.Option(help="Draw at this tick")] = None,
@@ -177,7 +188,7 @@ def season(
     """Play a season's round robin and publish its folder (ratings, games, measures, replays)."""
     load_plugins(plugin)
     try:
-        settings = _settings(reduced, {
+        settings = _settings(size, {
             "maps": maps, "pairs_per_map": pairs_per_map, "tick_limit": tick_limit,
             "winning_score": winning_score, "batch_size": batch_size, "bootstrap": bootstrap,
             "replays": replays,
