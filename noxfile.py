@@ -99,7 +99,7 @@ def _chromium(session: nox.Session) -> None:
             ["apt-get", "update", "-qq"],
             ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"],
         ):
-            done = subprocess.run(cmd, env=env, check=False)  # fmt: skip
+            done = subprocess.run(cmd, env=env, check=False)
             if done.returncode:
                 break
     if not CHROMIUM.exists():
