@@ -120,8 +120,8 @@ def input_spec() -> list[list[Any]]:
 # --- export ------------------------------------------------------------------------------------
 
 
-def _flat_functions(sys: System) -> tuple[Callable, Callable, list[Any], Any]:
-    """act and init over flat leaves, the weights' leaves, and the memory's structure."""
+def _flat_functions(sys: System) -> tuple[Callable, Callable, list[Any]]:
+    """act and init over flat leaves (weights, key data, memory, inputs), and the weights' leaves."""
     params = [] if sys.params is None else jax.tree.leaves(sys.params)
     p_tree = None if sys.params is None else jax.tree.structure(sys.params)
     in_tree = jax.tree.structure(_inputs_example())
@@ -142,7 +142,7 @@ def _flat_functions(sys: System) -> tuple[Callable, Callable, list[Any], Any]:
         keys = jax.random.wrap_key_data(key_data)
         return jax.tree.leaves(jax.vmap(bound(p).init)(keys))
 
-    return act, init, params, mem_tree
+    return act, init, params
 
 
 def _check_exportable(sys: Any, team: str, batch_sizes: Sequence[int]) -> list[int]:
@@ -179,7 +179,7 @@ def export_system(
     """
     sizes = _check_exportable(sys, team, batch_sizes)
     name = check_name(sys.name if name is None else name, "name")
-    act, init, params, _ = _flat_functions(sys)
+    act, init, params = _flat_functions(sys)
     params = [jnp.asarray(x) for x in params]  # the dtypes the programs see (float64 -> float32)
     odd = sorted({str(x.dtype) for x in params} - set(DTYPES))
     if odd:
@@ -235,7 +235,7 @@ def export_system(
 # --- checks ------------------------------------------------------------------------------------
 
 
-def _spec_list(value: Any, where: str, *, per_game: bool = True) -> list[tuple[tuple, str]]:
+def _spec_list(value: Any, where: str) -> list[tuple[tuple, str]]:
     if not isinstance(value, list) or len(value) > MAX_MEMBERS:
         raise TournamentError(f"{where}: expected a list of [shape, dtype] entries")
     out = []
@@ -257,7 +257,6 @@ def _spec_list(value: Any, where: str, *, per_game: bool = True) -> list[tuple[t
         if math.prod(entry[0]) > MAX_LEAF_ELEMENTS:
             raise TournamentError(f"{where}[{k}]: more than {MAX_LEAF_ELEMENTS} elements")
         out.append((tuple(entry[0]), entry[1]))
-    del per_game
     return out
 
 
@@ -478,11 +477,12 @@ def _vet(ex: export.Exported, where: str) -> None:
         raise TournamentError(f"{where}: refused: {'; '.join(problems)}")
 
 
+Blobs = tuple[tuple[int, bytes, bytes], ...]  # (batch size, act program, init program)
+
+
 @functools.cache
-def _functions(blobs: tuple[tuple[int, bytes, bytes], ...], per_agent: bool) -> tuple:
-    """act(params, keys, memory, inputs) and init(params, key) over the deserialized programs,
-    one pair per distinct set of programs (files of one architecture share them, and so share
-    compiled evaluation programs)."""
+def _programs(blobs: Blobs) -> dict[int, tuple[export.Exported, export.Exported]]:
+    """The deserialized (act, init) programs per batch size, each vetted (`_vet`)."""
     try:
         progs = {b: (export.deserialize(bytearray(a)), export.deserialize(bytearray(i)))
                  for b, a, i in blobs}  # fmt: skip
@@ -493,6 +493,15 @@ def _functions(blobs: tuple[tuple[int, bytes, bytes], ...], per_agent: bool) -> 
     for b, (act_ex, init_ex) in progs.items():
         _vet(act_ex, f"act-{b}.jaxexport")
         _vet(init_ex, f"init-{b}.jaxexport")
+    return progs
+
+
+@functools.cache
+def _functions(blobs: Blobs) -> tuple:
+    """act(params, keys, memory, inputs) and init(params, key) over the programs, one pair per
+    distinct set of programs (files of one architecture share them, and so share compiled
+    evaluation programs)."""
+    progs = _programs(blobs)
     sizes = sorted(progs)
 
     def size_for(n: int) -> int:
@@ -532,16 +541,15 @@ def _functions(blobs: tuple[tuple[int, bytes, bytes], ...], per_agent: bool) -> 
         out = batched_init(params, data)
         return out, [True] * len(out)
 
-    del per_agent
     return act, init
 
 
-def _check_signatures(blobs: tuple[tuple[int, bytes, bytes], ...], m: dict[str, Any]) -> None:
+def _check_signatures(blobs: Blobs, m: dict[str, Any]) -> None:
     """Each program takes and returns exactly what the manifest says, at its batch size."""
     params = _spec_list(m["params"], "params")
     memory = _spec_list(m["memory"], "memory")
     inputs = _spec_list(m["inputs"], "inputs")
-    for b, act, init in blobs:
+    for b, (act_ex, init_ex) in _programs(blobs).items():
         key = ((b, 5, 2) if m["per_agent"] else (b, 2), "uint32")
         batched = [((b, *s), d) for s, d in memory]
         want = {
@@ -549,8 +557,7 @@ def _check_signatures(blobs: tuple[tuple[int, bytes, bytes], ...], m: dict[str, 
                     [((b, 5, 3), "int32"), *batched]),
             "init": ([*params, ((b, 2), "uint32")], batched),  # one key a game
         }  # fmt: skip
-        for kind, blob in (("act", act), ("init", init)):
-            ex = export.deserialize(bytearray(blob))
+        for kind, ex in (("act", act_ex), ("init", init_ex)):
             got = ([(tuple(a.shape), str(a.dtype)) for a in ex.in_avals],
                    [(tuple(a.shape), str(a.dtype)) for a in ex.out_avals])  # fmt: skip
             if got != want[kind]:
@@ -589,7 +596,7 @@ def load_system(
         for b in manifest["batch_sizes"]
     )
     try:
-        act, init = _functions(blobs, manifest["per_agent"])
+        act, init = _functions(blobs)
         _check_signatures(blobs, manifest)
     except TournamentError as err:
         raise TournamentError(f"{path.name}: {err}") from None
