@@ -121,7 +121,7 @@ def input_spec() -> list[list[Any]]:
 
 
 def _flat_functions(sys: System) -> tuple[Callable, Callable, list[Any]]:
-    """act and init over flat leaves (weights, key data, memory, inputs), and the weights' leaves."""
+    """act and init over flat leaves (weights, key data, memory, inputs); the weights' leaves."""
     params = [] if sys.params is None else jax.tree.leaves(sys.params)
     p_tree = None if sys.params is None else jax.tree.structure(sys.params)
     in_tree = jax.tree.structure(_inputs_example())
