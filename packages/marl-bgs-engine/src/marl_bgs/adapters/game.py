@@ -45,8 +45,11 @@ def world_state(mode: Mode, state: Any) -> jax.Array:
     return full[firsts].reshape(-1)
 
 
-def _start(key: jax.Array, pool: pools.StartPool, episode: jax.Array, side_rule: str) -> Any:
-    return pools.draw(key, pool, jnp.int32(GAME), jnp.asarray(episode, jnp.int32), side_rule)
+def _start(
+    mode: Mode, key: jax.Array, pool: pools.StartPool, episode: jax.Array, side_rule: str
+) -> Any:
+    episode = jnp.asarray(episode, jnp.int32)
+    return pools.draw(key, pool, jnp.int32(GAME), episode, side_rule, mode.start)
 
 
 @pytree_dataclass
@@ -73,7 +76,7 @@ def reset_game(
     mode: Mode, key: jax.Array, pool: pools.StartPool, episode: jax.Array, side_rule: str
 ) -> tuple[Any, jax.Array, jax.Array, jax.Array]:
     """Jitted start: (state, obs [agents, obs_size], world_state, avail [agents, num_actions])."""
-    state = _start(key, pool, episode, side_rule)
+    state = _start(mode, key, pool, episode, side_rule)
     return state, *_faces(mode, state)
 
 
@@ -100,7 +103,7 @@ def step_game(
     actions = mode.unflatten_actions(flat_actions.astype(jnp.int32))
     nxt, reward, facts, truncated = game_tick(mode, reward_fn, state, actions, None)
     _, key_reset = jax.random.split(key)
-    fresh = _start(key_reset, pool, state.episode + 1, side_rule)
+    fresh = _start(mode, key_reset, pool, state.episode + 1, side_rule)
     restart = where_games(use_reset_state, reset_state, fresh)
     done = nxt.outcome != 0
     out = where_games(done & auto_reset, restart, nxt)

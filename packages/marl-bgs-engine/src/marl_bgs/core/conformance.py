@@ -6,8 +6,10 @@
 Generic checks, for any mode: reset, step and reset_done return states with the same leaf shapes
 and dtypes; observations are finite and inside the declared space; the global state, masks and
 team inputs have their declared shapes; flat action 0 (every head's first choice) is always
-legal; rewards (under the official reward) are zero before a game's last tick and, on it, one
-value per team with the two teams opposite; `truncated` implies `done`; out-of-range actions are
+legal; rewards (under the official reward) are finite and, for a mode with a terminal reward,
+zero before a game's last tick and, on it, one value per team with the two teams opposite (a
+mode with `dense_reward` pays a shared team reward every tick: equal within each team);
+`truncated` implies `done`; out-of-range actions are
 refused on the host and (with `jit=True`) repaired under `jit`. Then every named check of the
 mode's `tick_invariants` (legal actions accepted, dead and padded slots inert, ...) on every
 tick, including the one with bad actions.
@@ -81,6 +83,12 @@ def _check_obs(env: Any, obs: dict, t: int) -> None:
 
 def _check_rewards(env: Any, reward: dict, ended: np.ndarray) -> None:
     r = np.stack([np.asarray(reward[a]) for a in env.agents], axis=1)
+    _check(np.all(np.isfinite(r)), "a reward is not finite")
+    if env.spec.dense_reward:  # a shared team reward every tick: equal within each team
+        for team in env.spec.teams:
+            bad = np.flatnonzero(np.ptp(r[:, list(team)], axis=1) != 0)
+            _check(bad.size == 0, f"games {bad[:5].tolist()}: a team's rewards differ")
+        return
     _check(np.all(r[~ended] == 0), "a reward was paid before the last tick")
     for g in np.nonzero(ended)[0]:
         per_team = [set(r[g, list(team)].tolist()) - {0.0} for team in env.spec.teams]
@@ -206,7 +214,7 @@ def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int =
             same_values(nxt, expected), f"tick {t}: next state differs from the mode's transition"
         )
         _check(
-            np.array_equal(_agents_stacked(reward, spec.agents), expected_reward),
+            same_values(_agents_stacked(reward, spec.agents), expected_reward),
             f"tick {t}: rewards differ from the env's reward",
         )
         _check(np.array_equal(done["__all__"], expected.outcome != 0), f"tick {t}: done != outcome")
@@ -220,7 +228,12 @@ def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int =
         obs, after, *_ = step(keys, state, actions)
         restart = jax.vmap(
             lambda k, s: pools.draw(
-                jax.random.split(k)[1], native.pool, jnp.int32(0), s.episode + 1, native.side_rule
+                jax.random.split(k)[1],
+                native.pool,
+                jnp.int32(0),
+                s.episode + 1,
+                native.side_rule,
+                mode.start,
             )
         )(keys, state)
         want = where_games(expected.outcome != 0, restart, expected)
@@ -263,7 +276,7 @@ def check_pettingzoo_adapter(env: Any, ticks: int = 12, seed: int = 0) -> None:
             f"tick {t}: next state differs from the mode's transition",
         )
         _check(
-            np.array_equal([rewards[a] for a in spec.agents], np.asarray(reward)),
+            same_values(np.asarray([rewards[a] for a in spec.agents]), np.asarray(reward)),
             f"tick {t}: rewards differ",
         )
         ended, cut = bool(expected.outcome != 0), bool(truncated)

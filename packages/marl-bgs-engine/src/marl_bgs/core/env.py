@@ -53,22 +53,36 @@ def _sample(mode: Mode, key: jax.Array, state: Any) -> jax.Array:
     return jax.vmap(mode.sample_legal)(keys, jax.vmap(mode.masks)(state))
 
 
-@partial(jax.jit, static_argnames=("num_envs", "side_rule"))
-def _reset(key: jax.Array, pool: pools.StartPool, num_envs: int, side_rule: str) -> Any:
-    draw = lambda g: pools.draw(key, pool, g, jnp.int32(0), side_rule)  # noqa: E731
+@partial(jax.jit, static_argnames=("mode", "num_envs", "side_rule"))
+def _reset(mode: Mode, key: jax.Array, pool: pools.StartPool, num_envs: int, side_rule: str) -> Any:
+    draw = lambda g: pools.draw(key, pool, g, jnp.int32(0), side_rule, mode.start)  # noqa: E731
     return jax.vmap(draw)(jnp.arange(num_envs))
 
 
-@partial(jax.jit, static_argnames=("side_rule",))
-def _reset_done(key: jax.Array, state: Any, pool: pools.StartPool, side_rule: str) -> Any:
+@partial(jax.jit, static_argnames=("mode", "side_rule"))
+def _reset_done(
+    mode: Mode, key: jax.Array, state: Any, pool: pools.StartPool, side_rule: str
+) -> Any:
     games = jnp.arange(state.tick.shape[0])
-    fresh = jax.vmap(lambda g, e: pools.draw(key, pool, g, e + 1, side_rule))(games, state.episode)
+    draw = lambda g, e: pools.draw(key, pool, g, e + 1, side_rule, mode.start)  # noqa: E731
+    fresh = jax.vmap(draw)(games, state.episode)
     return where_games(state.outcome != 0, fresh, state)
 
 
-@jax.jit
-def _start(pool: pools.StartPool, entry: jax.Array, side: jax.Array, episode: jax.Array) -> Any:
-    return jax.vmap(lambda p, s, e: pools.take(pool, p, s, e))(entry, side, episode)
+@partial(jax.jit, static_argnames=("mode",))
+def _start(
+    mode: Mode,
+    key: jax.Array,
+    pool: pools.StartPool,
+    entry: jax.Array,
+    side: jax.Array,
+    episode: jax.Array,
+) -> Any:
+    def one(g: jax.Array, p: jax.Array, s: jax.Array, e: jax.Array) -> Any:
+        k = jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(key, g), e), pools.START_TAG)
+        return mode.start(k, pools.take(pool, p, s, e))
+
+    return jax.vmap(one)(jnp.arange(entry.shape[0]), entry, side, episode)
 
 
 def game_tick(
@@ -260,7 +274,8 @@ class BatchedEnv:
     # --- the API ------------------------------------------------------------------------------
     def reset(self, key: jax.Array, pool: pools.StartPool | None = None) -> tuple[dict, Any]:
         """Start `num_envs` games drawn from the pool (default: this env's): (obs, state)."""
-        state = shard_games(_reset(key, self._pool(pool), self.num_envs, self.side_rule), self)
+        state = _reset(self.mode, key, self._pool(pool), self.num_envs, self.side_rule)
+        state = shard_games(state, self)
         return self.get_obs(state), state
 
     def step(
@@ -301,7 +316,8 @@ class BatchedEnv:
         self, key: jax.Array, state: Any, pool: pools.StartPool | None = None
     ) -> tuple[dict, Any]:
         """Restart only finished games with their next episode from the pool: (obs, state)."""
-        nxt = shard_games(_reset_done(key, state, self._pool(pool), self.side_rule), self)
+        nxt = _reset_done(self.mode, key, state, self._pool(pool), self.side_rule)
+        nxt = shard_games(nxt, self)
         return self.get_obs(nxt), nxt
 
     def _pool(self, pool: pools.StartPool | None) -> pools.StartPool:
@@ -312,9 +328,13 @@ class BatchedEnv:
         pools.check_like(pool, self.pool)
         return pool
 
-    def start_entries(self, entry: Any, side: Any, episode: Any = None) -> Any:
+    def start_entries(
+        self, entry: Any, side: Any, episode: Any = None, key: jax.Array | None = None
+    ) -> Any:
         """Start states chosen per game [num_envs]: a pool entry and a side (True: the teams'
-        spawn ends swapped). For evaluation schedules that fix every game's setting."""
+        spawn ends swapped). For evaluation schedules that fix every game's setting. A mode
+        with random starts (`Mode.start`) draws game g's from `key` (default `key(0)`), g and
+        its episode, as `reset` would."""
         n = self.num_envs
         entries = check_indices(entry, n, self.pool.size, "entry")
         sides = check_indices(side, n, 2, "side").astype(bool)
@@ -322,7 +342,11 @@ class BatchedEnv:
         episodes = (
             np.zeros(n, np.int32) if episode is None else check_indices(episode, n, big, "episode")
         )
-        states = _start(self.pool, jnp.asarray(entries), jnp.asarray(sides), jnp.asarray(episodes))
+        key = jax.random.key(0) if key is None else key
+        states = _start(
+            self.mode, key, self.pool, jnp.asarray(entries), jnp.asarray(sides),
+            jnp.asarray(episodes),
+        )  # fmt: skip
         return shard_games(states, self)
 
     def get_obs(self, state: Any) -> dict[str, jax.Array]:

@@ -34,6 +34,7 @@ class ModeSpec:
     state_size: int  # length of an agent's critic-only global state vector
     message_dim: int = 0  # width of a teammate message (0: no messages)
     head_names: tuple[str, ...] = ()  # a name per action head, for error messages
+    dense_reward: bool = False  # the official reward is paid every tick (else only on the last)
 
     @property
     def num_agents(self) -> int:
@@ -73,6 +74,11 @@ class Mode(Protocol):
     @property
     def spec(self) -> ModeSpec:
         """The mode's static description (an implementation may make it a plain attribute)."""
+        ...
+
+    def start(self, key: jax.Array, state: Any) -> Any:
+        """A start state drawn from the pool, finished with the mode's own randomness (spawn
+        points drawn per episode); a mode whose pool entries are complete returns it as is."""
         ...
 
     def transition(self, state: Any, actions: jax.Array, messages: jax.Array | None) -> Any:

@@ -7,12 +7,14 @@ obstacles switched off. Pools with the same leaf shapes (same P) share compiled 
 another P compile once more.
 
 Game `g`'s episode `e` draws its entry from `fold_in(fold_in(key, g), e)` only, so a game's starts
-never depend on the batch size.
+never depend on the batch size. A mode whose starts are random beyond the entry (Two-Bridge's
+spawn points) finishes the drawn state with its `start(key, state)`, from a key of its own
+(`fold_in(that key, START_TAG)`), so the entry and side draws are the same for every mode.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -24,6 +26,8 @@ from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 
 # Which side (spawn ends) each game plays: see `side_of`.
+START_TAG = 1  # folded into a game's draw key for the mode's own start randomness
+StartFn = Callable[[jax.Array, Any], Any]  # a mode's `start(key, state) -> state`
 SIDE_RULES: tuple[str, ...] = ("half", "none", "all", "random")
 
 
@@ -123,10 +127,17 @@ def take(pool: StartPool, entry: jax.Array, side: jax.Array, episode: jax.Array)
 
 
 def draw(
-    key: jax.Array, pool: StartPool, game: jax.Array, episode: jax.Array, side_rule: str
+    key: jax.Array,
+    pool: StartPool,
+    game: jax.Array,
+    episode: jax.Array,
+    side_rule: str,
+    start: StartFn | None = None,
 ) -> Any:
-    """Game `game`'s start for episode `episode`: an entry by weight, a side by `side_rule`."""
+    """Game `game`'s start for episode `episode`: an entry by weight, a side by `side_rule`,
+    then (if given) the mode's `start` from the game's own key."""
     k = jax.random.fold_in(jax.random.fold_in(key, game), episode)
     k_entry, k_side = jax.random.split(k)
     entry = jax.random.categorical(k_entry, jnp.log(pool.weights))
-    return take(pool, entry, side_of(side_rule, k_side, game, episode), episode)
+    state = take(pool, entry, side_of(side_rule, k_side, game, episode), episode)
+    return state if start is None else start(jax.random.fold_in(k, START_TAG), state)

@@ -83,6 +83,11 @@ class TeamDeathmatch:
     def spec(self) -> ModeSpec:
         return _spec(self.message_dim)
 
+    def start(self, key: jax.Array, state: GameState) -> GameState:
+        """A pool entry is a complete start (map, rosters, spawn ends): nothing to draw."""
+        del key
+        return state
+
     def transition(
         self, state: GameState, actions: jax.Array, messages: jax.Array | None = None
     ) -> tuple[GameState, Facts]:
