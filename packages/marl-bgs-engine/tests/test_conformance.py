@@ -12,7 +12,7 @@ from marl_bgs.core.registry import MODES
 from marl_bgs.testing import check_env, check_jaxmarl_adapter, check_pettingzoo_adapter
 
 # Settings per mode that make games end inside a short check (so restarts are exercised too).
-SHORT_GAMES = {"tdm-v2": {"map_id": 47, "tick_limit": 5}}
+SHORT_GAMES = {"tdm-v2": {"map_id": 47, "tick_limit": 5}, "two-bridge-v1": {"tick_limit": 5}}
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))

@@ -7,7 +7,10 @@ obs, state = env.reset(jax.random.key(0))
 
 from importlib.metadata import version as _version
 
-from marl_bgs import tdm  # registers "tdm-v2" (alias "tdm")
+from marl_bgs import (
+    tdm,  # registers "tdm-v2" (alias "tdm")
+    two_bridge,  # registers "two-bridge-v1" (alias "two-bridge")
+)
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import Mode, ModeSpec
@@ -71,4 +74,5 @@ __all__ = [
     "team_inputs",
     "team_rollout",
     "team_step",
+    "two_bridge",
 ]
