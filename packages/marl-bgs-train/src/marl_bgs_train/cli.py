@@ -31,6 +31,8 @@ from marl_bgs_train.config import (
 )
 from marl_bgs_train.players import load_players, named_policy, save_players
 from marl_bgs_train.runs import CURVE, train_run
+from marl_bgs_train.two_bridge import config as bridge_config
+from marl_bgs_train.two_bridge import run as bridge_run
 from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
 
 app = typer.Typer(help="Train MARL-BattleGrounds baselines.", no_args_is_help=True)
@@ -182,6 +184,41 @@ def validate_command(
         shown.add_row(*(f"{v:.2f}" if isinstance(v, float) else str(v) for v in row))
     console.print(shown)
     console.print(f"best: {run_dir / BEST} ({run_dir / VALIDATION_CSV})")
+
+
+@app.command(name="two-bridge")
+def two_bridge(
+    algo: Annotated[str, typer.Option(help="maskppo, mappo or qmix")] = "mappo",
+    variant: Annotated[str, typer.Option(help="V1_Base ... V3_Navigate")] = "V2_Base",
+    steps: Annotated[float, typer.Option(help="Environment steps")] = 10e6,
+    seed: Annotated[list[int] | None, typer.Option(help="A seed (repeatable; default 0)")] = None,
+    envs: Annotated[int, typer.Option(help="Games stepped together")] = 64,
+    out: Annotated[Path, typer.Option(help="Runs go to OUT/<algo>-<variant>-s<seed>")] = Path(
+        "runs/two-bridge"
+    ),
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="name=value over the paper's settings")
+    ] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
+) -> None:
+    """Train a Two-Bridge baseline as the paper does: checkpoints every 50K steps, each scored
+    by 32 deterministic episodes (OUT/.../checkpoints.csv); prints the last outcome shares."""
+    try:
+        base = bridge_config.paper_defaults(algo, variant=variant, total_steps=int(steps),
+                                            num_envs=envs)  # fmt: skip
+        base = apply_overrides(base, set_ or [])
+        rows = []
+        for s in seed or [0]:
+            config = bridge_config.validate(dataclasses.replace(base, seed=s))
+            log = bridge_run.train(config, out / f"{algo}-{variant}-s{s}", progress=not quiet)
+            rows.append(log.iloc[-1] if len(log) else None)
+    except (ConfigError, EvalError, ValueError) as err:
+        _fail(err)
+    shown = Table("seed", *(str(c) for c in rows[0].index) if rows[0] is not None else ())
+    for s, row in zip(seed or [0], rows, strict=True):
+        if row is not None:
+            shown.add_row(str(s), *(f"{v:.3g}" for v in row))
+    console.print(shown)
 
 
 @app.command()

@@ -1,0 +1,121 @@
+"""The Two-Bridge baselines (MaskPPO, MAPPO, QMIX): settings, tiny whole runs through the command
+line with checkpoints and evaluations, restored greedy policies, reward standardisation and the
+replay's bookkeeping."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import marl_bgs
+from marl_bgs import ConfigError, team_inputs
+from marl_bgs.two_bridge import OUTCOMES
+from marl_bgs.two_bridge.views import MINIMAP_SIZE
+from marl_bgs_train.cli import app
+from marl_bgs_train.two_bridge.common import RewardScale
+from marl_bgs_train.two_bridge.config import paper_config
+from marl_bgs_train.two_bridge.qmix import QMIXTrainer
+from marl_bgs_train.two_bridge.run import load_config, load_policy
+
+TINY = ["--set", "rollout=8", "--set", "minibatch=32", "--set", "checkpoint_every=64",
+        "--set", "eval_episodes=4", "--set", "learning_starts=32", "--set", "train_every=2",
+        "--set", "buffer_size=256"]  # fmt: skip
+
+
+def test_paper_settings_per_algorithm() -> None:
+    assert paper_config("maskppo").entropy_coef == 0.0
+    assert paper_config("maskppo").max_grad_norm == 0.5
+    assert not paper_config("maskppo").reward_standardization
+    assert paper_config("mappo").entropy_coef == 0.001
+    assert paper_config("qmix").lr == 5e-4
+    assert paper_config("mappo").checkpoint_every == 50_000
+    assert paper_config("mappo").eval_episodes == 32
+    # The paper's 1,536 transitions per PPO update.
+    cfg = paper_config("mappo")
+    assert cfg.num_envs * cfg.rollout == 1536
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"algo": "ppo"}, "algo"),
+        ({"variant": "V4_Base"}, "variant"),
+        ({"minibatch": 1000}, "minibatch"),
+        ({"rollout": 0}, "rollout"),
+        ({"gamma": 1.5}, "gamma"),
+        ({"lerning_rate": 1.0}, "lerning_rate"),
+    ],
+)
+def test_bad_settings_name_the_field(overrides: dict, field: str) -> None:
+    algo = overrides.pop("algo", "mappo")
+    with pytest.raises(ConfigError, match=field):
+        paper_config(algo, **overrides)
+
+
+def test_reward_scale_is_the_running_std_of_discounted_returns() -> None:
+    rng = np.random.default_rng(0)
+    rewards = rng.normal(size=(50, 4)).astype(np.float32)
+    scale = RewardScale.create(4)
+    returns, seen = np.zeros(4), []
+    for r in rewards:
+        scale = scale.update(jnp.asarray(r), jnp.zeros(4, bool), 0.9)
+        returns = returns * 0.9 + r
+        seen.append(returns.copy())
+    want = np.std(np.concatenate(seen))
+    assert float(scale.scale(jnp.float32(1.0))) == pytest.approx(1.0 / want, rel=1e-3)
+
+
+@pytest.mark.parametrize("algo", ["maskppo", "mappo", "qmix"])
+def test_a_tiny_run_checkpoints_evaluates_and_restores(algo: str, tmp_path) -> None:
+    args = ["two-bridge", "--algo", algo, "--variant", "V1_Navigate", "--steps", "128",
+            "--envs", "8", "--out", str(tmp_path), "--quiet", *TINY]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    run = tmp_path / f"{algo}-V1_Navigate-s0"
+    log = pd.read_csv(run / "checkpoints.csv")
+    assert log["steps"].tolist() == [64, 128]
+    shares = log[list(OUTCOMES[1:])]
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0)
+    np.testing.assert_allclose(log["win rate"], log["navigation win"] + log["combat win"])
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["128", "64"]
+    assert load_config(run).algo == algo
+    # The restored greedy policy acts legally and deterministically.
+    policy = load_policy(run)
+    env = marl_bgs.make("two-bridge", variant="V1_Navigate", num_envs=3)
+    _, state = env.reset(jax.random.key(1))
+    (inputs,) = team_inputs(env, state)
+    keys = jax.random.split(jax.random.key(2), 3)
+    actions, _ = policy.act(keys, (), inputs)
+    again, _ = policy.act(jax.random.split(jax.random.key(3), 3), (), inputs)
+    assert actions.shape == (3, 5, 1)
+    np.testing.assert_array_equal(actions, again)
+    legal = np.take_along_axis(np.asarray(inputs.masks.flat), np.asarray(actions), -1)
+    assert legal.all()
+
+
+def test_unknown_run_dir_is_a_clear_error(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="not a Two-Bridge run"):
+        load_config(tmp_path)
+
+
+def test_qmix_replay_holds_each_step_and_its_successor() -> None:
+    cfg = paper_config("qmix", variant="V1_Base", num_envs=4, buffer_size=40, train_every=3,
+                       learning_starts=10_000)  # fmt: skip
+    trainer = QMIXTrainer(cfg)
+    state = trainer.init(jax.random.key(0))
+    first = trainer.env.observe(state.game)[:, 0]
+    state, _ = trainer.update(state)
+    rp = state.replay
+    assert int(rp.filled) == 3
+    assert int(rp.cursor) == 3
+    assert int(state.steps) == 12
+    np.testing.assert_array_equal(np.asarray(rp.obs_map[0], np.float32), first[:, :MINIMAP_SIZE])
+    np.testing.assert_allclose(rp.obs_rest[0], first[:, MINIMAP_SIZE:])
+    # Row 1 is the state after row 0's step (no game ended in three steps).
+    assert not np.asarray(rp.done[:3]).any()
+    assert not np.array_equal(rp.obs_rest[1], rp.obs_rest[0])
+    assert int(state.updates) == 0  # learning waits for learning_starts
