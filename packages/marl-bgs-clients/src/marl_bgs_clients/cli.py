@@ -5,6 +5,7 @@ draw the docs' screenshots.
     marl-bgs-clients play tdm-alpha tdm-beta --human 0 --map 47 --out mine.replay.zip
     marl-bgs-clients watch tdm-alpha tdm-beta --map 47 --gif game.gif   # = marl-bgs-watch
     marl-bgs-clients screenshots --out docs/clients
+    marl-bgs-clients two-bridge --variant V2_Base --gif game.gif          # a Two-Bridge episode
 """
 
 from __future__ import annotations
@@ -20,6 +21,37 @@ from marl_bgs_eval.errors import EvalError
 app = typer.Typer(help="MARL-BattleGrounds clients: BattleClient and Replay Viewer.",
                   add_completion=False, no_args_is_help=True)  # fmt: skip
 app.command()(watch)
+
+
+@app.command(name="two-bridge")
+def two_bridge(
+    gif: Annotated[Path, typer.Option(help="Where to write the animation")],
+    variant: Annotated[str, typer.Option(help="V1_Base ... V3_Navigate")] = "V2_Base",
+    policy: Annotated[str, typer.Option(help="random or idle")] = "random",
+    seed: Annotated[int, typer.Option(help="The episode's seed")] = 0,
+    fps: Annotated[int, typer.Option(min=1, max=60, help="Frames per second")] = 10,
+) -> None:
+    """Play one Two-Bridge episode with a built-in team and write it as a GIF (trained teams:
+    `marl_bgs_clients.two_bridge.record` with `marl_bgs_train.two_bridge.run.load_policy`)."""
+    import jax
+
+    import marl_bgs
+    from marl_bgs import ConfigError
+    from marl_bgs_clients import two_bridge as pictures
+
+    teams = {"random": marl_bgs.random_policy, "idle": marl_bgs.idle_policy}
+    if policy not in teams:
+        raise typer.BadParameter(
+            f"expected one of {list(teams)}, got {policy!r}", param_hint="--policy"
+        )
+    try:
+        env = marl_bgs.make("two-bridge", variant=variant, num_envs=1)
+    except ConfigError as err:
+        raise typer.BadParameter(str(err), param_hint="--variant") from None
+    states, facts = pictures.record(env, teams[policy](env.mode), jax.random.key(seed))
+    pictures.save_gif(states, facts, gif, fps=fps)
+    outcome = marl_bgs.two_bridge.OUTCOMES[int(states.outcome[-1])]
+    typer.echo(f"{gif}: {int(states.tick[-1])} steps, {outcome}")
 
 
 @app.command()

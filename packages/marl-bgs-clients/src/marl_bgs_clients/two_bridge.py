@@ -1,0 +1,156 @@
+"""Two-Bridge pictures: one game's episode recorded as its states, drawn frame by frame (numpy
+only, no window), and written as a GIF.
+
+    states = record(env, policy, jax.random.key(0))        # game 0 of the env, every step
+    imageio.mimsave("game.gif", frames(states), duration=0.1)
+
+Drawn from the state: the field (walkable ground, the cliff, the two bridges), the six spawn
+regions outlined, the beacon with its capture radius, living friends (blue) and enemies (red)
+with health bars, the dead as grey crosses, a shot line from each Marine that fired, and the
+elapsed share of the step limit as a bar along the bottom edge.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import imageio.v3 as iio
+import jax
+import numpy as np
+
+from marl_bgs import BatchedEnv, team_step
+from marl_bgs.core.team import TeamPolicy
+from marl_bgs.two_bridge import BridgeFacts, BridgeState
+from marl_bgs.two_bridge import layout as lay
+
+SCALE = 8  # pixels per raw unit: a 512 x 512 picture
+GROUND, CLIFF, REGION = (222, 214, 190), (92, 78, 64), (170, 160, 130)
+FRIEND, ENEMY, DEAD, BEACON = (40, 90, 220), (210, 40, 40), (120, 120, 120), (230, 190, 20)
+CLOCK = (30, 30, 30)
+
+
+def record(
+    env: BatchedEnv, policy: TeamPolicy, key: jax.Array, game: int = 0
+) -> tuple[BridgeState, BridgeFacts]:
+    """Game `game` of `env` played by `policy` from `key` to its end: its states [T + 1] (the
+    start first) and each step's facts [T]."""
+    step = team_step(env, [policy])
+    k_reset, k_memory, k_play = jax.random.split(key, 3)
+    _, state = env.reset(k_reset)
+    memory = jax.vmap(policy.init)(jax.random.split(k_memory, env.num_envs))
+    limit = int(np.max(np.asarray(env.pool.states.tick_limit)))
+    play = jax.jit(
+        lambda s, m, t: step(
+            s, (m,), [jax.random.split(jax.random.fold_in(k_play, t), env.num_envs)]
+        )
+    )
+    states, facts = [state], []
+    for t in range(limit):
+        out = play(state, memory, t)
+        state, memory = out.state, out.memories[0]
+        states.append(state)
+        facts.append(out.info["facts"])
+        if int(state.outcome[game]) != 0:
+            break
+    pick = lambda *xs: jax.tree.map(lambda *a: np.stack([np.asarray(x)[game] for x in a]), *xs)  # noqa: E731
+    return pick(*states), pick(*facts)
+
+
+@cache
+def _field() -> np.ndarray:
+    size = int(lay.FIELD * SCALE)
+    ys, xs = (np.mgrid[0:size, 0:size] + 0.5) / SCALE
+    y = lay.FIELD - ys  # row 0 is the top of the field
+    walkable = lay.PATHABLE[np.floor(y / lay.CELL).astype(int), np.floor(xs / lay.CELL).astype(int)]
+    image = np.where(walkable[..., None], GROUND, CLIFF).astype(np.uint8)
+    for x0, x1, y0, y1 in lay.REGIONS:
+        inside = (xs >= x0) & (xs <= x1) & (y >= y0) & (y <= y1)
+        edge = inside & ~((xs >= x0 + 0.4) & (xs <= x1 - 0.4) & (y >= y0 + 0.4) & (y <= y1 - 0.4))
+        image[edge] = REGION
+    return image
+
+
+def _pixel(pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, cols) of raw positions [..., 2]."""
+    return (lay.FIELD - pos[..., 1]) * SCALE, pos[..., 0] * SCALE
+
+
+def _disk(
+    image: np.ndarray, pos: np.ndarray, radius: float, colour: Any, ring: bool = False
+) -> None:
+    r, c = _pixel(pos)
+    r0, c0 = max(int(r - radius) - 1, 0), max(int(c - radius) - 1, 0)
+    r1, c1 = int(r + radius) + 2, int(c + radius) + 2
+    ys, xs = np.mgrid[r0:r1, c0:c1] + 0.5
+    d = np.hypot(ys - r, xs - c)
+    inside = (d <= radius) & ((d >= radius - 1.5) if ring else True)
+    window = image[r0:r1, c0:c1]
+    window[inside[: window.shape[0], : window.shape[1]]] = colour
+
+
+def _line(image: np.ndarray, a: np.ndarray, b: np.ndarray, colour: Any) -> None:
+    (ra, ca), (rb, cb) = _pixel(a), _pixel(b)
+    n = int(max(abs(rb - ra), abs(cb - ca))) + 1
+    rows = np.clip(np.linspace(ra, rb, n).astype(int), 0, image.shape[0] - 1)
+    cols = np.clip(np.linspace(ca, cb, n).astype(int), 0, image.shape[1] - 1)
+    image[rows, cols] = colour
+
+
+def _unit(image: np.ndarray, pos: np.ndarray, health: float, colour: Any) -> None:
+    if health <= 0:
+        r, c = (int(v) for v in _pixel(pos))
+        for d in range(-4, 5):
+            for rr, cc in ((r + d, c + d), (r + d, c - d)):
+                if 0 <= rr < image.shape[0] and 0 <= cc < image.shape[1]:
+                    image[rr, cc] = DEAD
+        return
+    _disk(image, pos, 0.6 * SCALE, colour)
+    r, c = (int(v) for v in _pixel(pos))
+    width = round(health / lay.MARINE_HEALTH * 10)
+    top = max(r - 9, 0)
+    image[top : top + 2, max(c - 5, 0) : max(c - 5, 0) + 10] = DEAD
+    image[top : top + 2, max(c - 5, 0) : max(c - 5, 0) + width] = (40, 180, 60)
+
+
+def frame(state: BridgeState, facts: BridgeFacts | None = None) -> np.ndarray:
+    """uint8 [512, 512, 3]: one state (one game, no batch axis), with the shots of `facts`."""
+    image = _field().copy()
+    beacon = np.asarray(state.beacon)
+    _disk(image, beacon, lay.BEACON_RADIUS * SCALE, BEACON, ring=True)
+    _disk(image, beacon, 0.8 * SCALE, BEACON)
+    friends, enemies = np.asarray(state.friend_pos), np.asarray(state.enemy_pos)
+    if facts is not None:
+        for i, j in enumerate(np.asarray(facts.friend_target)):
+            if j >= 0:
+                _line(image, friends[i], enemies[j], FRIEND)
+        for j, i in enumerate(np.asarray(facts.enemy_target)):
+            if i >= 0:
+                _line(image, enemies[j], friends[i], ENEMY)
+    for pos, health in zip(enemies, np.asarray(state.enemy_health), strict=True):
+        _unit(image, pos, float(health), ENEMY)
+    for pos, health in zip(friends, np.asarray(state.friend_health), strict=True):
+        _unit(image, pos, float(health), FRIEND)
+    elapsed = float(np.asarray(state.tick)) / max(float(np.asarray(state.tick_limit)), 1.0)
+    image[-4:, : round(elapsed * image.shape[1])] = CLOCK
+    return image
+
+
+def frames(states: BridgeState, facts: BridgeFacts | None = None) -> np.ndarray:
+    """uint8 [T + 1, 512, 512, 3] of a recorded episode; step t's shots drawn on frame t + 1."""
+    count = int(np.asarray(states.tick).shape[0])
+    one = lambda tree, t: jax.tree.map(lambda a: a[t], tree)  # noqa: E731
+    return np.stack([
+        frame(one(states, t), None if facts is None or t == 0 else one(facts, t - 1))
+        for t in range(count)
+    ])  # fmt: skip
+
+
+def save_gif(
+    states: BridgeState, facts: BridgeFacts | None, path: str | Path, fps: int = 10
+) -> Path:
+    """Write a recorded episode as an animated GIF."""
+    path = Path(path)
+    iio.imwrite(path, frames(states, facts), duration=1000 / fps, loop=0)
+    return path
