@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 AGENTS_PER_GAME = 10
+AGENTS = {"two-bridge": 5}  # agents per game where a figure has not AGENTS_PER_GAME
 TDM_MAP_ID = 47
 SMAX_SCENARIO = "smacv2_5_units"
 
@@ -27,12 +28,9 @@ def _obs_sum(obs: dict[str, jnp.ndarray]) -> jnp.ndarray:
     return sum((jnp.sum(v) for k, v in obs.items() if k != "world_state"), jnp.float32(0.0))
 
 
-def tdm_rollout(num_envs: int, ticks: int, *, reset_done: bool = True, mesh: Any = None) -> Rollout:
-    """The paper's Listing S1 on test map 47: sample, step, restart finished games, every tick
-    (with a `mesh`, the games split over its devices)."""
-    import marl_bgs
-
-    env = marl_bgs.make("tdm", map_id=TDM_MAP_ID, num_envs=num_envs, mesh=mesh)
+def random_rollout(env: Any, ticks: int, reset_done: bool = True) -> Rollout:
+    """Listing S1's loop for any env: sample random legal actions, step, restart finished games,
+    every tick."""
 
     @jax.jit
     def run(key: jax.Array) -> jax.Array:
@@ -53,6 +51,24 @@ def tdm_rollout(num_envs: int, ticks: int, *, reset_done: bool = True, mesh: Any
         return acc
 
     return run
+
+
+def tdm_rollout(num_envs: int, ticks: int, *, reset_done: bool = True, mesh: Any = None) -> Rollout:
+    """The paper's Listing S1 on test map 47: sample, step, restart finished games, every tick
+    (with a `mesh`, the games split over its devices)."""
+    import marl_bgs
+
+    env = marl_bgs.make("tdm", map_id=TDM_MAP_ID, num_envs=num_envs, mesh=mesh)
+    return random_rollout(env, ticks, reset_done)
+
+
+def two_bridge_rollout(num_envs: int, ticks: int) -> Rollout:
+    """Listing S1's loop on Two-Bridge V2_Base (5 Marines against 5; the observation carries the
+    2 x 32 x 32 minimap)."""
+    import marl_bgs
+
+    env = marl_bgs.make("two-bridge", variant="V2_Base", num_envs=num_envs)
+    return random_rollout(env, ticks)
 
 
 def scripted_rollout(num_envs: int, ticks: int) -> Rollout:
@@ -123,6 +139,7 @@ FIGURES: dict[str, Callable[[int, int], Rollout]] = {
     "tdm-no-reset": lambda n, t: tdm_rollout(n, t, reset_done=False),
     "tdm-scripted": scripted_rollout,
     "smax": smax_rollout,
+    "two-bridge": two_bridge_rollout,
     "tdm-learn": _learner("tdm_learner"),  # bench_learner.py: a minimal learner loop
     "smax-learn": _learner("smax_learner"),
 }
@@ -168,7 +185,7 @@ def measure(figure: str, num_envs: int, ticks: int, repeats: int) -> dict[str, A
         "seconds_median": seconds,
         "seconds_all": times,
         "game_steps_per_s": game_steps,
-        "agent_steps_per_s": game_steps * AGENTS_PER_GAME,
+        "agent_steps_per_s": game_steps * AGENTS.get(figure, AGENTS_PER_GAME),
         "compile_s": compile_s,
         "first_call_s": first_call_s,
         "backend": jax.default_backend(),

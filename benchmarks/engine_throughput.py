@@ -27,7 +27,7 @@ GPU_NUM_ENVS = (32, 128, 512, 1024, 2048, 4096, 8192)
 PEER = "smax"
 # Rows beyond the TDM/SMAX curve, each at the largest num_envs of the run. Metric levels live in
 # marl-bgs-eval and are measured through evaluation by benchmarks/metrics_cost.py.
-EXTRA_FIGURES = ("tdm-no-reset", "tdm-scripted")
+EXTRA_FIGURES = ("tdm-no-reset", "tdm-scripted", "two-bridge")
 LEARNER_FIGURES = ("tdm-learn", "smax-learn")  # --learner: the training-shaped pair
 LEARNER_NUM_ENVS = (128, 1024)
 
