@@ -764,3 +764,14 @@ def test_env_timeout_is_truncated_and_pays_minus_15(env8) -> None:
         assert (np_(reward[env8.agents[0]]) == (-15.0 if last else 0.0)).all()
     assert (np_(s.outcome) == TIMEOUT).all()
     assert (np_(s.tick) == 3).all()
+
+
+def test_the_mode_needs_no_team_deathmatch_code() -> None:
+    """Two-Bridge is written against the mode layer alone: no module of it imports marl_bgs.tdm."""
+    import re
+    from pathlib import Path
+
+    folder = Path(marl_bgs.two_bridge.__file__).parent
+    for module in folder.glob("*.py"):
+        imports = re.findall(r"^\s*(?:from|import)\s+(\S+)", module.read_text(), re.M)
+        assert not [m for m in imports if m.startswith("marl_bgs.tdm")], module.name
