@@ -16,7 +16,14 @@ from typing import Any
 
 import jax
 import numpy as np
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from marl_bgs import ConfigError, Policy
 from marl_bgs_train import checkpoints
@@ -38,6 +45,18 @@ def log_row(metrics: dict[str, Any], seconds: float, steps_per_update: int) -> d
     row["margin"] = row["margin_sum"] / games
     row["steps_per_second"] = steps_per_update / max(seconds, 1e-9)
     return row
+
+
+def progress_columns() -> tuple[ProgressColumn, ...]:
+    """A training run's progress bar: name, bar, steps done of all, status, elapsed, remaining."""
+    return (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,.0f}/{task.total:,.0f} steps"),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
 
 
 def train_run(
@@ -70,14 +89,7 @@ def train_run(
         for name in (LOG_JSONL, LOG_CSV):
             (run_dir / name).unlink(missing_ok=True)
     done, total = int(state.update), config.num_updates
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed:,.0f}/{task.total:,.0f} steps"),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
+    columns = progress_columns()
     writer = _tensorboard(run_dir) if tensorboard else None
     with Progress(*columns, disable=not progress) as bar:
         task = bar.add_task(config.name, total=total * config.steps_per_update, status="compiling")

@@ -18,13 +18,14 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 import pandas as pd
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress
 
 from marl_bgs import ConfigError, Policy
 from marl_bgs.two_bridge import OUTCOMES
 from marl_bgs.two_bridge.layout import COMBAT_WIN, NAVIGATION_WIN
 from marl_bgs_eval.episodes import run_episodes
 from marl_bgs_train import checkpoints
+from marl_bgs_train.runs import progress_columns
 from marl_bgs_train.two_bridge.common import make_env
 from marl_bgs_train.two_bridge.config import BridgeConfig, paper_config
 from marl_bgs_train.two_bridge.ppo import PPOTrainer
@@ -64,14 +65,7 @@ def train(config: BridgeConfig, run_dir: str | Path, progress: bool = True) -> p
     state: Any = trainer.init(jax.random.key(config.seed))
     rows: list[dict[str, float]] = []
     next_save, started = config.checkpoint_every, time.perf_counter()
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed:,.0f}/{task.total:,.0f} steps"),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
+    columns = progress_columns()
     with Progress(*columns, disable=not progress) as bar:
         name = f"{config.algo} {config.variant} seed {config.seed}"
         task = bar.add_task(name, total=config.total_steps, status="compiling")
