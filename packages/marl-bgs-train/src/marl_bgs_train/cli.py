@@ -204,6 +204,8 @@ def two_bridge(
     """Train a Two-Bridge baseline as the paper does: checkpoints every 50K steps, each scored
     by 32 deterministic episodes (OUT/.../checkpoints.csv); prints the last outcome shares."""
     try:
+        if not math.isfinite(steps) or steps != int(steps):
+            raise ConfigError(f"steps: expected a whole number of environment steps, got {steps}")
         base = bridge_config.paper_defaults(algo, variant=variant, total_steps=int(steps),
                                             num_envs=envs)  # fmt: skip
         base = apply_overrides(base, set_ or [])

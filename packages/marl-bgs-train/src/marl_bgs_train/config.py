@@ -365,9 +365,13 @@ def _parse(value: str, kind: Any, name: str) -> Any:
         return value.lower() in ("true", "1")
     if kind in (int, float):
         try:
-            return kind(float(value)) if kind is int and "e" in value.lower() else kind(value)
-        except ValueError:
-            raise ConfigError(f"{name}: expected {kind.__name__}, got {value!r}") from None
+            number = float(value) if kind is float or "e" in value.lower() else int(value)
+        except (ValueError, OverflowError):
+            number = None
+        finite = number is not None and math.isfinite(number)
+        if not finite or (kind is int and number != int(number)):
+            raise ConfigError(f"{name}: expected {kind.__name__}, got {shown(value)}")
+        return kind(number)
     if kind is str:
         return value
     if origin is Literal:

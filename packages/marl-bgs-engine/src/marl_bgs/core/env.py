@@ -19,7 +19,7 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from marl_bgs.core import pool as pools
-from marl_bgs.core.checks import check_int
+from marl_bgs.core.checks import check_int, shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.inputs import check_actions, check_indices, check_messages
 from marl_bgs.core.mode import Mode
@@ -155,13 +155,13 @@ def games_sharding(mesh: Mesh | None, axis: str | None, num_envs: int) -> NamedS
     None without a mesh; the games must divide evenly among the devices of that axis."""
     if mesh is None:
         if axis is not None:
-            raise ConfigError(f"mesh_axis: {axis!r} given without a mesh")
+            raise ConfigError(f"mesh_axis: {shown(axis)} given without a mesh")
         return None
     if not isinstance(mesh, Mesh):
         raise ConfigError(f"mesh: expected a jax.sharding.Mesh, got {type(mesh).__name__}")
     axis = mesh.axis_names[0] if axis is None else axis
     if axis not in mesh.axis_names:
-        raise ConfigError(f"mesh_axis: expected one of {list(mesh.axis_names)}, got {axis!r}")
+        raise ConfigError(f"mesh_axis: expected one of {list(mesh.axis_names)}, got {shown(axis)}")
     devices = mesh.shape[axis]
     if num_envs % devices:
         raise ConfigError(

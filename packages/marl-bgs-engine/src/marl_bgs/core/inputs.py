@@ -65,7 +65,9 @@ def _in_range(arr: np.ndarray, highs: np.ndarray, spec: ModeSpec, flat: bool) ->
 
 
 def _from_dict(actions: dict, spec: ModeSpec, n: int) -> Any:
-    unknown = sorted(str(a) for a in actions if a not in spec.agents)
+    unknown = sorted(str(a)[:40] for a in actions if a not in spec.agents)
+    if len(unknown) > 3:  # name a few; a hostile dict cannot flood the message
+        unknown = [*unknown[:3], f"... {len(unknown) - 3} more"]
     missing = [a for a in spec.agents if a not in actions]
     if unknown or missing:
         raise ConfigError(

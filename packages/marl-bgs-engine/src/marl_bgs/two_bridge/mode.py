@@ -175,8 +175,10 @@ def parse_variants(variant: Any) -> tuple[tuple[str, ...], int, list[int]]:
     for name in names:
         if not isinstance(name, str) or name not in lay.VARIANTS:
             raise ConfigError(f"variant: unknown {shown(name)}; allowed {list(lay.VARIANTS)}")
-    if len(set(names)) != len(names):
-        raise ConfigError(f"variant: {list(names)} lists a variant twice")
+    names = [str(name) for name in names]  # numpy strings become plain ones
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ConfigError(f"variant: {twice} listed more than once")
     counts = {name.split("_")[0] for name in names}
     if len(counts) > 1:
         raise ConfigError(

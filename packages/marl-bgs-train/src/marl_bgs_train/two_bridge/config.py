@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from marl_bgs import ConfigError
+from marl_bgs.core.checks import check_bool, check_float, check_int, shown
 from marl_bgs.two_bridge import VARIANTS
 from marl_bgs.two_bridge.layout import ENEMY_COUNTS
 
@@ -68,38 +69,54 @@ def paper_config(algo: str = "mappo", **overrides: Any) -> BridgeConfig:
     return validate(paper_defaults(algo, **overrides))
 
 
+def _algo(algo: Any) -> str:
+    if not isinstance(algo, str) or algo not in ALGOS:
+        raise ConfigError(f"algo: expected one of {list(ALGOS)}, got {shown(algo)}")
+    return str(algo)
+
+
 def paper_defaults(algo: str = "mappo", **overrides: Any) -> BridgeConfig:
     """As `paper_config`, not yet validated (for further overrides, then `validate`)."""
-    if algo not in ALGOS:
-        raise ConfigError(f"algo: expected one of {list(ALGOS)}, got {algo!r}")
-    fields = {f.name for f in dataclasses.fields(BridgeConfig)}
-    unknown = sorted(set(overrides) - fields)
+    algo = _algo(algo)
+    fields = [f.name for f in dataclasses.fields(BridgeConfig)]
+    unknown = sorted(set(overrides) - set(fields), key=str)
     if unknown:
-        raise ConfigError(f"{unknown[0]}: not a setting; allowed {sorted(fields)}")
+        raise ConfigError(f"{shown(unknown[0], 40)}: not a setting; allowed {', '.join(fields)}")
     return BridgeConfig(algo=algo, **{**PAPER[algo], **overrides})
 
 
+# Allowed ranges: integers (low, high) and numbers (low, high), inclusive.
+INTEGERS = {
+    "seed": (0, 2**31 - 1), "total_steps": (1, 10**12), "num_envs": (1, 2**20),
+    "checkpoint_every": (1, 10**12), "eval_episodes": (1, 4096), "rollout": (1, 100_000),
+    "epochs": (1, 1000), "minibatch": (1, 10**7), "buffer_size": (2, 10**8),
+    "batch_size": (1, 10**6), "learning_starts": (0, 10**12), "train_every": (1, 100_000),
+    "target_update": (1, 10**9), "epsilon_steps": (1, 10**12),
+}  # fmt: skip
+NUMBERS = {
+    "lr": (1e-9, 1.0), "gamma": (0.0, 1.0), "max_grad_norm": (1e-6, 1e6),
+    "gae_lambda": (0.0, 1.0), "clip": (1e-6, 10.0), "entropy_coef": (0.0, 10.0),
+    "value_coef": (0.0, 100.0), "epsilon_start": (0.0, 1.0), "epsilon_end": (0.0, 1.0),
+}  # fmt: skip
+
+
 def validate(config: BridgeConfig) -> BridgeConfig:
-    """Refuse settings that cannot run, naming the field."""
-    if config.algo not in ALGOS:
-        raise ConfigError(f"algo: expected one of {list(ALGOS)}, got {config.algo!r}")
-    if config.variant not in VARIANTS:
-        raise ConfigError(f"variant: expected one of {list(VARIANTS)}, got {config.variant!r}")
-    positive = ("total_steps", "num_envs", "checkpoint_every", "eval_episodes", "rollout",
-                "epochs", "minibatch", "buffer_size", "batch_size", "train_every",
-                "target_update", "epsilon_steps")  # fmt: skip
-    for name in positive:
-        value = getattr(config, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{name}: expected a positive integer, got {value!r}")
-    if config.algo != "qmix" and (config.num_envs * config.rollout) % config.minibatch:
+    """The config with every field checked and stored as a plain Python value; a bad one raises
+    `ConfigError` naming the field and what is allowed."""
+    algo = _algo(config.algo)
+    if not isinstance(config.variant, str) or config.variant not in VARIANTS:
+        raise ConfigError(f"variant: expected one of {list(VARIANTS)}, got {shown(config.variant)}")
+    values: dict[str, Any] = {"algo": algo, "variant": str(config.variant)}
+    for name, (lo, hi) in INTEGERS.items():
+        values[name] = check_int(getattr(config, name), name, lo, hi)
+    for name, (lo, hi) in NUMBERS.items():
+        values[name] = check_float(getattr(config, name), name, lo, hi)
+    values["reward_standardization"] = check_bool(
+        config.reward_standardization, "reward_standardization"
+    )
+    checked = dataclasses.replace(config, **values)
+    if algo != "qmix" and (checked.num_envs * checked.rollout) % checked.minibatch:
         raise ConfigError(
-            f"minibatch: must divide num_envs x rollout = {config.num_envs * config.rollout}"
+            f"minibatch: must divide num_envs x rollout = {checked.num_envs * checked.rollout}"
         )
-    for name in ("lr", "max_grad_norm", "clip"):
-        if not getattr(config, name) > 0:
-            raise ConfigError(f"{name}: expected a positive number, got {getattr(config, name)!r}")
-    for name in ("gamma", "gae_lambda", "epsilon_start", "epsilon_end"):
-        if not 0 <= getattr(config, name) <= 1:
-            raise ConfigError(f"{name}: expected a number in [0, 1], got {getattr(config, name)!r}")
-    return config
+    return checked
