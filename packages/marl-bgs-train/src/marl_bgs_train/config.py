@@ -367,9 +367,8 @@ def _parse(value: str, kind: Any, name: str) -> Any:
         try:
             number = float(value) if kind is float or "e" in value.lower() else int(value)
         except (ValueError, OverflowError):
-            number = None
-        finite = number is not None and math.isfinite(number)
-        if not finite or (kind is int and number != int(number)):
+            raise ConfigError(f"{name}: expected {kind.__name__}, got {shown(value)}") from None
+        if not math.isfinite(number) or (kind is int and number != int(number)):
             raise ConfigError(f"{name}: expected {kind.__name__}, got {shown(value)}")
         return kind(number)
     if kind is str:
