@@ -11,6 +11,7 @@ from typing import Annotated, Any, cast
 import pandas as pd
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from marl_bgs import ConfigError
@@ -33,7 +34,7 @@ Plugins = Annotated[
 
 
 def _fail(err: Exception) -> None:
-    console.print(f"[red]error:[/red] {err}", highlight=False, markup=True)
+    console.print(f"[red]error:[/red] {escape(str(err))}", highlight=False)
     raise typer.Exit(code=2)
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from marl_bgs import ConfigError
@@ -59,7 +60,7 @@ def _settings(panel: list[str] | None, games: int) -> ValidationSettings:
 
 
 def _fail(err: Exception) -> NoReturn:
-    console.print(f"[red]error:[/red] {err}", highlight=False)
+    console.print(f"[red]error:[/red] {escape(str(err))}", highlight=False)
     raise typer.Exit(code=2)
 
 
@@ -208,16 +209,19 @@ def two_bridge(
             raise ConfigError(f"steps: expected a whole number of environment steps, got {steps}")
         base = bridge_config.paper_defaults(algo, variant=variant, total_steps=int(steps),
                                             num_envs=envs)  # fmt: skip
-        base = apply_overrides(base, set_ or [])
+        base = bridge_config.validate(apply_overrides(base, set_ or []))
+        if base.algo != algo:  # the defaults came from --algo
+            raise ConfigError(f"algo: choose it with --algo, not --set (got --algo {algo})")
+        seeds = seed or [base.seed]  # --seed, else a seed given by --set, else 0
         rows = []
-        for s in seed or [0]:
+        for s in seeds:
             config = bridge_config.validate(dataclasses.replace(base, seed=s))
             log = bridge_run.train(config, out / f"{algo}-{variant}-s{s}", progress=not quiet)
             rows.append(log.iloc[-1] if len(log) else None)
     except (ConfigError, EvalError, ValueError) as err:
         _fail(err)
     shown = Table("seed", *(str(c) for c in rows[0].index) if rows[0] is not None else ())
-    for s, row in zip(seed or [0], rows, strict=True):
+    for s, row in zip(seeds, rows, strict=True):
         if row is not None:
             shown.add_row(str(s), *(f"{v:.3g}" for v in row))
     console.print(shown)

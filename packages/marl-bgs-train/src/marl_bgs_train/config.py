@@ -361,7 +361,7 @@ def _parse(value: str, kind: Any, name: str) -> Any:
     origin = typing.get_origin(kind)
     if kind is bool:
         if value.lower() not in ("true", "false", "1", "0"):
-            raise ConfigError(f"{name}: expected true or false, got {value!r}")
+            raise ConfigError(f"{name}: expected true or false, got {shown(value)}")
         return value.lower() in ("true", "1")
     if kind in (int, float):
         try:
@@ -376,18 +376,23 @@ def _parse(value: str, kind: Any, name: str) -> Any:
     if origin is Literal:
         allowed = typing.get_args(kind)
         if value not in allowed:
-            raise ConfigError(f"{name}: {value!r}; allowed: {list(allowed)}")
+            raise ConfigError(f"{name}: {shown(value)}; allowed: {list(allowed)}")
         return value
     if origin is tuple:
         args = typing.get_args(kind)
         item = args[0]
         parts = [p for p in value.split(",") if p]
         if len(args) == 2 and args[1] is not Ellipsis and len(parts) != 2:
-            raise ConfigError(f"{name}: expected two comma-separated values, got {value!r}")
+            raise ConfigError(f"{name}: expected two comma-separated values, got {shown(value)}")
         return tuple(_parse(p, item, name) for p in parts)
     if isinstance(kind, types.UnionType):
         raise ConfigError(f"{name}: cannot be set from the command line")
     raise ConfigError(f"{name}: cannot be set from the command line")
+
+
+def _cut(name: str, limit: int = 40) -> str:
+    """A setting's name as given, cut so that a hostile one cannot flood a message."""
+    return name if len(name) <= limit else f"{name[: limit - 3]}..."
 
 
 def apply_overrides(config: Any, items: Sequence[str]) -> Any:
@@ -397,7 +402,7 @@ def apply_overrides(config: Any, items: Sequence[str]) -> Any:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep:
-            raise ConfigError(f"override {item!r}: expected key=value")
+            raise ConfigError(f"override {shown(item)}: expected key=value")
         config = _set(config, key.strip().split("."), value.strip(), key.strip())
     return config
 
@@ -406,11 +411,11 @@ def _set(config: Any, path: list[str], value: str, full: str) -> Any:
     hints = typing.get_type_hints(type(config))
     names = [f.name for f in dataclasses.fields(config)]
     if path[0] not in names:
-        raise ConfigError(f"{full}: unknown setting; known: {names}")
+        raise ConfigError(f"{_cut(full)}: unknown setting; known: {', '.join(names)}")
     current = getattr(config, path[0])
     if len(path) > 1:
         if not dataclasses.is_dataclass(current):
-            raise ConfigError(f"{full}: {path[0]} has no fields")
+            raise ConfigError(f"{_cut(full)}: {_cut(path[0])} has no fields")
         new = _set(current, path[1:], value, full)
     else:
         new = _parse(value, hints[path[0]], full)
