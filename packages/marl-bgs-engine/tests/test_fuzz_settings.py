@@ -32,6 +32,7 @@ import pytest
 import marl_bgs
 from marl_bgs import ConfigError
 from marl_bgs.core.env import MAX_NUM_ENVS, batch_memory_estimate
+from marl_bgs.core.registry import ALIASES, MODES
 from marl_bgs.tdm.config import LIMITS, MESSAGE_DIM_MAX
 from marl_bgs.tdm.maps import MapError
 from marl_bgs.tdm.mode import make_tdm
@@ -370,7 +371,8 @@ def _keyword_and_mode_cases() -> list[Case]:
         for k, v in (("bogus", 1), ("Map_id", 0), ("num_env", 4), ("side_rule", "half"),
                      ("seed", 0), ("facts", "agent"))
     ]  # fmt: skip
-    mode = r"^mode: unknown mode {}; allowed \['tdm-v2', 'tdm'\]$"
+    allowed = re.escape(str(sorted(MODES) + sorted(ALIASES))).replace("{", "{{").replace("}", "}}")
+    mode = r"^mode: unknown mode {}; allowed " + allowed + "$"
     cases += [
         (f"mode={_label(v)}", "make", {"mode": v}, Refused(mode.format(re.escape(repr(v)))))
         for v in ("deathmatch", "TDM", "tdm-v1", "", " tdm", None, 5)
