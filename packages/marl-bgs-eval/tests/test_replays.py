@@ -28,6 +28,7 @@ import marl_bgs
 import marl_bgs_eval as ev
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID
 from marl_bgs.tdm.perception import perceive, refresh_sight_lines
+from marl_bgs_eval import array_zip
 from marl_bgs_eval import replay_files as rf
 from marl_bgs_eval import replays as rp
 from marl_bgs_eval.fuzzing import zip_bytes as _zip
@@ -234,7 +235,7 @@ def _replace_array(name: str, data: Callable[[np.ndarray], bytes], sign: bool = 
         blob = data(old)
         header = _header_of(members)
         if sign:
-            header["arrays"][name]["sha256"] = rf._sha(blob)
+            header["arrays"][name]["sha256"] = array_zip.checksum(blob)
         members = [(n, blob if n == f"{name}.npy" else d) for n, d in members]
         return _zip(_with_header(members, header))
 
@@ -450,10 +451,10 @@ def test_sizes_are_checked_before_reading(valid_file, tmp_path, monkeypatch) -> 
     members = zip_members(valid_file)
     total = sum(len(d) for _, d in members)
     size = valid_file.stat().st_size
-    monkeypatch.setattr(rf, "MAX_TOTAL_BYTES", (size + total) // 2)
+    monkeypatch.setattr(array_zip, "MAX_TOTAL_BYTES", (size + total) // 2)
     with pytest.raises(ev.EvalError, match=rf"^game.replay.zip: declares {total} bytes in all"):
         rp.load(valid_file)
-    monkeypatch.setattr(rf, "MAX_TOTAL_BYTES", size - 1)
+    monkeypatch.setattr(array_zip, "MAX_TOTAL_BYTES", size - 1)
     with pytest.raises(ev.EvalError, match=rf"^game.replay.zip: {size} bytes, more than"):
         rp.load(valid_file)
     with pytest.raises(ev.EvalError, match=r"^path: replay file '.*nothing.zip' does not exist"):

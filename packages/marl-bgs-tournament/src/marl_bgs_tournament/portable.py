@@ -37,7 +37,8 @@ from jax import export
 import marl_bgs
 from marl_bgs import team_inputs
 from marl_bgs_eval import EvalError, System, system
-from marl_bgs_eval.replay_files import check_zip_directory, mode_id, parse_npy, read_bounded
+from marl_bgs_eval.array_zip import check_zip_directory, parse_npy, read_bounded
+from marl_bgs_eval.replay_files import mode_id
 from marl_bgs_tournament.errors import TournamentError
 
 FORMAT = "marl-bgs-system"
