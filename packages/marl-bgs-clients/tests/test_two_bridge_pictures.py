@@ -1,5 +1,5 @@
-"""Two-Bridge pictures: recorded episodes match the engine, frames show what the state holds,
-the GIF has one frame per state, and the command line writes one."""
+"""Two-Bridge pictures: frames show what an episode replay's states hold, the GIF has one frame
+per state, and the command line plays, saves and redraws one."""
 
 from __future__ import annotations
 
@@ -13,12 +13,16 @@ import marl_bgs
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs_clients import two_bridge as pictures
 from marl_bgs_clients.cli import app
+from marl_bgs_eval import EvalError, episode_replays
+
+SETTINGS = {"variant": "V1_Combat", "tick_limit": 40}
 
 
 @pytest.fixture(scope="module")
 def episode():
-    env = marl_bgs.make("two-bridge", variant="V1_Combat", num_envs=2, tick_limit=40)
-    return env, *pictures.record(env, marl_bgs.random_policy(env.mode), jax.random.key(4), game=1)
+    env = marl_bgs.make("two-bridge", **SETTINGS)
+    policy = marl_bgs.random_policy(env.mode)
+    return episode_replays.record(policy, jax.random.key(4), settings=SETTINGS, games=[1])[0]
 
 
 def _at(image: np.ndarray, pos) -> tuple[int, ...]:
@@ -27,20 +31,21 @@ def _at(image: np.ndarray, pos) -> tuple[int, ...]:
     return tuple(int(v) for v in image[row, col])
 
 
-def test_the_recording_is_the_engines_game(episode) -> None:
-    env, states, facts = episode
-    assert states.tick[0] == 0
-    assert states.outcome[-1] != 0
-    assert (states.outcome[:-1] == 0).all()
-    assert facts.requested.shape == (len(states.tick) - 1, 5)
-    # Stepping the first recorded state with the recorded actions gives the second.
-    first = jax.tree.map(lambda a: a[0], states)
-    nxt, _ = env.mode.transition(first, facts.requested[0][:, None])
-    np.testing.assert_allclose(nxt.friend_pos, states.friend_pos[1], atol=1e-5)
+def test_frames_follow_the_replay(episode) -> None:
+    states, facts = episode_replays.history(episode)
+    images = pictures.frames(episode)
+    assert images.shape == (episode.ticks + 1, 512, 512, 3)
+    for t in (0, episode.ticks):
+        state = jax.tree.map(lambda a, t=t: a[t], states)
+        np.testing.assert_array_equal(images[t], pictures.frame(state, None if t == 0 else
+                                      jax.tree.map(lambda a, t=t: a[t - 1], facts)))  # fmt: skip
+    tdm = episode_replays.Replay(header={**episode.header, "mode": "tdm-v2"}, arrays={})
+    with pytest.raises(EvalError, match="a Two-Bridge episode expected"):
+        pictures.frames(tdm)
 
 
 def test_a_frame_shows_the_state(episode) -> None:
-    _, states, _ = episode
+    states, _ = episode_replays.history(episode)
     state = jax.tree.map(lambda a: a[0], states)
     image = pictures.frame(state)
     assert image.shape == (512, 512, 3)
@@ -57,9 +62,8 @@ def test_a_frame_shows_the_state(episode) -> None:
 
 
 def test_the_gif_has_a_frame_per_state(episode, tmp_path) -> None:
-    _, states, facts = episode
-    path = pictures.save_gif(states, facts, tmp_path / "game.gif")
-    assert iio.imread(path).shape[0] == len(states.tick)
+    path = pictures.save_gif(episode, tmp_path / "game.gif")
+    assert iio.imread(path).shape[0] == episode.ticks + 1
 
 
 def test_the_command_writes_an_episode(tmp_path) -> None:
@@ -72,3 +76,17 @@ def test_the_command_writes_an_episode(tmp_path) -> None:
     bad = CliRunner().invoke(app, ["two-bridge", "--variant", "V4_Base", "--gif", str(out)])
     assert bad.exit_code == 2
     assert "variant" in bad.output
+
+
+def test_the_command_saves_and_redraws_a_replay(tmp_path) -> None:
+    saved, first, again = tmp_path / "game.episode.zip", tmp_path / "a.gif", tmp_path / "b.gif"
+    args = ["two-bridge", "--variant", "V1_Navigate", "--seed", "3"]
+    result = CliRunner().invoke(app, [*args, "--gif", str(first), "--save", str(saved)])
+    assert result.exit_code == 0, result.output
+    redraw = CliRunner().invoke(app, ["two-bridge", "--replay", str(saved), "--gif", str(again)])
+    assert redraw.exit_code == 0, redraw.output
+    np.testing.assert_array_equal(iio.imread(first), iio.imread(again))
+    saved.write_bytes(saved.read_bytes()[:-30])  # damaged: refused with the file named
+    bad = CliRunner().invoke(app, ["two-bridge", "--replay", str(saved), "--gif", str(again)])
+    assert bad.exit_code == 2
+    assert "game.episode.zip" in bad.output

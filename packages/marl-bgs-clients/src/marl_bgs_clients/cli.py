@@ -28,16 +28,22 @@ def two_bridge(
     gif: Annotated[Path, typer.Option(help="Where to write the animation")],
     variant: Annotated[str, typer.Option(help="V1_Base ... V3_Navigate")] = "V2_Base",
     policy: Annotated[str, typer.Option(help="random or idle")] = "random",
-    seed: Annotated[int, typer.Option(help="The episode's seed")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="The episode's seed")] = 0,
     fps: Annotated[int, typer.Option(min=1, max=60, help="Frames per second")] = 10,
+    replay: Annotated[
+        Path | None, typer.Option(help="Draw this episode replay file instead of playing one")
+    ] = None,
+    save: Annotated[Path | None, typer.Option(help="Also save the episode replay here")] = None,
 ) -> None:
-    """Play one Two-Bridge episode with a built-in team and write it as a GIF (trained teams:
-    `marl_bgs_clients.two_bridge.record` with `marl_bgs_train.two_bridge.run.load_policy`)."""
+    """Play one Two-Bridge episode with a built-in team (or read an episode replay file) and
+    write it as a GIF (trained teams: `marl_bgs_eval.episode_replays.record` with
+    `marl_bgs_train.two_bridge.run.load_policy`)."""
     import jax
 
     import marl_bgs
     from marl_bgs import ConfigError
     from marl_bgs_clients import two_bridge as pictures
+    from marl_bgs_eval import episode_replays
 
     teams = {"random": marl_bgs.random_policy, "idle": marl_bgs.idle_policy}
     if policy not in teams:
@@ -45,13 +51,21 @@ def two_bridge(
             f"expected one of {list(teams)}, got {policy!r}", param_hint="--policy"
         )
     try:
-        env = marl_bgs.make("two-bridge", variant=variant, num_envs=1)
-    except ConfigError as err:
-        raise typer.BadParameter(str(err), param_hint="--variant") from None
-    states, facts = pictures.record(env, teams[policy](env.mode), jax.random.key(seed))
-    pictures.save_gif(states, facts, gif, fps=fps)
-    outcome = marl_bgs.two_bridge.OUTCOMES[int(states.outcome[-1])]
-    typer.echo(f"{gif}: {int(states.tick[-1])} steps, {outcome}")
+        if replay is not None:
+            episode = episode_replays.load(replay)
+        else:
+            env = marl_bgs.make("two-bridge", variant=variant, num_envs=1)
+            key = jax.random.key(seed)
+            episode = episode_replays.record(
+                teams[policy](env.mode), key, settings={"variant": variant}, system=policy
+            )[0]
+        if save is not None:
+            episode_replays.save(episode, save)
+        pictures.save_gif(episode, gif, fps=fps)
+    except (ConfigError, EvalError) as err:
+        raise typer.BadParameter(str(err)) from None
+    outcome = marl_bgs.two_bridge.OUTCOMES[episode.header["outcome"]]
+    typer.echo(f"{gif}: {episode.ticks} steps, {outcome}")
 
 
 @app.command()

@@ -1,8 +1,8 @@
-"""Two-Bridge pictures: one game's episode recorded as its states, drawn frame by frame (numpy
-only, no window), and written as a GIF.
+"""Two-Bridge pictures: an episode replay (`marl_bgs_eval.episode_replays`) drawn frame by frame
+(numpy only, no window) and written as a GIF.
 
-    states = record(env, policy, jax.random.key(0))        # game 0 of the env, every step
-    imageio.mimsave("game.gif", frames(states), duration=0.1)
+    replay = episode_replays.record(policy, jax.random.key(0), settings={"variant": "V2_Base"})[0]
+    save_gif(replay, "game.gif")                       # or a file: episode_replays.load(path)
 
 Drawn from the state: the field (walkable ground, the cliff, the two bridges), the six spawn
 regions outlined, the beacon with its capture radius, living friends (blue) and enemies (red)
@@ -20,42 +20,16 @@ import imageio.v3 as iio
 import jax
 import numpy as np
 
-from marl_bgs import BatchedEnv, team_step
-from marl_bgs.core.team import TeamPolicy
 from marl_bgs.two_bridge import BridgeFacts, BridgeState
 from marl_bgs.two_bridge import layout as lay
+from marl_bgs_eval import episode_replays
+from marl_bgs_eval.array_zip import Replay
+from marl_bgs_eval.errors import EvalError
 
 SCALE = 8  # pixels per raw unit: a 512 x 512 picture
 GROUND, CLIFF, REGION = (222, 214, 190), (92, 78, 64), (170, 160, 130)
 FRIEND, ENEMY, DEAD, BEACON = (40, 90, 220), (210, 40, 40), (120, 120, 120), (230, 190, 20)
 CLOCK = (30, 30, 30)
-
-
-def record(
-    env: BatchedEnv, policy: TeamPolicy, key: jax.Array, game: int = 0
-) -> tuple[BridgeState, BridgeFacts]:
-    """Game `game` of `env` played by `policy` from `key` to its end: its states [T + 1] (the
-    start first) and each step's facts [T]."""
-    step = team_step(env, [policy])
-    k_reset, k_memory, k_play = jax.random.split(key, 3)
-    _, state = env.reset(k_reset)
-    memory = jax.vmap(policy.init)(jax.random.split(k_memory, env.num_envs))
-    limit = int(np.max(np.asarray(env.pool.states.tick_limit)))
-    play = jax.jit(
-        lambda s, m, t: step(
-            s, (m,), [jax.random.split(jax.random.fold_in(k_play, t), env.num_envs)]
-        )
-    )
-    states, facts = [state], []
-    for t in range(limit):
-        out = play(state, memory, t)
-        state, memory = out.state, out.memories[0]
-        states.append(state)
-        facts.append(out.info["facts"])
-        if int(state.outcome[game]) != 0:
-            break
-    pick = lambda *xs: jax.tree.map(lambda *a: np.stack([np.asarray(x)[game] for x in a]), *xs)  # noqa: E731
-    return pick(*states), pick(*facts)
 
 
 @cache
@@ -137,20 +111,23 @@ def frame(state: BridgeState, facts: BridgeFacts | None = None) -> np.ndarray:
     return image
 
 
-def frames(states: BridgeState, facts: BridgeFacts | None = None) -> np.ndarray:
-    """uint8 [T + 1, 512, 512, 3] of a recorded episode; step t's shots drawn on frame t + 1."""
-    count = int(np.asarray(states.tick).shape[0])
+def frames(replay: Replay) -> np.ndarray:
+    """uint8 [T + 1, 512, 512, 3] of a Two-Bridge episode replay; step t's shots drawn on frame
+    t + 1."""
+    if not replay.header.get("mode", "").startswith("two-bridge-"):
+        raise EvalError(
+            f"replay: a Two-Bridge episode expected, got mode {replay.header.get('mode')!r}"
+        )
+    states, facts = episode_replays.history(replay)
     one = lambda tree, t: jax.tree.map(lambda a: a[t], tree)  # noqa: E731
     return np.stack([
-        frame(one(states, t), None if facts is None or t == 0 else one(facts, t - 1))
-        for t in range(count)
+        frame(one(states, t), None if t == 0 else one(facts, t - 1))
+        for t in range(replay.ticks + 1)
     ])  # fmt: skip
 
 
-def save_gif(
-    states: BridgeState, facts: BridgeFacts | None, path: str | Path, fps: int = 10
-) -> Path:
-    """Write a recorded episode as an animated GIF."""
+def save_gif(replay: Replay, path: str | Path, fps: int = 10) -> Path:
+    """Write a Two-Bridge episode replay as an animated GIF."""
     path = Path(path)
-    iio.imwrite(path, frames(states, facts), duration=1000 / fps, loop=0)
+    iio.imwrite(path, frames(replay), duration=1000 / fps, loop=0)
     return path

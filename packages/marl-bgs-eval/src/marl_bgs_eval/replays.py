@@ -34,12 +34,12 @@ from marl_bgs.tdm.maps import load as load_map
 from marl_bgs.tdm.mode import TDMEnv
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import results
+from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import MapsLike, as_system, resolve_maps
 from marl_bgs_eval.play import Tick, join_teams, play_tick
 from marl_bgs_eval.replay_files import (
     FORMAT,
-    Replay,
     check_replay,
     engine_env,
     is_static,

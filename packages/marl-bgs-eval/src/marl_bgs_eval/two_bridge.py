@@ -2,6 +2,8 @@
 
     table = marl_bgs_eval.two_bridge.evaluate_variants(policy, episodes=32, seed=0)
     print(marl_bgs_eval.two_bridge.outcome_table(table))
+    losses = table[table["outcome"] == "combat loss"].head(2)
+    replays = marl_bgs_eval.two_bridge.record_rows(policy, losses, seed=0)  # as they were played
 
 `policy` is an engine team policy, or a function `env -> policy` (the action count depends on
 the variant's enemy count). Win rate = (navigation wins + combat wins) / episodes, with a 95%
@@ -22,6 +24,8 @@ import marl_bgs
 from marl_bgs.core.team import TeamPolicy
 from marl_bgs.two_bridge import OUTCOMES, VARIANTS
 from marl_bgs.two_bridge.layout import COMBAT_WIN, NAVIGATION_WIN
+from marl_bgs_eval import episode_replays
+from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.episodes import play_episodes
 from marl_bgs_eval.errors import EvalError
 
@@ -49,6 +53,10 @@ def _policy_for(policy: PolicyFor, env: Any) -> TeamPolicy:
     return cast(Callable[[Any], TeamPolicy], policy)(env)
 
 
+def _key(seed: int, variant: str) -> jax.Array:
+    return jax.random.fold_in(jax.random.key(seed), VARIANTS.index(variant))
+
+
 def evaluate_variants(
     policy: PolicyFor,
     variants: str | Sequence[str] = "all",
@@ -64,8 +72,7 @@ def evaluate_variants(
     for variant in _variants(variants):
         env = marl_bgs.make("two-bridge", variant=variant, num_envs=episodes, **settings)
         chosen = _policy_for(policy, env)
-        key = jax.random.fold_in(jax.random.key(seed), VARIANTS.index(variant))
-        played = play_episodes(env, chosen, key)
+        played = play_episodes(env, chosen, _key(seed, variant))
         names = [OUTCOMES[c] for c in played.outcome]
         frames.append(
             pd.DataFrame(
@@ -81,6 +88,39 @@ def evaluate_variants(
             )
         )
     return pd.concat(frames, ignore_index=True)
+
+
+def record_rows(
+    policy: PolicyFor, rows: pd.DataFrame, seed: int = 0, **settings: Any
+) -> list[Replay]:
+    """Episode replays (`marl_bgs_eval.episode_replays`) of rows picked from
+    `evaluate_variants(policy, seed=seed, **settings)`, one per row in order: each episode as it
+    was played there (checked: a row whose outcome or length differs is an error, e.g. another
+    seed or settings)."""
+    missing = {"variant", "episode", "outcome_code", "ticks"} - set(rows.columns)
+    if missing:
+        raise EvalError(f"rows: missing column(s) {sorted(missing)}")
+    made: dict[tuple[str, int], Replay] = {}
+    for variant in dict.fromkeys(_variants(list(rows["variant"]))):
+        picked = [int(e) for e in rows.loc[rows["variant"] == variant, "episode"]]
+        env = marl_bgs.make("two-bridge", variant=variant, **settings)
+        replays = episode_replays.record(
+            _policy_for(policy, env), _key(seed, variant), games=sorted(set(picked)),
+            settings={"variant": variant, **settings},
+        )  # fmt: skip
+        made |= {(variant, r.header["game"]): r for r in replays}
+    out = []
+    columns = rows[["variant", "episode", "outcome_code", "ticks"]]
+    for variant, episode, code, ticks in columns.itertuples(index=False):
+        replay = made[(variant, int(episode))]
+        if (replay.header["outcome"], replay.ticks) != (int(code), int(ticks)):
+            raise EvalError(
+                f"rows: {variant} episode {episode} ended in outcome {replay.header['outcome']} "
+                f"after {replay.ticks} steps, the row says {code} after {ticks} (another seed or "
+                "settings than the evaluation's?)"
+            )
+        out.append(replay)
+    return out
 
 
 def outcome_table(episodes: pd.DataFrame) -> pd.DataFrame:

@@ -20,7 +20,8 @@ from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.maps import load as load_map
 from marl_bgs.tdm.tables import SLOT_TEAM
 from marl_bgs_eval import EvalError
-from marl_bgs_eval.replay_files import Replay, load
+from marl_bgs_eval.array_zip import Replay
+from marl_bgs_eval.replay_files import load
 from marl_bgs_tournament.web.files import SeasonDataError
 
 LETTERS = {v: k for k, v in C.CLASS_LETTERS.items()}

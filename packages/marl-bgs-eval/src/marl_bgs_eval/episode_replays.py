@@ -1,0 +1,365 @@
+"""Episode replays of single-team modes (Two-Bridge): record the games a team policy played,
+save each as one file, load it back only after the engine has reproduced it, and rebuild its
+states for pictures or analysis. Generic over modes: nothing here knows a rule.
+
+    replays = record(policy, jax.random.key(0), settings={"variant": "V2_Base"}, games=[0, 3])
+    save(replays[0], "game-0.episode.zip")
+    replay = load("game-0.episode.zip")      # checked, then verified step by step
+    states, facts = history(replay)          # the mode's state pytree [T + 1] and facts [T]
+
+Game g of `record(policy, key, games=[g])` is game g of `play_episodes(env, policy, key)` (and of
+`marl_bgs_eval.two_bridge.evaluate_variants`): same start, same policy keys, same end.
+
+A file (`FORMAT`) is an array zip (`marl_bgs_eval.array_zip`). Its header: `format`, `engine`
+(the engine version that played it), `mode` (the versioned mode id), `settings` (the `make`
+keywords, JSON values), `key` (the episode key's two uint32 words), `game` (the game index),
+`ticks`, `outcome` (the mode's outcome code) and `system` (who played). Its arrays, for a game
+of T ticks:
+
+    state.<field>  [T + 1, ...]  the state before each tick, then the final state
+    actions        int32 [T, agents, heads]  the actions the policy chose
+    masks.<field>  bool [T, ...]             the legal actions it was given
+    facts.<field>  [T, ...]                  what each tick did
+    reward         float32 [T, agents]       the mode's official reward
+
+`load` trusts nothing: the container's checks, the header's fields and settings (the engine's
+own `make` validates the settings), then `verify`: the engine redraws the start from the key and
+replays the actions, and every state, mask, fact and reward must come out exactly as recorded.
+So every value a reader meets is one the engine made. A custom `reward_fn` cannot be recorded
+(the file would not say how to recompute it).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import marl_bgs
+from marl_bgs import ConfigError, team_step
+from marl_bgs.core.env import BatchedEnv
+from marl_bgs.core.registry import MODES, resolve
+from marl_bgs.core.team import TeamPolicy
+from marl_bgs_eval import array_zip
+from marl_bgs_eval.array_zip import Layout, Replay, shown
+from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.replay_files import named_leaves
+
+__all__ = ["FORMAT", "Replay", "history", "load", "record", "save", "verify"]
+
+FORMAT = "marl-bgs-episode-replay-v1"
+HEADER_FIELDS = (
+    "format",
+    "engine",
+    "mode",
+    "settings",
+    "key",
+    "game",
+    "ticks",
+    "outcome",
+    "system",
+)
+NOT_SETTINGS = ("num_envs", "mesh", "mesh_axis", "reward_fn")  # what a replay file cannot hold
+MAX_GAME = 65_535  # verify redraws the start with game + 1 games
+MAX_TICKS = 100_000
+MAX_SETTINGS = 32
+UINT32_MAX = 2**32 - 1
+
+
+# --- the mode's arrays ------------------------------------------------------------------------
+
+
+def _frozen(settings: dict[str, Any]) -> str:
+    return json.dumps(settings, sort_keys=True, allow_nan=False)
+
+
+@functools.lru_cache(maxsize=16)  # bounded: settings may come from untrusted files
+def _env(mode: str, settings: str, num_envs: int = 1) -> BatchedEnv:
+    return marl_bgs.make(mode, num_envs=num_envs, **json.loads(settings))
+
+
+@functools.lru_cache(maxsize=16)
+def _one_tick(mode: str, settings: str) -> tuple[Layout, Any, Any, int]:
+    """Each named array of one tick (shape, dtype), the state's and facts' pytree structures,
+    and the longest game the settings allow."""
+    env = _env(mode, settings)
+    state = jax.eval_shape(lambda k: env.reset(k)[1], jax.random.key(0))
+    state = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), state)
+    actions = jax.ShapeDtypeStruct((env.num_agents, len(env.spec.action_heads)), jnp.int32)
+    facts = jax.eval_shape(lambda s, a: env.mode.transition(s, a, None)[1], state, actions)
+    masks = jax.eval_shape(env.mode.masks, state)
+    reward = jax.ShapeDtypeStruct((env.num_agents,), jnp.float32)
+    parts = {
+        **named_leaves("state", state), "actions": actions, **named_leaves("masks", masks),
+        **named_leaves("facts", facts), "reward": reward,
+    }  # fmt: skip
+    one = {k: (tuple(v.shape), np.dtype(v.dtype)) for k, v in parts.items()}
+    limit = int(np.max(np.asarray(env.pool.states.tick_limit)))
+    return one, jax.tree.structure(state), jax.tree.structure(facts), limit
+
+
+def layout(mode: str, settings: dict[str, Any], ticks: int) -> Layout:
+    """Every array of a `ticks`-tick episode of `mode` with `settings`: name -> (shape, dtype)."""
+    one = _one_tick(mode, _frozen(settings))[0]
+    lead = lambda name: ticks + 1 if name.startswith("state.") else ticks  # noqa: E731
+    return {name: ((lead(name), *shape), dtype) for name, (shape, dtype) in one.items()}
+
+
+# --- recording --------------------------------------------------------------------------------
+
+
+def _check_settings(settings: Any, where: str) -> dict[str, Any]:
+    """Plain JSON `make` keywords a file can hold, or EvalError naming the field."""
+    if not isinstance(settings, dict) or len(settings) > MAX_SETTINGS:
+        raise EvalError(f"{where}: expected an object of at most {MAX_SETTINGS} make keywords")
+    for k, v in settings.items():
+        if not isinstance(k, str) or not 0 < len(k) <= 60:
+            raise EvalError(f"{where}: keyword {shown(k)} is not a name of 1-60 characters")
+        if k in NOT_SETTINGS:
+            raise EvalError(
+                f"{where}.{k}: a replay file cannot hold it (not allowed: {list(NOT_SETTINGS)})"
+            )
+        items = v if isinstance(v, list) and len(v) <= 64 else [v]
+        plain = all(
+            isinstance(x, str | bool | int) or (isinstance(x, float) and math.isfinite(x))
+            for x in items
+        )
+        if not plain:
+            raise EvalError(
+                f"{where}.{k}: expected a text, number or boolean, or a list of at most 64 of"
+                f" them, got {shown(v)}"
+            )
+    return settings
+
+
+def _resolve(mode: str, settings: dict[str, Any], where: str) -> tuple[str, str]:
+    """(versioned mode id, frozen settings) of a single-team mode the engine accepts."""
+    try:
+        env = _env(resolve(mode), _frozen(settings))
+    except ConfigError as err:
+        raise EvalError(f"{where}: {err}") from None
+    if len(env.spec.teams) != 1:
+        raise EvalError(
+            f"{where}: episode replays record single-team modes; {env.spec.id} has "
+            f"{len(env.spec.teams)} teams (use marl_bgs_eval.replays)"
+        )
+    return env.spec.id, _frozen(settings)
+
+
+def _trace(env: BatchedEnv, policy: TeamPolicy, key: jax.Array, ticks: int) -> Any:
+    """Every game of `env` for `ticks` ticks, keyed as `episodes.run_episodes` keys them:
+    (final state, per tick (state, actions, masks, facts, reward))."""
+    step = team_step(env, [policy])
+    n = env.num_envs
+    k_reset, k_memory, k_play = jax.random.split(key, 3)
+    _, state = env.reset(k_reset)
+    memory = jax.vmap(policy.init)(jax.random.split(k_memory, n))
+
+    def tick(carry: tuple, t: jax.Array) -> tuple:
+        state, memory = carry
+        keys = jax.random.split(jax.random.fold_in(k_play, t), n)
+        out = step(state, (memory,), [keys])
+        seen = (state, out.actions, env.action_masks(state), out.info["facts"], out.reward)
+        return (out.state, out.memories[0]), seen
+
+    (final, _), seen = jax.lax.scan(tick, (state, memory), jnp.arange(ticks, dtype=jnp.int32))
+    return final, seen
+
+
+def record(
+    policy: TeamPolicy,
+    key: jax.Array,
+    *,
+    mode: str = "two-bridge",
+    settings: dict[str, Any] | None = None,
+    games: Sequence[int] = (0,),
+    system: str = "policy",
+) -> list[Replay]:
+    """Play games `games` of `mode` with `settings` (`make` keywords) from `key` with `policy`,
+    to their ends, and return one replay per game (in the order asked)."""
+    settings = _check_settings({} if settings is None else dict(settings), "settings")
+    mode_id, frozen = _resolve(mode, settings, "settings")
+    picked = [int(g) for g in games]
+    if not picked or any(not 0 <= g <= MAX_GAME for g in picked) or len(set(picked)) < len(picked):
+        raise EvalError(f"games: expected distinct game indices in [0, {MAX_GAME}], got {games!r}")
+    if not isinstance(system, str) or not 0 < len(system) <= 200:
+        raise EvalError("system: expected a text of 1-200 characters")
+    env = _env(mode_id, frozen, max(picked) + 1)
+    limit = _one_tick(mode_id, frozen)[3]
+    final, seen = jax.jit(lambda k: _trace(env, policy, k, limit))(key)
+    if bool(np.any(np.asarray(final.outcome)[picked] == 0)):
+        raise EvalError(f"mode {mode_id}: a game had not ended after {limit} ticks")
+    states, actions, masks, facts, reward = seen
+    states = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), states, final)
+    words = [int(w) for w in np.asarray(jax.random.key_data(key)).reshape(-1)]
+    out = []
+    for g in picked:
+        ticks = int(np.asarray(final.tick)[g])
+        arrays = {
+            **named_leaves("state", states), "actions": actions, **named_leaves("masks", masks),
+            **named_leaves("facts", facts), "reward": reward,
+        }  # fmt: skip
+        arrays = {
+            k: np.asarray(v[: ticks + 1 if k.startswith("state.") else ticks, g])
+            for k, v in arrays.items()
+        }
+        header = {
+            "format": FORMAT, "engine": marl_bgs.__version__, "mode": mode_id,
+            "settings": settings, "key": words, "game": g, "ticks": ticks,
+            "outcome": int(np.asarray(final.outcome)[g]), "system": system,
+        }  # fmt: skip
+        out.append(Replay(header=header, arrays=arrays))
+    return out
+
+
+# --- checks -----------------------------------------------------------------------------------
+
+
+def _int(value: Any, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise EvalError(f"{field}: expected an integer in [{low}, {high}], got {shown(value)}")
+    return value
+
+
+def check_header(header: Any, source: str) -> None:
+    """Raise EvalError unless `header` is an episode replay header this engine can replay."""
+    where = f"{source}: header"
+    if not isinstance(header, dict):
+        raise EvalError(f"{where}: expected a JSON object, got {type(header).__name__}")
+    fmt = header.get("format")
+    if fmt != FORMAT:
+        raise EvalError(f"{where}: format is {shown(fmt)}, expected {FORMAT!r}")
+    missing = [k for k in HEADER_FIELDS if k not in header]
+    extra = sorted(str(k) for k in header if k not in HEADER_FIELDS)
+    if missing or extra:
+        raise EvalError(f"{where}: missing field(s) {missing}, unknown field(s) {extra[:5]}")
+    if header["mode"] not in MODES:
+        raise EvalError(
+            f"{where}.mode: recorded in {shown(header['mode'])}, this engine plays {sorted(MODES)}"
+        )
+    for k in ("engine", "system"):
+        if not isinstance(header[k], str) or not 0 < len(header[k]) <= 200:
+            raise EvalError(f"{where}.{k}: expected a text of 1-200 characters")
+    key = header["key"]
+    if not isinstance(key, list) or len(key) != 2:
+        raise EvalError(f"{where}.key: expected two integers in [0, {UINT32_MAX}]")
+    for word in key:
+        _int(word, f"{where}.key", 0, UINT32_MAX)
+    _int(header["game"], f"{where}.game", 0, MAX_GAME)
+    _int(header["ticks"], f"{where}.ticks", 0, MAX_TICKS)
+    _int(header["outcome"], f"{where}.outcome", 1, 2**31 - 1)
+    settings = _check_settings(header["settings"], f"{where}.settings")
+    mode_id, frozen = _resolve(header["mode"], settings, f"{where}.settings")
+    limit = _one_tick(mode_id, frozen)[3]
+    if header["ticks"] > limit:
+        raise EvalError(f"{where}.ticks: {header['ticks']} exceeds the settings' limit {limit}")
+
+
+def _layout_of(header: dict[str, Any]) -> Layout:
+    return layout(header["mode"], header["settings"], header["ticks"])
+
+
+def check_replay(replay: Any, source: str = "replay") -> None:
+    """Raise EvalError unless `replay` is an episode replay whose arrays fit its header (the
+    values are `verify`'s to check)."""
+    if not isinstance(replay, Replay):
+        raise EvalError(f"{source}: expected a Replay, got {type(replay).__name__}")
+    check_header(replay.header, source)
+    array_zip.check_arrays(replay.arrays, _layout_of(replay.header), source)
+
+
+def _start(replay: Replay) -> Any:
+    h = replay.header
+    env = _env(h["mode"], _frozen(h["settings"]), h["game"] + 1)
+    key = jax.random.wrap_key_data(jnp.asarray(h["key"], jnp.uint32))
+    _, state = env.reset(jax.random.split(key, 3)[0])
+    return jax.tree.map(lambda a: a[h["game"] : h["game"] + 1], state)
+
+
+@functools.lru_cache(maxsize=16)
+def _stepper(mode: str, settings: str, ticks: int) -> Any:
+    """A compiled replay of `ticks` actions from one state, one program per settings."""
+    env = _env(mode, settings)
+
+    def tick(state: Any, action: jax.Array) -> tuple:
+        masks = env.action_masks(state)
+        _, nxt, reward, _, info = env.step(jax.random.key(0), state, action[None])
+        made = {
+            **named_leaves("state", nxt), **named_leaves("masks", masks),
+            **named_leaves("facts", info["facts"]), "reward": env.stack(reward),
+        }  # fmt: skip
+        return nxt, jax.tree.map(lambda a: a[0], made)
+
+    return jax.jit(lambda state, actions: jax.lax.scan(tick, state, actions)[1])
+
+
+def verify(replay: Replay, source: str = "replay") -> None:
+    """Redraw the start from the recorded key and replay the recorded actions through the
+    engine's `step`; raise EvalError at the first state, mask, fact or reward it does not
+    reproduce exactly, or when the header's ticks and outcome are not what the game did."""
+    check_replay(replay, source)
+    h, n, a = replay.header, replay.ticks, replay.arrays
+    start = _start(replay)
+    first = [
+        (-1, name)
+        for name, made in named_leaves("state", start).items()
+        if not np.array_equal(np.asarray(made)[0], a[name][0])
+    ]
+    frozen = _frozen(h["settings"])
+    limit = _one_tick(h["mode"], frozen)[3]
+    actions = np.zeros((limit, *a["actions"].shape[1:]), np.int32)
+    actions[:n] = a["actions"]
+    out = _stepper(h["mode"], frozen, limit)(start, jnp.asarray(actions))
+    for name, made in out.items():
+        made = np.asarray(made)[:n]
+        want = a[name][1:] if name.startswith("state.") else a[name]
+        bad = [t for t in range(n) if not np.array_equal(made[t], want[t])]
+        first += [(bad[0], name)] if bad else []
+    if first:
+        t, name = min(first)
+        at = "the start" if t < 0 else f"tick {t}"
+        raise EvalError(
+            f"{source}: {at}: {name} differs from what the engine gives (the file was edited, or "
+            f"engine {marl_bgs.__version__} plays otherwise than {h['engine']})"
+        )
+    end = {k: int(a[f"state.{k}"][-1]) for k in ("tick", "outcome")}
+    running = [int(o) for o in a["state.outcome"][:-1]]
+    if end != {"tick": n, "outcome": h["outcome"]} or any(running):
+        raise EvalError(
+            f"{source}: header says {n} ticks ending in outcome {h['outcome']}; the game ran "
+            f"{end['tick']} ticks and ended in outcome {end['outcome']} (or ended earlier)"
+        )
+
+
+# --- files ------------------------------------------------------------------------------------
+
+
+def save(replay: Replay, path: str | Path) -> Path:
+    """Write `replay` to one file at `path` (verified first; the file appears whole or not at
+    all). Returns the path."""
+    verify(replay)
+    return array_zip.write(replay, path)
+
+
+def load(path: str | Path) -> Replay:
+    """Read an episode replay written by `save`: every container and header check, then
+    `verify` (see the module docstring)."""
+    replay = array_zip.read(path, "episode replay", check_header, _layout_of)
+    verify(replay, Path(path).name)
+    return replay
+
+
+def history(replay: Replay) -> tuple[Any, Any]:
+    """The recorded game as the mode's own pytrees: states [T + 1] (the start first) and facts
+    [T] (numpy leaves, no batch axis)."""
+    check_replay(replay)
+    one, states, facts, _ = _one_tick(replay.header["mode"], _frozen(replay.header["settings"]))
+    pick = lambda prefix: [replay.arrays[k] for k in one if k.startswith(prefix)]  # noqa: E731
+    return jax.tree.unflatten(states, pick("state.")), jax.tree.unflatten(facts, pick("facts."))
