@@ -64,15 +64,17 @@ class PPOTrainer:
         self._prepare_jit, self._learn_jit = jax.jit(self._prepare), jax.jit(self._learn)
 
     def logits(self, params: Any, obs: jax.Array) -> jax.Array:
-        """Logits [..., 5, A] from shared observations [..., D]."""
+        """Logits [..., 5, A] from shared observations [..., D] (the actor alone)."""
         if self.central:
-            return cast(tuple[jax.Array, jax.Array], self.net.apply(params, obs))[0]
+            return self.heads(params, obs, obs)[0]
         return cast(jax.Array, self.actor.apply(params["actor"], obs))
 
-    def value(self, params: Any, obs: jax.Array, world: jax.Array) -> jax.Array:
+    def heads(self, params: Any, obs: jax.Array, world: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Logits [..., 5, A] and values [...] in one pass: MaskPPO's controller computes both
+        from one trunk; MAPPO's critic reads the global state `world`."""
         if self.central:
-            return cast(tuple[jax.Array, jax.Array], self.net.apply(params, obs))[1]
-        return cast(jax.Array, self.critic.apply(params["critic"], world))
+            return cast(tuple[jax.Array, jax.Array], self.net.apply(params, obs))
+        return self.logits(params, obs), cast(jax.Array, self.critic.apply(params["critic"], world))
 
     def init(self, key: jax.Array) -> PPOState:
         k_net, k_env, key = jax.random.split(key, 3)
@@ -99,10 +101,10 @@ class PPOTrainer:
             key, k_act, k_reset = jax.random.split(key, 3)
             obs, world = env.observe(game)[:, 0], env.global_state(game)[:, 0]
             mask = env.action_masks(game).flat
-            logits = nets.masked_logits(self.logits(state.params, obs), mask)
+            logits, value = self.heads(state.params, obs, world)
+            logits = nets.masked_logits(logits, mask)
             action = jax.random.categorical(k_act, logits)
             log_prob = _log_probs(logits, mask, action)[0]
-            value = self.value(state.params, obs, world)
             _, nxt, reward, done, info = env.step(k_act, game, action[..., None])
             r, d = reward[env.agents[0]], done["__all__"]
             scale = scale.update(r, d, cfg.gamma)
@@ -115,13 +117,14 @@ class PPOTrainer:
             step, (state.game, state.scale, state.key), None, length=cfg.rollout
         )
         obs, world = env.observe(game)[:, 0], env.global_state(game)[:, 0]
-        last = self.value(state.params, obs, world)
+        last = self.heads(state.params, obs, world)[1]
         steps = state.steps + cfg.rollout * env.num_envs
         return state.replace(game=game, scale=scale, key=key, steps=steps), batch, last
 
     def _loss(self, params: Any, mb: Batch, adv: jax.Array, ret: jax.Array) -> tuple:
         cfg = self.config
-        log_prob, entropy = _log_probs(self.logits(params, mb.obs), mb.mask, mb.action)
+        logits, value = self.heads(params, mb.obs, mb.world)
+        log_prob, entropy = _log_probs(logits, mb.mask, mb.action)
         if self.central:  # one ratio for the joint action
             ones = jnp.ones_like(adv)
             actor, stats = ppo_actor_loss(
@@ -134,7 +137,6 @@ class PPOTrainer:
             actor, stats = ppo_actor_loss(
                 log_prob, mb.log_prob, wide, entropy, ones, cfg.clip, cfg.entropy_coef
             )
-        value = self.value(params, mb.obs, mb.world)
         critic = ppo_value_loss(value, mb.value, ret, jnp.ones_like(ret), cfg.clip)
         return actor + cfg.value_coef * critic, {**stats, "value_loss": critic}
 
