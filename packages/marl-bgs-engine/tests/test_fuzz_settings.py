@@ -19,9 +19,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -36,25 +34,13 @@ from marl_bgs.core.registry import ALIASES, MODES
 from marl_bgs.tdm.config import LIMITS, MESSAGE_DIM_MAX
 from marl_bgs.tdm.maps import MapError
 from marl_bgs.tdm.mode import make_tdm
+from marl_bgs.testing import Check, Refused, case_label, check_setting, holds
 
 pytestmark = pytest.mark.fuzz_family("make settings")
 
-MAX_MESSAGE = 400  # characters: a refusal names the field and the allowed values, no more
-FAST_S = 1.0  # a memory refusal comes before anything is allocated
-
-
-@dataclass(frozen=True)
-class Refused:
-    """The expected refusal: exactly `cls`, its message matching `pattern` (from the start)."""
-
-    pattern: str
-    cls: type[Exception] = ConfigError
-    fast: bool = False  # timed: raised within FAST_S once the start pool has compiled
-
-
-Check = Callable[[Any], None]  # asserts what an accepted environment holds
 Expect = Refused | Check
 Case = tuple[str, str, dict[str, Any], Expect]  # (id, builder, keywords, expect)
+_label = case_label
 
 
 def _jaxmarl(**kw: Any) -> Any:
@@ -75,37 +61,10 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "pettingzoo": _pettingzoo,
 }
 
-_HUGE = {2**31: "2**31", 2**40: "2**40", 2**63: "2**63", -(2**63): "-2**63", 10**8: "10**8",
-         10**400: "10**400", 10**5000: "10**5000", MAX_NUM_ENVS: "MAX_NUM_ENVS"}  # fmt: skip
-
-
-def _label(value: Any) -> str:
-    """A short case id for a value (huge integers by their formula, long strings cut)."""
-    if type(value) is int and value in _HUGE:
-        return _HUGE[value]
-    if isinstance(value, np.generic):
-        return f"np.{type(value).__name__}({value.item()!r})"
-    text = repr(value)
-    return text if len(text) <= 30 else text[:27] + "..."
-
 
 def _native(env: Any) -> marl_bgs.TDMEnv:
     """The batched TDM env behind an adapter (or the env itself)."""
     return getattr(env, "native", env)
-
-
-def holds(**expected: Any) -> Check:
-    """An accepted env's attributes (dotted paths) equal the values given, with their types."""
-
-    def check(env: Any) -> None:
-        for path, want in expected.items():
-            got: Any = _native(env)
-            for part in path.split("."):
-                got = getattr(got, part)
-            assert got == want, (path, got, want)
-            assert type(got) is type(want), (path, type(got), type(want))
-
-    return check
 
 
 # --- the generated families ----------------------------------------------------------------------
@@ -457,24 +416,7 @@ def _plain(env: marl_bgs.TDMEnv) -> None:
 )
 def test_settings(record_property, what, build, kwargs, expect):
     del what  # the case's id
-    make = BUILDERS[build]
-    if isinstance(expect, Refused):
-        record_property("outcome", "error")
-        if expect.fast:  # compile the start pool first: only the refusal is timed
-            make(**{k: v for k, v in kwargs.items() if k != "num_envs"})
-        start = time.perf_counter()
-        with pytest.raises(ConfigError, match=expect.pattern) as err:
-            make(**dict(kwargs))
-        elapsed = time.perf_counter() - start
-        assert type(err.value) is expect.cls, repr(err.value)
-        assert len(str(err.value)) <= MAX_MESSAGE, len(str(err.value))
-        if expect.fast:
-            assert elapsed < FAST_S, elapsed
-    else:
-        record_property("outcome", "accepted")
-        env = make(**dict(kwargs))
-        _plain(_native(env))
-        expect(env)
+    record_property("outcome", check_setting(BUILDERS[build], kwargs, expect, _plain))
 
 
 # --- hostile values in maps, pools, the registry and the adapter --------------------------------

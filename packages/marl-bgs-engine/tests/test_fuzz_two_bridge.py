@@ -22,10 +22,8 @@ import inspect
 import itertools
 import math
 import re
-import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -36,27 +34,16 @@ import pytest
 import marl_bgs
 from marl_bgs import ConfigError
 from marl_bgs.core.env import MAX_NUM_ENVS
+from marl_bgs.testing import MAX_MESSAGE, Check, Refused, case_label, check_setting, holds
 from marl_bgs.two_bridge import VARIANTS
 from marl_bgs.two_bridge.layout import ENEMY_COUNTS, NUM_BASE_ACTIONS, NUM_FRIENDS, TICK_LIMIT
 from marl_bgs.two_bridge.mode import TwoBridge, TwoBridgeEnv, make_two_bridge
 
 pytestmark = pytest.mark.fuzz_family("two-bridge settings and actions")
 
-MAX_MESSAGE = 400  # characters: a refusal names the field and the allowed values, no more
-FAST_S = 1.0  # a memory refusal comes before anything is allocated
 TICK_MAX = 100_000  # make_two_bridge's upper bound on tick_limit
 
 
-@dataclass(frozen=True)
-class Refused:
-    """The expected refusal: exactly a ConfigError, its message matching `pattern` (from the
-    start), at most MAX_MESSAGE characters."""
-
-    pattern: str
-    fast: bool = False  # timed: raised within FAST_S once the start pool has compiled
-
-
-Check = Callable[[TwoBridgeEnv], None]  # asserts what an accepted env holds
 Expect = Refused | Check
 Case = tuple[str, str, dict[str, Any], Expect]  # (id, builder, keywords, expect)
 
@@ -65,38 +52,11 @@ BUILDERS: dict[str, Callable[..., TwoBridgeEnv]] = {
     "make": lambda **kw: marl_bgs.make("two-bridge", **kw),
 }
 
-_HUGE = {2**31: "2**31", 2**40: "2**40", 2**63: "2**63", -(2**63): "-2**63", 10**8: "10**8",
-         10**400: "10**400", 10**5000: "10**5000", MAX_NUM_ENVS: "MAX_NUM_ENVS"}  # fmt: skip
-
-
-def _label(value: Any) -> str:
-    """A short case id for a value (huge integers by their formula, long values cut)."""
-    if type(value) is int and value in _HUGE:
-        return _HUGE[value]
-    if isinstance(value, np.generic):
-        return f"np.{type(value).__name__}({value.item()!r})"
-    if isinstance(value, list | tuple) and len(value) > 6:
-        return f"{type(value).__name__} of {len(value)} ({_label(value[0])}, ...)"
-    text = repr(value)
-    return text if len(text) <= 30 else text[:27] + "..."
+_label = case_label
 
 
 def _enemies(variant: str) -> int:
     return ENEMY_COUNTS[variant.split("_")[0]]
-
-
-def holds(**expected: Any) -> Check:
-    """An accepted env's attributes (dotted paths) equal the values given, with their types."""
-
-    def check(env: TwoBridgeEnv) -> None:
-        for path, want in expected.items():
-            got: Any = env
-            for part in path.split("."):
-                got = getattr(got, part)
-            assert got == want, (path, got, want)
-            assert type(got) is type(want), (path, type(got), type(want))
-
-    return check
 
 
 def _plays(*variants: str) -> Check:
@@ -364,35 +324,12 @@ def _plain(env: TwoBridgeEnv) -> None:
     hash(env.mode)  # static: equal settings share compiled programs
 
 
-def _run_setting(record_property: Any, build: str, kwargs: dict[str, Any], expect: Expect):
-    make = BUILDERS[build]
-    if isinstance(expect, Refused):
-        record_property("outcome", "error")
-        if expect.fast:  # compile the start pool first: only the refusal is timed
-            make(**{k: v for k, v in kwargs.items() if k != "num_envs"})
-        start = time.perf_counter()
-        with pytest.raises(ConfigError) as err:
-            make(**dict(kwargs))
-        elapsed = time.perf_counter() - start
-        assert type(err.value) is ConfigError, repr(err.value)
-        message = str(err.value)
-        assert len(message) <= MAX_MESSAGE, (len(message), message[:200])
-        assert re.match(expect.pattern, message, re.DOTALL), message[:300]
-        if expect.fast:
-            assert elapsed < FAST_S, elapsed
-    else:
-        record_property("outcome", "accepted")
-        env = make(**dict(kwargs))
-        _plain(env)
-        expect(env)
-
-
 @pytest.mark.parametrize(
     ("what", "build", "kwargs", "expect"), SETTING_CASES, ids=[c[0] for c in SETTING_CASES]
 )
 def test_settings(record_property, what, build, kwargs, expect):
     del what  # the case's id
-    _run_setting(record_property, build, kwargs, expect)
+    record_property("outcome", check_setting(BUILDERS[build], kwargs, expect, _plain))
 
 
 def test_reward_fn_of_the_wrong_shape_is_refused_when_the_step_is_traced(record_property):
@@ -693,7 +630,7 @@ ONCE_BAD = [
 
 @pytest.mark.parametrize(("kwargs", "expect"), ONCE_BAD)
 def test_once_bad_settings(record_property, kwargs, expect):
-    _run_setting(record_property, "tb", kwargs, expect)
+    record_property("outcome", check_setting(BUILDERS["tb"], kwargs, expect, _plain))
 
 
 _OK = {a: np.zeros(N, np.int32) for a in AGENTS}

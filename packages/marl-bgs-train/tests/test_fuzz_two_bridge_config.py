@@ -2,7 +2,8 @@
 to the `two-bridge` command (its options and `--set name=value`).
 
 Every input below is generated, not hand-picked one by one, for every field of `BridgeConfig`,
-from one expected policy per field: an integer in its inclusive range (`INTS`), a finite number
+from one expected policy per field: an integer in its inclusive range (`INTS`, the ranges of
+`config.INTEGERS`), a finite number
 in its inclusive range (`NUMBERS`), a flag, or one of the known algorithms or variants. Python
 and numpy scalars of the right kind are accepted and stored as plain `int`, `float`, `bool` and
 `str`; a `bool` is never a number, and NaN, infinities, huge integers and values of any other
@@ -48,19 +49,9 @@ MAX_OUTPUT = 420  # characters the command prints: "error: " and the message, wr
 FIELDS = [f.name for f in dataclasses.fields(BridgeConfig)]
 HINTS = typing.get_type_hints(BridgeConfig)
 
-# What `validate` asks of each field (the expected policy, one rule per field).
-INTS = {
-    "seed": (0, 2**31 - 1), "total_steps": (1, 10**12), "num_envs": (1, 2**20),
-    "checkpoint_every": (1, 10**12), "eval_episodes": (1, 4096), "rollout": (1, 100_000),
-    "epochs": (1, 1000), "minibatch": (1, 10**7), "buffer_size": (2, 10**8),
-    "batch_size": (1, 10**6), "learning_starts": (0, 10**12), "train_every": (1, 100_000),
-    "target_update": (1, 10**9), "epsilon_steps": (1, 10**12),
-}  # fmt: skip
-NUMBERS = {
-    "lr": (1e-9, 1.0), "gamma": (0.0, 1.0), "max_grad_norm": (1e-6, 1e6),
-    "gae_lambda": (0.0, 1.0), "clip": (1e-6, 10.0), "entropy_coef": (0.0, 10.0),
-    "value_coef": (0.0, 100.0), "epsilon_start": (0.0, 1.0), "epsilon_end": (0.0, 1.0),
-}  # fmt: skip
+# What `validate` asks of each field: the ranges of its own tables; the cases below check it
+# holds every field to its range and to nothing else.
+INTS, NUMBERS = bridge_config.INTEGERS, bridge_config.NUMBERS
 FLAGS = ("reward_standardization",)
 NAMES = {"algo": ("maskppo", "mappo", "qmix"), "variant": tuple(VARIANTS)}
 PPO_BATCH = 64 * 24  # the paper's num_envs x rollout

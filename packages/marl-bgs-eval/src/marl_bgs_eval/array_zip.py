@@ -74,6 +74,13 @@ def shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def header_int(value: Any, field: str, low: int, high: int) -> int:
+    """`value` if it is an integer (not a bool) in [low, high], else EvalError naming `field`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise EvalError(f"{field}: expected an integer in [{low}, {high}], got {shown(value)}")
+    return value
+
+
 def check_arrays(arrays: Any, want: Layout, source: str) -> None:
     """Raise EvalError unless `arrays` holds exactly the arrays of `want`, each numpy of its
     shape and dtype."""

@@ -48,7 +48,7 @@ from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.registry import MODES, resolve
 from marl_bgs.core.team import TeamPolicy
 from marl_bgs_eval import array_zip
-from marl_bgs_eval.array_zip import Layout, Replay, shown
+from marl_bgs_eval.array_zip import Layout, Replay, header_int, shown
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.replay_files import named_leaves
 
@@ -222,12 +222,6 @@ def record(
 # --- checks -----------------------------------------------------------------------------------
 
 
-def _int(value: Any, field: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise EvalError(f"{field}: expected an integer in [{low}, {high}], got {shown(value)}")
-    return value
-
-
 def check_header(header: Any, source: str) -> None:
     """Raise EvalError unless `header` is an episode replay header this engine can replay."""
     where = f"{source}: header"
@@ -251,10 +245,10 @@ def check_header(header: Any, source: str) -> None:
     if not isinstance(key, list) or len(key) != 2:
         raise EvalError(f"{where}.key: expected two integers in [0, {UINT32_MAX}]")
     for word in key:
-        _int(word, f"{where}.key", 0, UINT32_MAX)
-    _int(header["game"], f"{where}.game", 0, MAX_GAME)
-    _int(header["ticks"], f"{where}.ticks", 0, MAX_TICKS)
-    _int(header["outcome"], f"{where}.outcome", 1, 2**31 - 1)
+        header_int(word, f"{where}.key", 0, UINT32_MAX)
+    header_int(header["game"], f"{where}.game", 0, MAX_GAME)
+    header_int(header["ticks"], f"{where}.ticks", 0, MAX_TICKS)
+    header_int(header["outcome"], f"{where}.outcome", 1, 2**31 - 1)
     settings = _check_settings(header["settings"], f"{where}.settings")
     mode_id, frozen = _resolve(header["mode"], settings, f"{where}.settings")
     limit = _one_tick(mode_id, frozen)[3]

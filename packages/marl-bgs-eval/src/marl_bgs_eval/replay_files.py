@@ -36,7 +36,7 @@ from marl_bgs.tdm.config import LIMITS
 from marl_bgs.tdm.constants import NUM_TARGETS
 from marl_bgs.tdm.mode import TDMEnv
 from marl_bgs_eval import array_zip
-from marl_bgs_eval.array_zip import Layout, Replay, shown
+from marl_bgs_eval.array_zip import Layout, Replay, header_int, shown
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.results import HASH, RESULT_OF_OUTCOME, ROSTER
 
@@ -125,12 +125,6 @@ def mode_id() -> str:
 # --- checks -----------------------------------------------------------------------------------
 
 
-def _int(value: Any, field: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise EvalError(f"{field}: expected an integer in [{low}, {high}], got {shown(value)}")
-    return value
-
-
 def check_header(header: Any, source: str) -> None:
     """Raise EvalError unless `header` is a replay header of this format and engine mode."""
     where = f"{source}: header"
@@ -150,7 +144,7 @@ def check_header(header: Any, source: str) -> None:
             f"{where}.mode: recorded in {shown(header['mode'])}, this engine plays {mode_id()!r}"
         )
     for k, (low, high) in _INTS.items():
-        _int(header[k], f"{where}.{k}", low, high)
+        header_int(header[k], f"{where}.{k}", low, high)
     for k, (low, high) in _FLOATS.items():
         v = header[k]
         if isinstance(v, bool) or not isinstance(v, int | float) or not low <= v <= high:
