@@ -50,7 +50,7 @@ from marl_bgs.core.team import TeamPolicy
 from marl_bgs_eval import array_zip
 from marl_bgs_eval.array_zip import Layout, Replay, header_int, shown
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.replay_files import named_leaves
+from marl_bgs_eval.replay_files import named_leaves, tick_parts
 
 __all__ = ["FORMAT", "Replay", "history", "load", "record", "save", "verify"]
 
@@ -92,17 +92,11 @@ def _one_tick(mode: str, settings: str) -> tuple[Layout, Any, Any, int]:
     env = _env(mode, settings)
     state = jax.eval_shape(lambda k: env.reset(k)[1], jax.random.key(0))
     state = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[1:], a.dtype), state)
-    actions = jax.ShapeDtypeStruct((env.num_agents, len(env.spec.action_heads)), jnp.int32)
-    facts = jax.eval_shape(lambda s, a: env.mode.transition(s, a, None)[1], state, actions)
-    masks = jax.eval_shape(env.mode.masks, state)
-    reward = jax.ShapeDtypeStruct((env.num_agents,), jnp.float32)
-    parts = {
-        **named_leaves("state", state), "actions": actions, **named_leaves("masks", masks),
-        **named_leaves("facts", facts), "reward": reward,
-    }  # fmt: skip
+    parts, facts = tick_parts(env, state)
+    parts["reward"] = jax.ShapeDtypeStruct((env.num_agents,), jnp.float32)
     one = {k: (tuple(v.shape), np.dtype(v.dtype)) for k, v in parts.items()}
     limit = int(np.max(np.asarray(env.pool.states.tick_limit)))
-    return one, jax.tree.structure(state), jax.tree.structure(facts), limit
+    return one, jax.tree.structure(state), facts, limit
 
 
 def layout(mode: str, settings: dict[str, Any], ticks: int) -> Layout:

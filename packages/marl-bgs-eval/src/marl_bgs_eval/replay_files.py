@@ -86,19 +86,26 @@ def is_static(name: str) -> bool:
     return name.startswith("state.") and name.split(".")[1] in STATIC
 
 
+def tick_parts(env: Any, state: Any) -> tuple[dict[str, Any], Any]:
+    """The named arrays of one recorded tick of `env` from a one-game `state` of shapes
+    (`state.`, `actions`, `masks.`, `facts.`), and the facts' pytree structure."""
+    actions = jax.ShapeDtypeStruct((env.num_agents, len(env.spec.action_heads)), jnp.int32)
+    facts = jax.eval_shape(lambda s, a: env.mode.transition(s, a, None)[1], state, actions)
+    masks = jax.eval_shape(env.mode.masks, state)
+    parts = {
+        **named_leaves("state", state), "actions": actions, **named_leaves("masks", masks),
+        **named_leaves("facts", facts),
+    }  # fmt: skip
+    return parts, jax.tree.structure(facts)
+
+
 @functools.cache
 def _one_game() -> tuple[Layout, Any]:
     """Each named array of one tick (shape, dtype), and the state's pytree structure."""
     env = engine_env()
     state = jax.tree.map(lambda a: jax.ShapeDtypeStruct(a.shape[2:], a.dtype), env.pool.states)
-    actions = jax.ShapeDtypeStruct((env.num_agents, len(env.spec.action_heads)), jnp.int32)
-    facts = jax.eval_shape(lambda s, a: env.mode.transition(s, a, None)[1], state, actions)
-    masks = jax.eval_shape(env.mode.masks, state)
-    who = jax.ShapeDtypeStruct((env.num_agents,), jnp.int32)
-    parts = {
-        **named_leaves("state", state), "actions": actions, "who": who,
-        **named_leaves("masks", masks), **named_leaves("facts", facts),
-    }  # fmt: skip
+    parts = tick_parts(env, state)[0]
+    parts["who"] = jax.ShapeDtypeStruct((env.num_agents,), jnp.int32)
     one = {k: (tuple(v.shape), np.dtype(v.dtype)) for k, v in parts.items()}
     return one, jax.tree.structure(state)
 
