@@ -136,10 +136,26 @@ def test_settings_a_file_cannot_hold_are_refused(env, settings, message) -> None
         episode_replays.record(_policy(env), jax.random.key(0), settings=settings)
 
 
+def test_a_recording_too_big_for_memory_is_refused(env) -> None:
+    with pytest.raises(EvalError, match=r"^games: recording games 0-65535 for up to 100000 ticks"):
+        episode_replays.record(_policy(env), jax.random.key(0), games=[65_535],
+                               settings={"variant": "V1_Base", "tick_limit": 100_000})  # fmt: skip
+
+
+def test_tuples_are_recorded_as_lists(env) -> None:
+    variants = ("V1_Base", "V1_Navigate")
+    settings = {"variant": variants, "tick_limit": 5, "weights": (1, 1)}
+    policy = marl_bgs.random_policy(marl_bgs.make("two-bridge", **settings).mode)
+    (replay,) = episode_replays.record(policy, jax.random.key(0), settings=settings)
+    assert replay.header["settings"] == {"variant": list(variants), "tick_limit": 5,
+                                         "weights": [1, 1]}  # fmt: skip
+    episode_replays.verify(replay)
+
+
 def test_only_single_team_modes_and_good_games(env) -> None:
     with pytest.raises(EvalError, match=r"single-team modes; tdm-v2 has 2 teams"):
         episode_replays.record(_policy(env), jax.random.key(0), mode="tdm")
-    for games in ([], [-1], [1, 1], [70_000]):
+    for games in ([], [-1], [1, 1], [70_000], [1.5], [True], ["0"]):
         with pytest.raises(EvalError, match=r"^games: expected distinct game indices"):
             episode_replays.record(_policy(env), jax.random.key(0), settings=SETTINGS, games=games)
 

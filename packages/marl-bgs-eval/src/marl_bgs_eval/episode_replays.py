@@ -44,7 +44,7 @@ import numpy as np
 
 import marl_bgs
 from marl_bgs import ConfigError, team_step
-from marl_bgs.core.env import BatchedEnv
+from marl_bgs.core.env import BatchedEnv, available_memory
 from marl_bgs.core.registry import MODES, resolve
 from marl_bgs.core.team import TeamPolicy
 from marl_bgs_eval import array_zip
@@ -178,15 +178,26 @@ def record(
 ) -> list[Replay]:
     """Play games `games` of `mode` with `settings` (`make` keywords) from `key` with `policy`,
     to their ends, and return one replay per game (in the order asked)."""
-    settings = _check_settings({} if settings is None else dict(settings), "settings")
+    given = {} if settings is None else dict(settings)
+    given = {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}
+    settings = _check_settings(given, "settings")
     mode_id, frozen = _resolve(mode, settings, "settings")
-    picked = [int(g) for g in games]
+    whole = all(isinstance(g, int | np.integer) and not isinstance(g, bool) for g in games)
+    picked = [int(g) for g in games] if whole else []
     if not picked or any(not 0 <= g <= MAX_GAME for g in picked) or len(set(picked)) < len(picked):
-        raise EvalError(f"games: expected distinct game indices in [0, {MAX_GAME}], got {games!r}")
+        raise EvalError(
+            f"games: expected distinct game indices in [0, {MAX_GAME}], got {shown(games)}"
+        )
     if not isinstance(system, str) or not 0 < len(system) <= 200:
         raise EvalError("system: expected a text of 1-200 characters")
+    one, _, _, limit = _one_tick(mode_id, frozen)
+    need = limit * (max(picked) + 1) * sum(int(np.prod(s)) * d.itemsize for s, d in one.values())
+    if need > available_memory() // 4:
+        raise EvalError(
+            f"games: recording games 0-{max(picked)} for up to {limit} ticks needs about "
+            f"{need / 2**30:.1f} GiB; pick lower game indices or a lower tick_limit"
+        )
     env = _env(mode_id, frozen, max(picked) + 1)
-    limit = _one_tick(mode_id, frozen)[3]
     final, seen = jax.jit(lambda k: _trace(env, policy, k, limit))(key)
     if bool(np.any(np.asarray(final.outcome)[picked] == 0)):
         raise EvalError(f"mode {mode_id}: a game had not ended after {limit} ticks")
