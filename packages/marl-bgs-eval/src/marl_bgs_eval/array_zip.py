@@ -81,6 +81,15 @@ def header_int(value: Any, field: str, low: int, high: int) -> int:
     return value
 
 
+def check_fields(header: dict[str, Any], fields: tuple[str, ...], where: str) -> None:
+    """EvalError unless `header` has exactly the keys `fields` (naming what is missing and up
+    to five unknown keys)."""
+    missing = [k for k in fields if k not in header]
+    extra = sorted(str(k) for k in header if k not in fields)
+    if missing or extra:
+        raise EvalError(f"{where}: missing field(s) {missing}, unknown field(s) {extra[:5]}")
+
+
 def check_arrays(arrays: Any, want: Layout, source: str) -> None:
     """Raise EvalError unless `arrays` holds exactly the arrays of `want`, each numpy of its
     shape and dtype."""

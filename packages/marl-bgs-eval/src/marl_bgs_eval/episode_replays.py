@@ -48,7 +48,7 @@ from marl_bgs.core.env import BatchedEnv, available_memory
 from marl_bgs.core.registry import MODES, resolve
 from marl_bgs.core.team import TeamPolicy
 from marl_bgs_eval import array_zip
-from marl_bgs_eval.array_zip import Layout, Replay, header_int, shown
+from marl_bgs_eval.array_zip import Layout, Replay, check_fields, header_int, shown
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.replay_files import named_leaves, tick_parts
 
@@ -235,10 +235,7 @@ def check_header(header: Any, source: str) -> None:
     fmt = header.get("format")
     if fmt != FORMAT:
         raise EvalError(f"{where}: format is {shown(fmt)}, expected {FORMAT!r}")
-    missing = [k for k in HEADER_FIELDS if k not in header]
-    extra = sorted(str(k) for k in header if k not in HEADER_FIELDS)
-    if missing or extra:
-        raise EvalError(f"{where}: missing field(s) {missing}, unknown field(s) {extra[:5]}")
+    check_fields(header, HEADER_FIELDS, where)
     if header["mode"] not in MODES:
         raise EvalError(
             f"{where}.mode: recorded in {shown(header['mode'])}, this engine plays {sorted(MODES)}"

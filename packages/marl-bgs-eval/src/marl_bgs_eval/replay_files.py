@@ -36,7 +36,7 @@ from marl_bgs.tdm.config import LIMITS
 from marl_bgs.tdm.constants import NUM_TARGETS
 from marl_bgs.tdm.mode import TDMEnv
 from marl_bgs_eval import array_zip
-from marl_bgs_eval.array_zip import Layout, Replay, header_int, shown
+from marl_bgs_eval.array_zip import Layout, Replay, check_fields, header_int, shown
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.results import HASH, RESULT_OF_OUTCOME, ROSTER
 
@@ -142,10 +142,7 @@ def check_header(header: Any, source: str) -> None:
         raise EvalError(f"{where}: format {shown(fmt)}; this version reads only {FORMAT!r}")
     if fmt != FORMAT:
         raise EvalError(f"{where}: format is {shown(fmt)}, expected {FORMAT!r} (not a replay?)")
-    missing = [k for k in HEADER_FIELDS if k not in header]
-    extra = sorted(str(k) for k in header if k not in HEADER_FIELDS)
-    if missing or extra:
-        raise EvalError(f"{where}: missing field(s) {missing}, unknown field(s) {extra[:5]}")
+    check_fields(header, HEADER_FIELDS, where)
     if header["mode"] != mode_id():
         raise EvalError(
             f"{where}.mode: recorded in {shown(header['mode'])}, this engine plays {mode_id()!r}"
