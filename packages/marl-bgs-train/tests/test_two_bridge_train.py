@@ -19,7 +19,7 @@ from marl_bgs_train.cli import app
 from marl_bgs_train.two_bridge.common import RewardScale
 from marl_bgs_train.two_bridge.config import paper_config
 from marl_bgs_train.two_bridge.qmix import QMIXTrainer
-from marl_bgs_train.two_bridge.run import load_config, load_policy
+from marl_bgs_train.two_bridge.run import evaluation_outcomes, load_config, load_policy, outcome_row
 
 TINY = ["--set", "rollout=8", "--set", "minibatch=32", "--set", "checkpoint_every=64",
         "--set", "eval_episodes=4", "--set", "learning_starts=32", "--set", "train_every=2",
@@ -83,8 +83,13 @@ def test_a_tiny_run_checkpoints_evaluates_and_restores(algo: str, tmp_path) -> N
     np.testing.assert_allclose(log["win rate"], log["navigation win"] + log["combat win"])
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["128", "64"]
     assert load_config(run).algo == algo
-    # The restored greedy policy acts legally and deterministically.
+    # The restored greedy policy acts legally and deterministically, and scores what the run
+    # logged for it on the run's evaluation starts.
     policy = load_policy(run)
+    again_row = outcome_row(
+        128, np.asarray(evaluation_outcomes(load_config(run), lambda env: policy))
+    )
+    assert again_row == pytest.approx(log.drop(columns="seconds").iloc[-1].to_dict())
     env = marl_bgs.make("two-bridge", variant="V1_Navigate", num_envs=3)
     _, state = env.reset(jax.random.key(1))
     (inputs,) = team_inputs(env, state)

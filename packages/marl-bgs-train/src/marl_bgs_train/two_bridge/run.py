@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,18 @@ def trainer_for(config: BridgeConfig) -> PPOTrainer | QMIXTrainer:
     return QMIXTrainer(config) if config.algo == "qmix" else PPOTrainer(config)
 
 
-def evaluator(config: BridgeConfig, trainer: PPOTrainer | QMIXTrainer) -> Any:
-    """`evaluate(params) -> outcome codes [eval_episodes]`, compiled once for the run."""
+def evaluation_outcomes(config: BridgeConfig, policy_for: Callable[[Any], Policy]) -> jax.Array:
+    """Outcome codes [eval_episodes] of `policy_for(env)` from the run's evaluation starts: the
+    same episodes every checkpoint of a run with `config` is scored on (a reference policy, a
+    random team say, can be scored on them too)."""
     env = make_env(config, config.eval_episodes)
     key = jax.random.fold_in(jax.random.key(config.seed), EVAL_TAG)
-    return jax.jit(lambda params: run_episodes(env, trainer.greedy(params), key)[0])
+    return run_episodes(env, policy_for(env), key)[0]
+
+
+def evaluator(config: BridgeConfig, trainer: PPOTrainer | QMIXTrainer) -> Any:
+    """`evaluate(params) -> outcome codes [eval_episodes]`, compiled once for the run."""
+    return jax.jit(lambda params: evaluation_outcomes(config, lambda env: trainer.greedy(params)))
 
 
 def outcome_row(steps: int, outcomes: np.ndarray) -> dict[str, float]:

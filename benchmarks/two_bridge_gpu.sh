@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Two-Bridge on one GPU, in one go: game steps/s of Two-Bridge beside TDM (fresh process per
+# figure), then one 10M-step run of each paper baseline (MaskPPO, MAPPO, QMIX on V1_Navigate,
+# seed 0), the three runs sharing the GPU at once, each with its checkpoint evaluations.
+#
+# Runs from a checkout in any Python that already holds jax with CUDA and the packages'
+# dependencies (flax, optax, orbax-checkpoint, pandas, rich, typer): the packages are read from
+# their source folders. Last, TDM's recurrent MAPPO at 1,024 games (the paper's GPU figure, as
+# `nox -s bench-gpu` measures it). Results go to $OUT (default out/two-bridge-gpu): bench.jsonl,
+# one checkpoints CSV per run, runs.log and train_throughput_gpu.json.
+#
+#   bash benchmarks/two_bridge_gpu.sh                      # the full measurement
+#   STEPS=200000 SIZES="256" RUN_LIMIT=120 bash benchmarks/two_bridge_gpu.sh   # a short smoke
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out/two-bridge-gpu}
+STEPS=${STEPS:-10000000}
+SIZES=${SIZES:-"1024 8192"}
+RUN_LIMIT=${RUN_LIMIT:-300}  # seconds each training run may take before it is stopped
+TRAIN_LIMIT=${TRAIN_LIMIT:-100}  # seconds for the TDM training-throughput figure
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+export PYTHONPATH=packages/marl-bgs-engine/src:packages/marl-bgs-eval/src:packages/marl-bgs-train/src
+export PYTHONUNBUFFERED=1
+# the packages read their version from installed metadata: give the source folders some
+meta=/tmp/two-bridge-gpu-meta
+for pkg in engine eval train; do
+  version=$(sed -n 's/^version = "\(.*\)"/\1/p' "packages/marl-bgs-$pkg/pyproject.toml" | head -n 1)
+  mkdir -p "$meta/marl_bgs_$pkg-$version.dist-info"
+  printf 'Metadata-Version: 2.1\nName: marl-bgs-%s\nVersion: %s\n' "$pkg" "$version" \
+    >"$meta/marl_bgs_$pkg-$version.dist-info/METADATA"
+done
+export PYTHONPATH=$PYTHONPATH:$meta
+# three processes share the card: no process takes most of its memory up front
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>/dev/null
+$PY - <<'EOF'
+import jax, flax, optax, chex, orbax.checkpoint, sys
+print("python", sys.version.split()[0], "jax", jax.__version__, "flax", flax.__version__,
+      "optax", optax.__version__, "devices", jax.devices())
+EOF
+cat /proc/loadavg
+
+for n in $SIZES; do
+  for figure in tdm two-bridge; do
+    timeout 75 $PY benchmarks/engine_throughput.py --worker "$figure" --num-envs "$n" \
+      --ticks 300 --repeats 3 | tee -a "$OUT/bench.jsonl"
+  done
+done
+
+runs=/tmp/two-bridge-gpu-runs
+rm -rf "$runs"
+started=$(date +%s)
+for algo in maskppo mappo qmix; do
+  timeout "$RUN_LIMIT" $PY -m marl_bgs_train.cli two-bridge --algo "$algo" \
+    --variant V1_Navigate --steps "$STEPS" --seed 0 --out "$runs" --quiet \
+    >"$runs-$algo.log" 2>&1 &
+done
+wait
+echo "three runs ended after $(($(date +%s) - started)) s"
+for algo in maskppo mappo qmix; do
+  cp "$runs/$algo-V1_Navigate-s0/checkpoints.csv" "$OUT/$algo.csv" 2>/dev/null
+  { echo "== $algo"; cat "$runs-$algo.log"; } >>"$OUT/runs.log"
+  echo "== $algo: $(wc -l <"$OUT/$algo.csv" 2>/dev/null) lines"; tail -n 2 "$OUT/$algo.csv" 2>/dev/null
+done
+timeout "$TRAIN_LIMIT" $PY benchmarks/train_throughput.py --presets mappo-rnn --num-envs 1024 \
+  --out "$OUT/train_throughput_gpu.json"
+nvidia-smi --query-gpu=memory.used --format=csv 2>/dev/null
+cat /proc/loadavg
