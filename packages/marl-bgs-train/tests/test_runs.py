@@ -20,7 +20,7 @@ from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
 from marl_bgs_train.config import LayoutVariation
 from marl_bgs_train.learners import make_train
-from marl_bgs_train.testing import tiny_config
+from marl_bgs_train.testing import tensorboard_scalars, tiny_config
 
 CONFIG = tiny_config("ippo-rnn", free_paths=4)  # the System reads the added features too
 
@@ -50,28 +50,10 @@ def test_a_run_writes_logs_curve_and_checkpoints(finished):
     assert sorted(p.name for p in (finished / "checkpoints").iterdir() if p.name.isdigit()) == ["2"]
 
 
-def _scalars(folder):
-    """(tag, step, value) of every scalar in a folder's TensorBoard event files (TFRecord
-    framing: length, its CRC, the Event proto, its CRC)."""
-    import struct
-
-    from tensorboardX.proto import event_pb2
-
-    found = []
-    for path in sorted(folder.glob("events.out.tfevents.*")):
-        data, at = path.read_bytes(), 0
-        while at < len(data):
-            (length,) = struct.unpack("<Q", data[at : at + 8])
-            event = event_pb2.Event.FromString(data[at + 12 : at + 12 + length])
-            at += 12 + length + 4
-            found += [(v.tag, event.step, v.simple_value) for v in event.summary.value]
-    return found
-
-
 def test_a_run_logs_for_tensorboard_what_its_csv_holds(tmp_path):
     run_dir = tmp_path / "tb"
     runs.train_run(CONFIG, run_dir, seed=7, progress=False, tensorboard=True)
-    scalars = _scalars(run_dir / "tensorboard")
+    scalars = tensorboard_scalars(run_dir / "tensorboard")
     rows = runs.read_log(run_dir)
     for row in rows:
         for tag in ("win_rate", "reward_per_tick", "entropy", "stage"):

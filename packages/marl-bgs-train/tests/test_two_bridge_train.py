@@ -4,6 +4,8 @@ replay's bookkeeping."""
 
 from __future__ import annotations
 
+import shutil
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,7 +17,10 @@ import marl_bgs
 from marl_bgs import ConfigError, team_inputs
 from marl_bgs.two_bridge import OUTCOMES
 from marl_bgs.two_bridge.views import MINIMAP_SIZE
+from marl_bgs_train import checkpoints
 from marl_bgs_train.cli import app
+from marl_bgs_train.testing import tensorboard_scalars
+from marl_bgs_train.two_bridge import run as bridge_run
 from marl_bgs_train.two_bridge.common import RewardScale
 from marl_bgs_train.two_bridge.config import paper_config
 from marl_bgs_train.two_bridge.qmix import QMIXTrainer
@@ -124,3 +129,68 @@ def test_qmix_replay_holds_each_step_and_its_successor() -> None:
     assert not np.asarray(rp.done[:3]).any()
     assert not np.array_equal(rp.obs_rest[1], rp.obs_rest[0])
     assert int(state.updates) == 0  # learning waits for learning_starts
+
+
+def _final_state(run, config):
+    trainer = bridge_run.trainer_for(config)
+    like = jax.eval_shape(trainer.init, jax.random.key(config.seed))
+    states = checkpoints.manager(run, keep=1, folder=bridge_run.STATE_DIR)
+    return checkpoints.restore(states, like)
+
+
+@pytest.mark.parametrize("algo", ["maskppo", "qmix"])
+def test_a_stopped_run_resumes_to_the_uninterrupted_run(algo: str, tmp_path) -> None:
+    config = paper_config(algo, variant="V1_Navigate", num_envs=8, total_steps=192,
+                          checkpoint_every=64, eval_episodes=4, rollout=8, minibatch=32,
+                          learning_starts=32, train_every=2, buffer_size=256)  # fmt: skip
+    whole = bridge_run.train(config, tmp_path / "whole", progress=False)
+    run = tmp_path / "parts"
+    bridge_run.train(
+        config.__class__(**{**config.__dict__, "total_steps": 64}), run, progress=False
+    )
+    shutil.copytree(run / bridge_run.STATE_DIR, tmp_path / "state-64")
+    # Stopped at 64 steps, resumed to a larger total, as if started with it.
+    parts = bridge_run.resume(run, total_steps=192, progress=False)
+    pd.testing.assert_frame_equal(parts.drop(columns="seconds"), whole.drop(columns="seconds"))
+    assert load_config(run).total_steps == 192
+    # A crash after the state at 64 was saved: the checkpoints past it are played again.
+    shutil.rmtree(run / bridge_run.STATE_DIR)
+    shutil.copytree(tmp_path / "state-64", run / bridge_run.STATE_DIR)
+    again = bridge_run.resume(run, progress=False)
+    pd.testing.assert_frame_equal(again.drop(columns="seconds"), whole.drop(columns="seconds"))
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["128", "192", "64"]
+    final, want = _final_state(run, config), _final_state(tmp_path / "whole", config)
+    jax.tree.map(np.testing.assert_array_equal, jax.tree.map(np.asarray, final.params),
+                 jax.tree.map(np.asarray, want.params))  # fmt: skip
+    assert int(final.steps) == int(want.steps) == 192
+
+
+def test_resume_refuses_a_smaller_total_and_a_damaged_log(tmp_path) -> None:
+    config = paper_config("qmix", variant="V1_Navigate", num_envs=8, total_steps=64,
+                          checkpoint_every=32, eval_episodes=2, learning_starts=32,
+                          train_every=2, buffer_size=256)  # fmt: skip
+    bridge_run.train(config, tmp_path, progress=False)
+    with pytest.raises(ConfigError, match="steps: 32 is below the run's total of 64"):
+        bridge_run.resume(tmp_path, total_steps=32, progress=False)
+    (tmp_path / bridge_run.LOG_FILE).write_text("steps,win\n1,2\n")
+    with pytest.raises(ConfigError, match="not a checkpoint log"):
+        bridge_run.resume(tmp_path, total_steps=128, progress=False)
+
+
+def test_a_run_logs_for_tensorboard_through_the_command_line(tmp_path) -> None:
+    args = ["two-bridge", "--algo", "qmix", "--variant", "V1_Navigate", "--steps", "64",
+            "--envs", "8", "--out", str(tmp_path), "--quiet", "--tensorboard", *TINY]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    run = tmp_path / "qmix-V1_Navigate-s0"
+    scalars = tensorboard_scalars(run / "tensorboard")
+    assert {"eval/win_rate", "train/episodes"} <= {tag for tag, _, _ in scalars}
+    log = pd.read_csv(run / bridge_run.LOG_FILE)
+    logged = [(step, value) for tag, step, value in scalars if tag == "eval/win_rate"]
+    assert logged == [
+        (s, pytest.approx(v)) for s, v in zip(log["steps"], log["win rate"], strict=True)
+    ]
+    # and `resume` continues it from the command line, to a larger total
+    result = CliRunner().invoke(app, ["resume", str(run), "--steps", "128", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(run / bridge_run.LOG_FILE)["steps"].tolist() == [64, 128]

@@ -18,9 +18,11 @@ from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig, from_dict, t
 CONFIG_FILE = "config.json"
 
 
-def manager(run_dir: str | Path, keep: int | None = 3) -> ocp.CheckpointManager:
-    """Checkpoints under `run_dir/checkpoints`, one per saved update, the newest `keep` kept."""
-    path = Path(run_dir).absolute() / "checkpoints"
+def manager(
+    run_dir: str | Path, keep: int | None = 3, folder: str = "checkpoints"
+) -> ocp.CheckpointManager:
+    """Checkpoints under `run_dir/folder`, one per saved update, the newest `keep` kept."""
+    path = Path(run_dir).absolute() / folder
     options = ocp.CheckpointManagerOptions(max_to_keep=keep, create=True)
     return ocp.CheckpointManager(path, options=options)
 
@@ -46,16 +48,28 @@ def load_config(run_dir: str | Path) -> PPOConfig | PQNConfig | QMIXConfig:
         raise ConfigError(f"run_dir: {path} is not a valid training config ({err})") from None
 
 
+def _is_key(leaf: Any) -> bool:
+    return jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+
+
+def _key_data(leaf: Any) -> Any:
+    if isinstance(leaf, jax.ShapeDtypeStruct):  # a restore target
+        return jax.eval_shape(jax.random.key_data, leaf)
+    return jax.random.key_data(leaf)
+
+
 def _stored(tree: Any) -> dict[str, Any]:
     """The leaves orbax stores, by position (orbax refuses empty arrays, such as the messages of
-    a game without messages; those are rebuilt from their shapes on restore)."""
+    a game without messages; those are rebuilt from their shapes on restore; typed random keys
+    are stored as their raw data)."""
     leaves = jax.tree_util.tree_leaves(tree)
-    return {f"{i:05d}": leaf for i, leaf in enumerate(leaves) if leaf.size > 0}
+    data = [_key_data(leaf) if _is_key(leaf) else leaf for leaf in leaves]
+    return {f"{i:05d}": leaf for i, leaf in enumerate(data) if leaf.size > 0}
 
 
-def save(mgr: ocp.CheckpointManager, state: Any) -> None:
-    """Save `state` under its update count (waits until it is on disk)."""
-    step = int(jax.device_get(state.update))
+def save(mgr: ocp.CheckpointManager, state: Any, step: int | None = None) -> None:
+    """Save `state` under `step` (default: its update count) and wait until it is on disk."""
+    step = int(jax.device_get(state.update)) if step is None else step
     mgr.save(step, args=ocp.args.StandardSave(_stored(state)), force=True)
     mgr.wait_until_finished()
 
@@ -72,5 +86,9 @@ def restore(mgr: ocp.CheckpointManager, like: Any, step: int | None = None) -> A
     rebuilt = [
         loaded[f"{i:05d}"] if leaf.size > 0 else jnp.zeros(leaf.shape, leaf.dtype)
         for i, leaf in enumerate(leaves)
+    ]
+    rebuilt = [
+        jax.random.wrap_key_data(new) if _is_key(old) else new
+        for old, new in zip(leaves, rebuilt, strict=True)
     ]
     return jax.tree_util.tree_unflatten(treedef, rebuilt)

@@ -144,10 +144,16 @@ def resume(
         float | None, typer.Option(help="A new, larger total of game steps: train longer")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
+    tensorboard: Annotated[bool, typer.Option(help="Two-Bridge: also log for TensorBoard")] = False,
 ) -> None:
-    """Continue a run from its newest checkpoint (it repeats the uninterrupted run exactly); with
-    `--steps`, to a new total (the same as a run started with that total)."""
+    """Continue a run (Team Deathmatch or Two-Bridge) from its newest saved state (it repeats the
+    uninterrupted run exactly); with `--steps`, to a new total (the same as a run started with
+    that total)."""
     try:
+        if bridge_run.is_run(run_dir):
+            total = None if steps is None else _whole_steps(steps)
+            bridge_run.resume(run_dir, total, progress=not quiet, tensorboard=tensorboard)
+            return
         config = checkpoints.load_config(run_dir)
         if steps is not None:
             config = _longer(config, steps)
@@ -201,13 +207,15 @@ def two_bridge(
         list[str] | None, typer.Option("--set", help="name=value over the paper's settings")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
+    tensorboard: Annotated[
+        bool, typer.Option(help="Also log losses and outcome shares for TensorBoard")
+    ] = False,
 ) -> None:
     """Train a Two-Bridge baseline as the paper does: checkpoints every 50K steps, each scored
-    by 32 deterministic episodes (OUT/.../checkpoints.csv); prints the last outcome shares."""
+    by 32 deterministic episodes (OUT/.../checkpoints.csv); prints the last outcome shares.
+    `marl-bgs-train resume OUT/<run>` continues a run that was stopped."""
     try:
-        if not math.isfinite(steps) or steps != int(steps):
-            raise ConfigError(f"steps: expected a whole number of environment steps, got {steps}")
-        base = bridge_config.paper_defaults(algo, variant=variant, total_steps=int(steps),
+        base = bridge_config.paper_defaults(algo, variant=variant, total_steps=_whole_steps(steps),
                                             num_envs=envs)  # fmt: skip
         base = bridge_config.validate(apply_overrides(base, set_ or []))
         if base.algo != algo:  # the defaults came from --algo
@@ -216,7 +224,8 @@ def two_bridge(
         rows = []
         for s in seeds:
             config = bridge_config.validate(dataclasses.replace(base, seed=s))
-            log = bridge_run.train(config, out / f"{algo}-{variant}-s{s}", progress=not quiet)
+            log = bridge_run.train(config, out / f"{algo}-{variant}-s{s}", progress=not quiet,
+                                   tensorboard=tensorboard)  # fmt: skip
             rows.append(log.iloc[-1] if len(log) else None)
     except (ConfigError, EvalError, ValueError) as err:
         _fail(err)
@@ -225,6 +234,12 @@ def two_bridge(
         if row is not None:
             shown.add_row(str(s), *(f"{v:.3g}" for v in row))
     console.print(shown)
+
+
+def _whole_steps(steps: float) -> int:
+    if not math.isfinite(steps) or steps != int(steps):
+        raise ConfigError(f"steps: expected a whole number of environment steps, got {steps}")
+    return int(steps)
 
 
 @app.command()

@@ -90,7 +90,7 @@ def train_run(
             (run_dir / name).unlink(missing_ok=True)
     done, total = int(state.update), config.num_updates
     columns = progress_columns()
-    writer = _tensorboard(run_dir) if tensorboard else None
+    writer = tensorboard_writer(run_dir) if tensorboard else None
     with Progress(*columns, disable=not progress) as bar:
         task = bar.add_task(config.name, total=total * config.steps_per_update, status="compiling")
         bar.update(task, completed=done * config.steps_per_update)
@@ -121,7 +121,7 @@ def train_run(
     return state
 
 
-def _tensorboard(run_dir: Path) -> Any:
+def tensorboard_writer(run_dir: Path) -> Any:
     """A TensorBoard writer into `run_dir/tensorboard` (`tensorboard --logdir RUN_DIR`)."""
     try:
         from tensorboardX import SummaryWriter

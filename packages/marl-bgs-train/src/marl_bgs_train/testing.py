@@ -70,3 +70,21 @@ def assert_resumes_exactly(
     assert_trees_equal(restored, whole)
     assert_trees_equal(metrics, last)
     assert checkpoints.load_config(run_dir) == trainer.config
+
+
+def tensorboard_scalars(folder: Path) -> list[tuple[str, int, float]]:
+    """(tag, step, value) of every scalar in a folder's TensorBoard event files, read with
+    tensorboardX's protobufs (TFRecord framing: length, its CRC, the Event proto, its CRC)."""
+    import struct
+
+    from tensorboardX.proto import event_pb2
+
+    found = []
+    for path in sorted(Path(folder).glob("events.out.tfevents.*")):
+        data, at = path.read_bytes(), 0
+        while at < len(data):
+            (length,) = struct.unpack("<Q", data[at : at + 8])
+            event = event_pb2.Event.FromString(data[at + 12 : at + 12 + length])  # pyright: ignore[reportAttributeAccessIssue]
+            at += 12 + length + 4
+            found += [(v.tag, event.step, v.simple_value) for v in event.summary.value]
+    return found

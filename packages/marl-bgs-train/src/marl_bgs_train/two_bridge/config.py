@@ -27,6 +27,7 @@ class BridgeConfig:
     num_envs: int = 64  # games stepped together (the paper: 3 SC2 workers)
     checkpoint_every: int = 50_000  # environment steps between checkpoints
     eval_episodes: int = 32  # deterministic evaluation episodes per checkpoint
+    resume_every: int = 20  # checkpoints between saves of the whole state (to resume from)
     lr: float = 3e-4
     gamma: float = 0.99
     max_grad_norm: float = 10.0
@@ -53,6 +54,8 @@ class BridgeConfig:
     def num_enemies(self) -> int:
         return ENEMY_COUNTS[self.variant.split("_")[0]]
 
+
+ADDED_SETTINGS = ("resume_every",)  # added after runs were saved: those load with the default
 
 PAPER = {
     "maskppo": {"lr": 3e-4, "entropy_coef": 0.0, "max_grad_norm": 0.5, "minibatch": 512,
@@ -88,7 +91,8 @@ def paper_defaults(algo: str = "mappo", **overrides: Any) -> BridgeConfig:
 # Allowed ranges: integers (low, high) and numbers (low, high), inclusive.
 INTEGERS = {
     "seed": (0, 2**31 - 1), "total_steps": (1, 10**12), "num_envs": (1, 2**20),
-    "checkpoint_every": (1, 10**12), "eval_episodes": (1, 4096), "rollout": (1, 100_000),
+    "checkpoint_every": (1, 10**12), "eval_episodes": (1, 4096),
+    "resume_every": (1, 10**9), "rollout": (1, 100_000),
     "epochs": (1, 1000), "minibatch": (1, 10**7), "buffer_size": (2, 10**8),
     "batch_size": (1, 10**6), "learning_starts": (0, 10**12), "train_every": (1, 100_000),
     "target_update": (1, 10**9), "epsilon_steps": (1, 10**12),
