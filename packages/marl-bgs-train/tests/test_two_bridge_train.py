@@ -165,11 +165,17 @@ def test_a_stopped_run_resumes_to_the_uninterrupted_run(algo: str, tmp_path) -> 
     assert int(final.steps) == int(want.steps) == 192
 
 
-def test_resume_refuses_a_smaller_total_and_a_damaged_log(tmp_path) -> None:
+def test_a_run_folder_is_never_trained_over_and_resume_refuses_a_smaller_total_or_damaged_log(
+    tmp_path,
+) -> None:
     config = paper_config("qmix", variant="V1_Navigate", num_envs=8, total_steps=64,
                           checkpoint_every=32, eval_episodes=2, learning_starts=32,
                           train_every=2, buffer_size=256)  # fmt: skip
     bridge_run.train(config, tmp_path, progress=False)
+    with pytest.raises(
+        ConfigError, match=r"already holds a run \(checkpoints/\); continue it with"
+    ):
+        bridge_run.train(config, tmp_path, progress=False)  # nothing is overwritten
     with pytest.raises(ConfigError, match="steps: 32 is below the run's total of 64"):
         bridge_run.resume(tmp_path, total_steps=32, progress=False)
     (tmp_path / bridge_run.LOG_FILE).write_text("steps,win\n1,2\n")

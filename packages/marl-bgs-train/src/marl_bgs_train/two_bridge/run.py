@@ -91,6 +91,12 @@ def train(
     into `run_dir/tensorboard` (needs `marl-bgs-train[tensorboard]`)."""
     run_dir = Path(run_dir)
     trainer, evaluate = _programs(dataclasses.replace(config, total_steps=1, resume_every=1))
+    held = [name for name in ("checkpoints", STATE_DIR) if (run_dir / name).exists()]
+    if held and not resume:
+        raise ConfigError(
+            f"run_dir: {run_dir} already holds a run ({held[0]}/); continue it with "
+            f"`marl-bgs-train resume {run_dir}` or train into another folder"
+        )
     mgr = checkpoints.manager(run_dir, keep=None)
     states = checkpoints.manager(run_dir, keep=1, folder=STATE_DIR)
     state: Any
