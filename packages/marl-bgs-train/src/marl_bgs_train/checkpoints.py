@@ -84,11 +84,9 @@ def restore(mgr: ocp.CheckpointManager, like: Any, step: int | None = None) -> A
     loaded = mgr.restore(step, args=ocp.args.StandardRestore(target))
     leaves, treedef = jax.tree_util.tree_flatten(like)
     rebuilt = [
-        loaded[f"{i:05d}"] if leaf.size > 0 else jnp.zeros(leaf.shape, leaf.dtype)
+        jnp.zeros(leaf.shape, leaf.dtype) if leaf.size == 0
+        else jax.random.wrap_key_data(loaded[f"{i:05d}"]) if _is_key(leaf)
+        else loaded[f"{i:05d}"]
         for i, leaf in enumerate(leaves)
-    ]
-    rebuilt = [
-        jax.random.wrap_key_data(new) if _is_key(old) else new
-        for old, new in zip(leaves, rebuilt, strict=True)
-    ]
+    ]  # fmt: skip
     return jax.tree_util.tree_unflatten(treedef, rebuilt)

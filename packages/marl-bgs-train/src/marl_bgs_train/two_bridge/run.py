@@ -127,7 +127,7 @@ def train(
         task = bar.add_task(name, total=config.total_steps, completed=steps, status="compiling")
         while steps < config.total_steps:
             state, stats = trainer.update(state)
-            steps = int(state.steps)
+            steps, save_state = int(state.steps), False
             if writer is not None:
                 for key, value in jax.device_get(stats).items():
                     writer.add_scalar(f"train/{key}", float(value), global_step=steps)
@@ -143,10 +143,11 @@ def train(
                             f"eval/{key.replace(' ', '_')}", value, global_step=next_save
                         )
                     writer.flush()
-                if (next_save // every) % config.resume_every == 0:
-                    checkpoints.save(states, state, steps)
                 bar.update(task, status=f"eval win {row['win rate']:.0%}")
+                save_state |= (next_save // every) % config.resume_every == 0
                 next_save += every
+            if save_state:  # after all of this update's checkpoints, so the log holds them
+                checkpoints.save(states, state, steps)
             bar.update(task, completed=min(steps, config.total_steps))
     if states.latest_step() != steps:
         checkpoints.save(states, state, steps)
