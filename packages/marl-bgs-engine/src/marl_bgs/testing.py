@@ -157,7 +157,8 @@ def case_label(value: Any) -> str:
         return f"np.{type(value).__name__}({value.item()!r})"
     if isinstance(value, list | tuple) and len(value) > 6:
         return f"{type(value).__name__} of {len(value)} ({case_label(value[0])}, ...)"
-    text = repr(value)
+    # Without memory addresses, so every process (pytest-xdist's workers) names a case alike.
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
     return text if len(text) <= 30 else text[:27] + "..."
 
 
