@@ -322,7 +322,7 @@ def packaging(session: nox.Session) -> None:
 @nox.session(name="ci-checks")
 @timed
 def ci_checks(session: nox.Session) -> None:
-    """Unit tests of the helpers under ci/ (the release checks)."""
+    """Unit tests of the helpers under ci/ (the release checks, the timings table)."""
     session.install("pytest>=8", "packaging>=24")
     session.run("pytest", "ci", *session.posargs)
 
