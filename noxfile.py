@@ -120,7 +120,6 @@ def tests(session: nox.Session, package: str) -> None:
     if package == "marl-bgs-llm" and os.environ.get("MARL_BGS_LLM_REAL", "1") != "0":
         server, env["MARL_BGS_LLM_SERVER"], env["MARL_BGS_LLM_MODEL"] = _llm_server(session)
     try:
-        REPORTS.mkdir(parents=True, exist_ok=True)
         session.run(
             "pytest",
             f"packages/{package}/tests",

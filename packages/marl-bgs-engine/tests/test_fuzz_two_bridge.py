@@ -650,3 +650,9 @@ ONCE_BAD_ACTIONS = [
 def test_once_bad_actions(record_property, actions):
     record_property("outcome", "error")
     _refused_on_the_host("V2_Combat", actions, r"^actions: unknown agent\(s\) ")
+
+
+def test_case_ids_name_objects_without_memory_addresses():
+    # pytest-xdist compares the ids every worker collects: an address would differ between them.
+    assert _label([_shaped]) == "[<function _shaped>]"
+    assert " at 0x" not in _label(object())
