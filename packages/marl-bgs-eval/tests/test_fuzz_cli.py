@@ -14,6 +14,7 @@ was cut while it was written.
 
 from __future__ import annotations
 
+import importlib
 import re
 import traceback
 from collections.abc import Callable
@@ -26,7 +27,6 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import marl_bgs_eval as ev
-import marl_bgs_eval.cli as cli
 from marl_bgs_eval.cli import app
 from marl_bgs_eval.journal import Journal, journal_path
 from marl_bgs_eval.results import normalize
@@ -589,6 +589,10 @@ def test_there_are_enough_cli_cases() -> None:
     assert all(c.evaluate == "refuse" for c in errors if "--out" in c.id or "--resume" in c.id)
 
 
+# The module whose `evaluate` the command calls (the package's `ev.evaluate` is the function).
+EVALUATE = importlib.import_module("marl_bgs_eval.evaluate")
+
+
 def _played(*args: Any, **kwargs: Any) -> None:
     raise AssertionError("played")
 
@@ -598,9 +602,9 @@ def test_cli_arguments(tmp_path, base_games, monkeypatch, record_property, case:
     record_property("outcome", case.outcome)
     calls: list[dict[str, Any]] = []
     if case.evaluate == "refuse":
-        monkeypatch.setattr(cli, "evaluate", _played)
+        monkeypatch.setattr(EVALUATE, "evaluate", _played)
     elif case.evaluate == "stub":
-        monkeypatch.setattr(cli, "evaluate", lambda *a, **k: calls.append(k) or base_games)
+        monkeypatch.setattr(EVALUATE, "evaluate", lambda *a, **k: calls.append(k) or base_games)
     result = runner.invoke(app, case.args(tmp_path, base_games))
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         trace = "".join(traceback.format_exception(result.exception))

@@ -342,7 +342,10 @@ def test_the_season_size_is_reduced_on_a_cpu_unless_asked_otherwise() -> None:
     from marl_bgs_tournament.cli import REDUCED, _settings
 
     auto = _settings("auto", {})
-    assert (auto.pairs_per_map, auto.tick_limit) == (REDUCED.pairs_per_map, REDUCED.tick_limit)
+    assert (auto.pairs_per_map, auto.tick_limit) == (
+        REDUCED["pairs_per_map"],
+        REDUCED["tick_limit"],
+    )
     full = _settings("full", {"pairs_per_map": 3})
     assert (full.pairs_per_map, full.tick_limit, full.winning_score) == (3, 300, 20)
     assert full.maps == TEST_MAPS

@@ -6,25 +6,17 @@ from __future__ import annotations
 import importlib
 import time
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from marl_bgs import ConfigError
-from marl_bgs_eval import metrics as mt
-from marl_bgs_eval import registry
-from marl_bgs_eval import replays as replay_tools
-from marl_bgs_eval.calibration import coverage_study
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.evaluate import as_system, evaluate
-from marl_bgs_eval.journal import Journal, journal_path
-from marl_bgs_eval.ratings import rate as rate_games
-from marl_bgs_eval.results import check_path, combine, distinct_games, load, save
-from marl_bgs_eval.scenarios import evaluate_scenarios
+
+if TYPE_CHECKING:  # imported where a command runs, so --help needs neither JAX nor pandas
+    import pandas as pd
 
 app = typer.Typer(help="Evaluate MARL-BattleGrounds Systems and rate them.", no_args_is_help=True)
 console = Console(width=120)
@@ -73,6 +65,10 @@ def _table(df: Any, title: str) -> Table:
 
 def summarize(games: pd.DataFrame) -> pd.DataFrame:
     """Per map: games, distinct games (a mirror-image pair counts once), results, mean points."""
+    import pandas as pd
+
+    from marl_bgs_eval.results import distinct_games
+
     rows = []
     for name, g in games.groupby("map_name", sort=False):
         result = cast(pd.Series, g["result"])
@@ -125,6 +121,11 @@ def play(
     With --out, every finished game is written at once to a journal beside the results file;
     if the run stops, the same command with --resume plays only the games still missing.
     """
+    from marl_bgs import ConfigError
+    from marl_bgs_eval.evaluate import as_system, evaluate
+    from marl_bgs_eval.journal import Journal, journal_path
+    from marl_bgs_eval.results import check_path, save
+
     load_plugins(plugin)
     journal, earlier, replay_dir = None, None, None
     try:
@@ -190,6 +191,8 @@ def play(
 def _usage(teams: tuple[Any, Any], games: pd.DataFrame, out: Path | None) -> None:
     """Print the usage statistics of host Systems that keep them (LLM teams) and, with an
     output file, save their per-game table beside it (`<name>-usage-a.parquet`)."""
+    import pandas as pd
+
     for team, s in enumerate(teams):
         if s.usage is None:
             continue
@@ -225,6 +228,8 @@ def _record(
     maps: list[int | str], tick_limit: int,
 ) -> None:  # fmt: skip
     """Record the first `n` games (by game number) and save one replay file per game."""
+    from marl_bgs_eval import replays as replay_tools
+
     picked = games.sort_values("game").head(n)
     with console.status(f"recording {len(picked)} replay(s)"):
         recorded = replay_tools.record(system_a, system_b, picked, maps=maps, tick_limit=tick_limit)
@@ -235,6 +240,9 @@ def _record(
 
 
 def _rated(files: list[Path], bootstrap: int, seed: int, integrity: bool) -> pd.DataFrame:
+    from marl_bgs_eval.ratings import rate as rate_games
+    from marl_bgs_eval.results import combine, load
+
     try:
         games = combine([(str(f), load(f, check_integrity=integrity)) for f in files])
         return rate_games(games, bootstrap=bootstrap, seed=seed)
@@ -284,6 +292,11 @@ def calibrate(
 ) -> None:
     """Coverage of the 95% Elo intervals on synthetic Season 0 tournaments with known ratings,
     for the rescaled bootstrap (what rate uses) and the plain one."""
+    import pandas as pd
+
+    from marl_bgs_eval.calibration import coverage_study
+    from marl_bgs_eval.results import check_path
+
     try:
         per_pairing = [int(t) for t in sizes.split(",")]
     except ValueError:
@@ -330,6 +343,8 @@ def metrics(
     limit: Annotated[int, typer.Option(min=1, help="Rows to show")] = 40,
 ) -> None:
     """Search the metric columns (column, level, topic, unit, meaning); --doc writes the page."""
+    from marl_bgs_eval import metrics as mt
+
     if doc is not None:
         doc.write_text(mt.markdown(), encoding="utf-8")
         console.print(f"wrote {doc}")
@@ -357,6 +372,9 @@ def scenarios(
     plugin: Plugins = None,
 ) -> None:
     """Play SYSTEM as team A in the endgame scenarios; compare its wins with random play's."""
+    from marl_bgs import ConfigError
+    from marl_bgs_eval.scenarios import evaluate_scenarios
+
     load_plugins(plugin)
     try:
         chosen = None if only is None else [int(x) for x in only.split(",") if x.strip()]
@@ -380,6 +398,8 @@ def scenarios(
 @app.command()
 def systems(plugin: Plugins = None) -> None:
     """List the registered System names."""
+    from marl_bgs_eval import registry
+
     load_plugins(plugin)
     for name in registry.names():
         console.print(name)

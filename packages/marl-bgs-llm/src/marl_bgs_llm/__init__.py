@@ -6,12 +6,16 @@
 """
 
 from importlib.metadata import version as _version
+from typing import TYPE_CHECKING
 
-from marl_bgs_llm.client import RESPONSE_FORMATS, LLMError
-from marl_bgs_llm.replies import KINDS, check_reply, reply_schema
-from marl_bgs_llm.system import ReplyFormat, function_system, make_system
-from marl_bgs_llm.text_view import TEXT_VIEW, format_actor_view, legal_names
-from marl_bgs_llm.usage import Usage
+from marl_bgs_eval.lazy import export_lazily
+
+if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy)
+    from marl_bgs_llm.client import RESPONSE_FORMATS, LLMError
+    from marl_bgs_llm.replies import KINDS, check_reply, reply_schema
+    from marl_bgs_llm.system import ReplyFormat, function_system, make_system
+    from marl_bgs_llm.text_view import TEXT_VIEW, format_actor_view, legal_names
+    from marl_bgs_llm.usage import Usage
 
 __version__ = _version("marl-bgs-llm")
 __all__ = [
@@ -29,3 +33,5 @@ __all__ = [
     "make_system",
     "reply_schema",
 ]
+
+export_lazily(__name__)

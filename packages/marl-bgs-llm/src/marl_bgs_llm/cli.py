@@ -12,17 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import jax
-import jax.numpy as jnp
 import typer
 
-import marl_bgs
-from marl_bgs import ConfigError, team_inputs
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.evaluate import as_system
-from marl_bgs_eval.play import play_tick
-from marl_bgs_eval.seeds import memory_keys, root_key
-from marl_bgs_llm.text_view import format_actor_view
 
 app = typer.Typer(help="Tools of the MARL-BattleGrounds LLM-agent API.", no_args_is_help=True)
 
@@ -38,6 +30,16 @@ def game_prompt(
 ) -> str:  # fmt: skip
     """The prompt of one agent (`team` 0: A, 1: B; roster `slot`) at `tick` of a game between
     two Systems, played with evaluation's keys (game 0, seed number 0)."""
+    import jax
+    import jax.numpy as jnp
+
+    import marl_bgs
+    from marl_bgs import team_inputs
+    from marl_bgs_eval.evaluate import as_system
+    from marl_bgs_eval.play import play_tick
+    from marl_bgs_eval.seeds import memory_keys, root_key
+    from marl_bgs_llm.text_view import format_actor_view
+
     if team not in (0, 1) or slot not in range(5):
         raise EvalError(f"team, slot: expected team 0 or 1 and slot 0-4, got {team}, {slot}")
     if not 0 <= tick <= 299:
@@ -72,6 +74,8 @@ def prompt(
     out: Annotated[Path | None, typer.Option(help="Write the prompt to this file")] = None,
 ) -> None:
     """Print the actor-text-v1 prompt of one agent at one tick of a game between two Systems."""
+    from marl_bgs import ConfigError
+
     try:
         if team not in ("a", "b"):
             raise EvalError(f"team: expected a or b, got {team!r}")

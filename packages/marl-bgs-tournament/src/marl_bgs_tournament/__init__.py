@@ -8,11 +8,15 @@ checks, seasons with joint Elo and challengers, and a web leaderboard.
 """
 
 from importlib.metadata import version as _version
+from typing import TYPE_CHECKING
 
-from marl_bgs_tournament.errors import TournamentError
-from marl_bgs_tournament.portable import export_system, load_system, read_manifest
-from marl_bgs_tournament.schedule import challenger_schedule, field_schedule
-from marl_bgs_tournament.season import Settings, challenge, run_season
+from marl_bgs_eval.lazy import export_lazily
+
+if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy)
+    from marl_bgs_tournament.errors import TournamentError
+    from marl_bgs_tournament.portable import export_system, load_system, read_manifest
+    from marl_bgs_tournament.schedule import challenger_schedule, field_schedule
+    from marl_bgs_tournament.season import Settings, challenge, run_season
 
 __version__ = _version("marl-bgs-tournament")
 __all__ = [
@@ -27,3 +31,5 @@ __all__ = [
     "read_manifest",
     "run_season",
 ]
+
+export_lazily(__name__)

@@ -3,29 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import jax
-import pandas as pd
 import typer
 from rich.console import Console
 from rich.table import Table
 
-import marl_bgs_eval as ev
-from marl_bgs.tdm.maps import SPLITS
-from marl_bgs.tdm.maps import split as split_ids
+import marl_bgs_eval as ev  # its names import on first use
 from marl_bgs_eval.cli import Plugins, load_plugins
-from marl_bgs_tournament import portable, schedule
-from marl_bgs_tournament import season as seasons
 from marl_bgs_tournament.errors import TournamentError
+
+if TYPE_CHECKING:  # imported where a command runs, so --help needs neither JAX nor pandas
+    import pandas as pd
+
+    from marl_bgs_tournament import season as seasons
 
 app = typer.Typer(help="Run MARL-BattleGrounds tournament seasons.", no_args_is_help=True)
 console = Console(width=140)
 
 # The documented reduced size of `season --size reduced` (docs/tournament.md): every test map, two
-# spawn-swapped pairs per map, short games; minutes on a CPU instead of a GPU's full season.
-REDUCED = seasons.Settings(pairs_per_map=2, tick_limit=120, winning_score=5, batch_size=16,
-                           bootstrap=1000, replays=2)  # fmt: skip
+# spawn-swapped pairs per map, short games; minutes on a CPU instead of a GPU's full season. These
+# settings replace those of the full size (`season.Settings()`).
+REDUCED: dict[str, Any] = {"pairs_per_map": 2, "tick_limit": 120, "winning_score": 5,
+                           "batch_size": 16, "bootstrap": 1000, "replays": 2}  # fmt: skip
 
 
 def _fail(err: Exception) -> None:
@@ -44,6 +44,9 @@ def _table(df: pd.DataFrame, title: str) -> Table:
 
 def _map_ids(text: str, field: str) -> list[int]:
     """ "47,48", "0-39" or a split name ("train") -> map ids."""
+    from marl_bgs.tdm.maps import SPLITS
+    from marl_bgs.tdm.maps import split as split_ids
+
     text = text.strip()
     if text in SPLITS:
         return list(split_ids(text))
@@ -82,6 +85,8 @@ def export(
     plugin: Plugins = None,
 ) -> None:
     """Export a pure-JAX System to a portable file (programs and weights, no Python)."""
+    from marl_bgs_tournament import portable
+
     load_plugins(plugin)
     try:
         if out.suffix != portable.SUFFIX:
@@ -111,6 +116,8 @@ def check(
     file: Annotated[Path, typer.Argument(help="A System file (*.mbgs)")],
 ) -> None:
     """Run the rulebook's automated checks on a System file; exit 1 if one fails."""
+    from marl_bgs_tournament import portable
+    from marl_bgs_tournament import season as seasons
     from marl_bgs_tournament.rulebook import check_entrant
 
     try:
@@ -129,11 +136,16 @@ def show_schedule(
     field: Annotated[list[str], typer.Option(help="Field members in seat order (repeat)")],
     challenger: Annotated[str | None, typer.Option(help="Also a challenger's blocks")] = None,
     pairs_per_map: Annotated[
-        int, typer.Option(help="Spawn-swapped pairs per map")
-    ] = schedule.PAIRS_PER_MAP,
+        int | None, typer.Option(help="Spawn-swapped pairs per map (default: the rulebook's)")
+    ] = None,
 ) -> None:
     """Print the numbered blocks of games: the field's round robin, then a challenger's."""
+    import pandas as pd
+
+    from marl_bgs_tournament import schedule
+
     n = len(schedule.TEST_MAPS)
+    pairs_per_map = schedule.PAIRS_PER_MAP if pairs_per_map is None else pairs_per_map
     try:
         plan = schedule.field_schedule(field, n, pairs_per_map)
         if challenger:
@@ -150,15 +162,19 @@ SIZES = ("auto", "reduced", "full")
 
 def _settings(size: str, overrides: dict[str, Any]) -> seasons.Settings:
     """The base size (auto: reduced on a CPU, full on an accelerator) with `overrides`."""
+    import jax
+
+    from marl_bgs_tournament import season as seasons
+
     if size not in SIZES:
         raise TournamentError(f"size: expected one of {list(SIZES)}, got {size!r}")
     if size == "auto":
         size = "reduced" if jax.default_backend() == "cpu" else "full"
-    base = REDUCED if size == "reduced" else seasons.Settings()
+    base = REDUCED if size == "reduced" else {}
     given = {k: v for k, v in overrides.items() if v is not None}
     if "maps" in given:
         given["maps"] = tuple(_map_ids(given["maps"], "maps"))
-    return seasons.Settings(**{**base.__dict__, **given, "progress": True})
+    return seasons.Settings(**{**base, **given, "progress": True})
 
 
 @app.command()
@@ -186,6 +202,10 @@ def season(
     plugin: Plugins = None,
 ) -> None:
     """Play a season's round robin and publish its folder (ratings, games, measures, replays)."""
+    import pandas as pd
+
+    from marl_bgs_tournament import season as seasons
+
     load_plugins(plugin)
     try:
         settings = _settings(size, {
@@ -217,6 +237,8 @@ def challenge(
     plugin: Plugins = None,
 ) -> None:
     """Play a challenger against the field; admit it if its Elo beats the lowest member's."""
+    from marl_bgs_tournament import season as seasons
+
     load_plugins(plugin)
     try:
         d = seasons.challenge(folder, entrant, team=team, root_seed=root_seed, progress=True)
@@ -232,6 +254,7 @@ def challenge(
 def submission_checker(path: Path) -> None:
     """An upload's checks before it is queued: a valid System file for this engine whose
     training is declared and stayed off the test maps and scenarios."""
+    from marl_bgs_tournament import portable
     from marl_bgs_tournament.rulebook import training_declared
 
     manifest = portable.read_manifest(path)
@@ -242,6 +265,8 @@ def submission_checker(path: Path) -> None:
 
 def submission_runner(folder: Path, path: Path, team: str) -> None:
     """A queued upload's challenge (the worker runs one at a time)."""
+    from marl_bgs_tournament import season as seasons
+
     seasons.challenge(folder, path, team=team)
 
 

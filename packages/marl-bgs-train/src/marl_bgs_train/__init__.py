@@ -9,34 +9,38 @@ and recurrent PQN-VDN and QMIX.
 """
 
 from importlib.metadata import version as _version
+from typing import TYPE_CHECKING
 
-from marl_bgs_train.config import (
-    PRESETS,
-    OpponentMix,
-    PPOConfig,
-    PQNConfig,
-    QMIXConfig,
-    RewardSettings,
-    ValidationSettings,
-    apply_overrides,
-    check_training_maps,
-)
-from marl_bgs_train.learners import make_train
-from marl_bgs_train.policy import ActorSpec, network_policy
-from marl_bgs_train.ppo import PPOTrainer, RunnerState
-from marl_bgs_train.pqn import PQNState, PQNTrainer
-from marl_bgs_train.qmix import QMIXState, QMIXTrainer
-from marl_bgs_train.rewards import (
-    CombatRewardWeights,
-    approach_potential,
-    combat_reward,
-    health_potential,
-    potential_shaping,
-    reward_terms,
-    score_shaping,
-    shaped,
-)
-from marl_bgs_train.runs import load_trainer, run_policy, train_run
+from marl_bgs_eval.lazy import export_lazily
+
+if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy)
+    from marl_bgs_train.config import (
+        PRESETS,
+        OpponentMix,
+        PPOConfig,
+        PQNConfig,
+        QMIXConfig,
+        RewardSettings,
+        ValidationSettings,
+        apply_overrides,
+        check_training_maps,
+    )
+    from marl_bgs_train.learners import make_train
+    from marl_bgs_train.policy import ActorSpec, network_policy
+    from marl_bgs_train.ppo import PPOTrainer, RunnerState
+    from marl_bgs_train.pqn import PQNState, PQNTrainer
+    from marl_bgs_train.qmix import QMIXState, QMIXTrainer
+    from marl_bgs_train.rewards import (
+        CombatRewardWeights,
+        approach_potential,
+        combat_reward,
+        health_potential,
+        potential_shaping,
+        reward_terms,
+        score_shaping,
+        shaped,
+    )
+    from marl_bgs_train.runs import load_trainer, run_policy, train_run
 
 __version__ = _version("marl-bgs-train")
 __all__ = [
@@ -71,3 +75,5 @@ __all__ = [
     "shaped",
     "train_run",
 ]
+
+export_lazily(__name__)

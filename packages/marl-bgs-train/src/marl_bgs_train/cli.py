@@ -10,31 +10,21 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from marl_bgs import ConfigError
-from marl_bgs_eval import EvalError, get_system
-from marl_bgs_train import checkpoints
-from marl_bgs_train.config import (
-    PRESETS,
-    C,
-    ValidationSettings,
-    apply_overrides,
-    check_training_maps,
-    load_curriculum,
-    to_dict,
-    validate,
-)
-from marl_bgs_train.players import load_players, named_policy, save_players
-from marl_bgs_train.runs import CURVE, train_run
-from marl_bgs_train.two_bridge import config as bridge_config
-from marl_bgs_train.two_bridge import run as bridge_run
-from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
+from marl_bgs_eval.errors import EvalError
+
+if TYPE_CHECKING:  # imported where a command runs, so --help needs no JAX
+    from marl_bgs_train.config import C, ValidationSettings
+
+# One command per baseline of `marl_bgs_train.config.PRESETS` (a test keeps the two equal): the
+# names are written here so that the command list needs no JAX.
+PRESET_NAMES = ("ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff", "pqn-vdn", "qmix")
 
 app = typer.Typer(help="Train MARL-BattleGrounds baselines.", no_args_is_help=True)
 console = Console(width=120)
@@ -50,6 +40,10 @@ ValidationGames = Annotated[int, typer.Option(help="Validation games per map and
 
 def _settings(panel: list[str] | None, games: int) -> ValidationSettings:
     """Validation settings from the command line (checked: even games, known Systems)."""
+    from marl_bgs import ConfigError
+    from marl_bgs_eval import get_system
+    from marl_bgs_train.config import ValidationSettings, check_training_maps
+
     if games < 2 or games % 2:
         raise ConfigError(f"--validation-games: a positive even number, got {games}")
     for name in panel or []:
@@ -101,6 +95,12 @@ def _train_command(preset: str) -> None:
         ] = False,
         quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     ) -> None:
+        from marl_bgs import ConfigError
+        from marl_bgs_train.config import PRESETS, apply_overrides, load_curriculum, validate
+        from marl_bgs_train.players import named_policy, save_players
+        from marl_bgs_train.runs import CURVE, train_run
+        from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
+
         config = PRESETS[preset]
         sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
         try:
@@ -131,7 +131,7 @@ def _train_command(preset: str) -> None:
     app.command(preset)(command)
 
 
-for _name in PRESETS:
+for _name in PRESET_NAMES:
     _train_command(_name)
 
 
@@ -149,6 +149,12 @@ def resume(
     """Continue a run (Team Deathmatch or Two-Bridge) from its newest saved state (it repeats the
     uninterrupted run exactly); with `--steps`, to a new total (the same as a run started with
     that total)."""
+    from marl_bgs import ConfigError
+    from marl_bgs_train import checkpoints
+    from marl_bgs_train.players import load_players
+    from marl_bgs_train.runs import train_run
+    from marl_bgs_train.two_bridge import run as bridge_run
+
     try:
         if bridge_run.is_run(run_dir):
             total = None if steps is None else _whole_steps(steps)
@@ -168,6 +174,9 @@ def resume(
 
 def _longer(config: C, steps: float) -> C:
     """`config` with `total_steps` raised to `steps` (never lowered: ConfigError)."""
+    from marl_bgs import ConfigError
+    from marl_bgs_train.config import validate
+
     if not math.isfinite(steps) or int(steps) < config.total_steps:
         raise ConfigError(
             f"steps: {steps:g} is below the run's total of {config.total_steps:,} game steps; "
@@ -182,6 +191,9 @@ def validate_command(
 ) -> None:
     """Score a run's saved checkpoints against the panel on the validation maps (42, 43, 44,
     46); keep the best in RUN_DIR/best (a System: ckpt:RUN_DIR/best)."""
+    from marl_bgs import ConfigError
+    from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
+
     try:
         table = validate_run(run_dir, _settings(panel, validation_games))
     except (ConfigError, EvalError, ValueError) as err:
@@ -214,6 +226,11 @@ def two_bridge(
     """Train a Two-Bridge baseline as the paper does: checkpoints every 50K steps, each scored
     by 32 deterministic episodes (OUT/.../checkpoints.csv); prints the last outcome shares.
     `marl-bgs-train resume OUT/<run>` continues a run that was stopped."""
+    from marl_bgs import ConfigError
+    from marl_bgs_train.config import apply_overrides
+    from marl_bgs_train.two_bridge import config as bridge_config
+    from marl_bgs_train.two_bridge import run as bridge_run
+
     try:
         base = bridge_config.paper_defaults(algo, variant=variant, total_steps=_whole_steps(steps),
                                             num_envs=envs)  # fmt: skip
@@ -237,6 +254,8 @@ def two_bridge(
 
 
 def _whole_steps(steps: float) -> int:
+    from marl_bgs import ConfigError
+
     if not math.isfinite(steps) or steps != int(steps):
         raise ConfigError(f"steps: expected a whole number of environment steps, got {steps}")
     return int(steps)
@@ -245,6 +264,8 @@ def _whole_steps(steps: float) -> int:
 @app.command()
 def presets() -> None:
     """The baselines and their settings."""
+    from marl_bgs_train.config import PRESETS, to_dict
+
     table = Table("setting", *PRESETS)
     flat = {name: to_dict(c) for name, c in PRESETS.items()}
     keys = list(dict.fromkeys(k for settings in flat.values() for k in settings))
