@@ -21,7 +21,13 @@ def test_watch_writes_the_game_as_gif_and_replay(tmp_path, demo) -> None:
             "--save", str(saved)]  # fmt: skip
     result = RUNNER.invoke(watch_app, args)
     assert result.exit_code == 0, result.output
-    assert "tdm-alpha vs tdm-beta on map 47 Crossfire" in result.output
+    assert "tdm-alpha vs tdm-beta on map 47 Crossfire" in result.stdout
+    # not a terminal: each step as a plain line on stderr while it happens
+    lines = result.stderr.splitlines()
+    assert lines[0] == "tdm-alpha vs tdm-beta: 0/2 games, 0%, 0 s elapsed"
+    assert all(line.startswith("tdm-alpha vs tdm-beta: ") for line in lines[1:-2])
+    assert lines[-3].startswith("tdm-alpha vs tdm-beta: 2/2 games, 100%, ")
+    assert lines[-2:] == ["recording the game", f"writing {gif} ({demo.ticks + 1} frames)"]
     assert replays.load(saved) == demo  # the same game as the docs' demo
     assert iio.imread(gif).shape[0] == demo.ticks + 1
 

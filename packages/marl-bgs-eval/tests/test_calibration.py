@@ -88,9 +88,12 @@ def test_coverage_study_refuses_bad_settings() -> None:
 def test_calibrate_command_prints_and_saves_the_table(tmp_path: Path) -> None:
     out = tmp_path / "coverage.csv"
     args = ["calibrate", "--tournaments", "2", "--bootstrap", "20", "--sizes", "10,20"]
-    result = CliRunner().invoke(app, [*args, "--no-progress", "--out", str(out)])
+    result = CliRunner().invoke(app, [*args, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "Coverage of the 95% Elo intervals" in result.output
+    # not a terminal: plain progress lines on stderr, the table on stdout
+    assert "coverage study: 0/4 tournaments, 0%, 0 s elapsed" in result.stderr
+    assert "coverage study: 4/4 tournaments, 100%" in result.stderr
+    assert "Coverage of the 95% Elo intervals" in result.stdout
     assert "rescaled" in result.output
     assert "plain" in result.output
     saved = pd.read_csv(out)

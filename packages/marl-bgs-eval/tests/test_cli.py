@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 from typer.testing import CliRunner
 
@@ -28,10 +30,19 @@ SMALL = [
 
 
 def test_play_prints_and_saves_the_same_games(base_games: pd.DataFrame, tmp_path) -> None:
+    """Output captured (not a terminal): plain progress lines on stderr, from the start to the
+    end, and the results on stdout."""
     out = tmp_path / "games.parquet"
-    result = runner.invoke(app, ["play", "mixed", "random", *SMALL, "--out", str(out)])
+    shown = [a for a in SMALL if a != "--no-progress"]
+    result = runner.invoke(app, ["play", "mixed", "random", *shown, "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "mixed (A) vs random (B)" in result.output
+    lines = result.stderr.splitlines()
+    assert lines[:2] == [
+        "mixed vs random: setting up (the first batch also compiles)",
+        "mixed vs random: 0/16 games, 0%, 0 s elapsed",
+    ]
+    assert re.fullmatch(r"mixed vs random: 16/16 games, 100%, \d+ s elapsed", lines[-1])
+    assert "mixed (A) vs random (B)" in result.stdout
     assert "saved 16 games" in result.output
     pd.testing.assert_frame_equal(ev.load(out), base_games)
 

@@ -172,8 +172,14 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
             "--replays", "0", "--root-seed", "5", "--checks", "training_declared"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "mix0" in result.output
-    assert "mix9" in result.output
+    assert "mix0" in result.stdout
+    assert "mix9" in result.stdout
+    # not a terminal: the pairing and its games as plain lines on stderr, then the rating
+    lines = result.stderr.splitlines()
+    assert lines[:2] == ["pairing 1/1: mix0 vs mix9", "mix0 vs mix9: 0/10 games, 0%, 0 s elapsed"]
+    assert all(line.startswith("mix0 vs mix9: ") for line in lines[2:-1])  # every 30 s, 10%
+    assert lines[-2].startswith("mix0 vs mix9: 10/10 games, 100%, ")
+    assert lines[-1] == f"rating 10 games (100 refits) into {out}"
     assert read_season(out)["root_seed"] == 5
     bad = CliRunner().invoke(app, ["season", "--field", "no-such-system", "--field", "idle",
                                    "--out", str(tmp_path / "x")])  # fmt: skip

@@ -69,8 +69,12 @@ def test_an_interrupted_run_resumed_from_the_command_line_equals_the_whole(finis
 
     with pytest.raises(StopError):
         runs.train_run(CONFIG, cut, seed=7, save_every=1, progress=False, on_update=stop)
-    result = CliRunner().invoke(app, ["resume", str(cut), "--quiet"])
+    result = CliRunner().invoke(app, ["resume", str(cut)])
     assert result.exit_code == 0, result.output
+    # not a terminal: plain progress lines, from the saved update on, with their status
+    lines = result.stderr.splitlines()
+    assert lines[0] == "ippo-rnn: 16/32 steps, 50%, 0 s elapsed, compiling"
+    assert lines[-1].startswith("ippo-rnn: 32/32 steps, 100%, ")
     _, whole = runs.load_trainer(finished)
     _, resumed = runs.load_trainer(cut)
     for a, b in zip(

@@ -25,19 +25,23 @@ if TYPE_CHECKING:  # imported where the game is played, so --help needs neither 
 
 def play_one(
     system_a: str, system_b: str, map_ref: str, seed: int = 0, seed_number: int = 0,
-    a_right: bool = False, tick_limit: int | None = None,
+    a_right: bool = False, tick_limit: int | None = None, progress: bool = False,
 ) -> Replay:  # fmt: skip
-    """Play and record one game of `system_a` (team A) against `system_b` on a map."""
+    """Play and record one game of `system_a` (team A) against `system_b` on a map
+    (`progress`: report the play and the recording on stderr)."""
     import marl_bgs_eval as ev
     from marl_bgs_eval import replays
+    from marl_bgs_eval.progress import note
 
     rules: dict[str, Any] = {} if tick_limit is None else {"tick_limit": tick_limit}
     ref: str | int = int(map_ref) if map_ref.isdigit() else map_ref
     games = ev.evaluate(
         system_a, system_b, maps=[ref], games_per_map=2, seed=seed,
-        first_seed_number=seed_number, first_game=0, **rules,
+        first_seed_number=seed_number, first_game=0, progress=progress, **rules,
     )  # fmt: skip
     row = games.loc[games["a_spawn"] == ("right" if a_right else "left")].iloc[:1]
+    if progress:
+        note("recording the game")
     return replays.record(system_a, system_b, row, maps=[ref], **rules)[0]
 
 
@@ -64,11 +68,13 @@ def watch(
     """Play one game between two Systems and watch it (or write it as GIF/MP4)."""
     from marl_bgs_clients.viewer import ReplayViewer
     from marl_bgs_eval import replays
+    from marl_bgs_eval.progress import note
 
     if pov is not None and not 0 <= pov <= 9:
         raise typer.BadParameter(f"expected a slot in [0, 9], got {pov}", param_hint="--pov")
     try:
-        replay = play_one(system_a, system_b, map_ref, seed, seed_number, a_right, tick_limit)
+        replay = play_one(system_a, system_b, map_ref, seed, seed_number, a_right, tick_limit,
+                          progress=True)  # fmt: skip
     except EvalError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(code=2) from None
@@ -82,6 +88,7 @@ def watch(
     viewer.observer = viewer.selected = pov
     for path in (gif, mp4):
         if path is not None:
+            note(f"writing {path} ({replay.ticks + 1} frames)")
             typer.echo(f"animation: {viewer.export_clip(path.suffix, path, fps)}")
     if gif is None and mp4 is None:  # pragma: no cover - opens a window
         viewer.run()

@@ -121,6 +121,10 @@ def play(
     With --out, every finished game is written at once to a journal beside the results file;
     if the run stops, the same command with --resume plays only the games still missing.
     """
+    from marl_bgs_eval.progress import note
+
+    if progress:
+        note(f"{system_a} vs {system_b}: setting up (the first batch also compiles)")
     from marl_bgs import ConfigError
     from marl_bgs_eval.evaluate import as_system, evaluate
     from marl_bgs_eval.journal import Journal, journal_path
@@ -229,10 +233,11 @@ def _record(
 ) -> None:  # fmt: skip
     """Record the first `n` games (by game number) and save one replay file per game."""
     from marl_bgs_eval import replays as replay_tools
+    from marl_bgs_eval.progress import note
 
     picked = games.sort_values("game").head(n)
-    with console.status(f"recording {len(picked)} replay(s)"):
-        recorded = replay_tools.record(system_a, system_b, picked, maps=maps, tick_limit=tick_limit)
+    note(f"recording {len(picked)} replay(s)")
+    recorded = replay_tools.record(system_a, system_b, picked, maps=maps, tick_limit=tick_limit)
     folder.mkdir(exist_ok=True)
     for r in recorded:
         replay_tools.save(r, folder / f"game-{r.header['game']}.replay.zip")

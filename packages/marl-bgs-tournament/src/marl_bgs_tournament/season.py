@@ -32,6 +32,7 @@ import marl_bgs
 import marl_bgs_eval as ev
 from marl_bgs_eval import replay_files, replays, results
 from marl_bgs_eval.crossplay import matchups
+from marl_bgs_eval.progress import note
 from marl_bgs_eval.replay_files import mode_id
 from marl_bgs_tournament import rulebook
 from marl_bgs_tournament.errors import TournamentError
@@ -154,7 +155,9 @@ def play_pairings(
     visible device plays a share of each batch (`device_mesh`)."""
     mesh = device_mesh(settings.batch_size)
     frames = []
-    for row in plan.to_dict("records"):
+    for k, row in enumerate(plan.to_dict("records")):
+        if settings.progress:
+            note(f"pairing {k + 1}/{len(plan)}: {row['system_a']} vs {row['system_b']}")
         frames.append(
             ev.evaluate(
                 systems[str(row["system_a"])],
@@ -287,8 +290,12 @@ def run_season(
     systems = {e.name: e.system for e in entrants}
     games = elo_games(play_pairings(plan, systems, settings, root), settings.maps)
     teams = {e.name: e.team for e in entrants}
+    if settings.progress:
+        note(f"rating {len(games)} games ({settings.bootstrap} refits) into {out}")
     _publish(out, games, names, teams, settings)
     results.save(games, out / ALL_GAMES)
+    if settings.progress and settings.replays:
+        note(f"recording up to {settings.replays} replay(s)")
     index = _record_replays(out, games, systems, settings)
     _json(out / "replays.json", index)
     record = {
@@ -398,6 +405,8 @@ def _challenge(
     mine = elo_games(play_pairings(plan, systems, settings, root), settings.maps)
     games = pd.concat([results.load(folder / "games.parquet"), mine], ignore_index=True)
     teams = {n: record["entrants"][n]["team"] for n in members} | {new.name: new.team}
+    if settings.progress:
+        note(f"rating {len(games)} games ({settings.bootstrap} refits)")
     table = ratings_table(games, members, teams, settings)
     elo = dict(zip(table["system"], table["elo"], strict=True))
     admitted, lowest, leaves = admission(elo, members, teams, new.name)

@@ -16,16 +16,9 @@ from typing import Any
 
 import jax
 import numpy as np
-from rich.progress import (
-    BarColumn,
-    Progress,
-    ProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from marl_bgs import ConfigError, Policy
+from marl_bgs_eval.progress import progress_bar
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
 from marl_bgs_train.learners import Trainer, make_train
@@ -45,18 +38,6 @@ def log_row(metrics: dict[str, Any], seconds: float, steps_per_update: int) -> d
     row["margin"] = row["margin_sum"] / games
     row["steps_per_second"] = steps_per_update / max(seconds, 1e-9)
     return row
-
-
-def progress_columns() -> tuple[ProgressColumn, ...]:
-    """A training run's progress bar: name, bar, steps done of all, status, elapsed, remaining."""
-    return (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed:,.0f}/{task.total:,.0f} steps"),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
 
 
 def train_run(
@@ -88,12 +69,10 @@ def train_run(
         state = jax.jit(trainer.init)(jax.random.key(seed))
         for name in (LOG_JSONL, LOG_CSV):
             (run_dir / name).unlink(missing_ok=True)
-    done, total = int(state.update), config.num_updates
-    columns = progress_columns()
+    done, total, per = int(state.update), config.num_updates, config.steps_per_update
     writer = tensorboard_writer(run_dir) if tensorboard else None
-    with Progress(*columns, disable=not progress) as bar:
-        task = bar.add_task(config.name, total=total * config.steps_per_update, status="compiling")
-        bar.update(task, completed=done * config.steps_per_update)
+    with progress_bar(progress, total * per, config.name, "steps", start=done * per,
+                      status="compiling", transient=False) as show:  # fmt: skip
         while done < total:
             started = time.perf_counter()
             state, metrics = trainer.run(state, 1)
@@ -107,11 +86,11 @@ def train_run(
                 writer.flush()
             status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
-            bar.update(task, completed=done * config.steps_per_update, status=status)
+            show(done * per, done * per, status)
             if done % save_every == 0 or done == total:
                 checkpoints.save(mgr, state)
                 if on_save is not None:
-                    bar.update(task, status="validating")
+                    show(done * per, done * per, "validating")
                     on_save(done)
             if on_update is not None:
                 on_update(row)

@@ -21,15 +21,15 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 import pandas as pd
-from rich.progress import Progress
 
 from marl_bgs import ConfigError, Policy
 from marl_bgs.core.checks import shown
 from marl_bgs.two_bridge import OUTCOMES, VARIANTS
 from marl_bgs.two_bridge.layout import COMBAT_WIN, NAVIGATION_WIN
 from marl_bgs_eval.episodes import run_episodes
+from marl_bgs_eval.progress import progress_bar
 from marl_bgs_train import checkpoints
-from marl_bgs_train.runs import progress_columns, tensorboard_writer
+from marl_bgs_train.runs import tensorboard_writer
 from marl_bgs_train.two_bridge.common import make_env
 from marl_bgs_train.two_bridge.config import ADDED_SETTINGS, BridgeConfig, paper_config
 from marl_bgs_train.two_bridge.ppo import PPOTrainer
@@ -122,9 +122,10 @@ def train(
     every = config.checkpoint_every
     next_save = (steps // every + 1) * every
     started = time.perf_counter() - (rows[-1]["seconds"] if rows else 0.0)
-    with Progress(*progress_columns(), disable=not progress) as bar:
-        name = f"{config.algo} {config.variant} seed {config.seed}"
-        task = bar.add_task(name, total=config.total_steps, completed=steps, status="compiling")
+    name = f"{config.algo} {config.variant} seed {config.seed}"
+    status = "compiling"
+    with progress_bar(progress, config.total_steps, name, "steps", start=steps, status=status,
+                      transient=False) as show:  # fmt: skip
         while steps < config.total_steps:
             state, stats = trainer.update(state)
             steps, save_state = int(state.steps), False
@@ -143,12 +144,13 @@ def train(
                             f"eval/{key.replace(' ', '_')}", value, global_step=next_save
                         )
                     writer.flush()
-                bar.update(task, status=f"eval win {row['win rate']:.0%}")
+                status = f"eval win {row['win rate']:.0%}"
                 save_state |= (next_save // every) % config.resume_every == 0
                 next_save += every
             if save_state:  # after all of this update's checkpoints, so the log holds them
                 checkpoints.save(states, state, steps)
-            bar.update(task, completed=min(steps, config.total_steps))
+            shown = min(steps, config.total_steps)
+            show(shown, shown, status)
     if states.latest_step() != steps:
         checkpoints.save(states, state, steps)
     mgr.wait_until_finished()
