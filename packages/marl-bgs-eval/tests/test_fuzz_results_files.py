@@ -9,7 +9,9 @@ escape, and nothing may be misread silently.
 
 Content checks are fuzzed on files written without the integrity record (`to_csv`/`to_parquet`,
 as another tool would) and loaded with `check_integrity=False`, so the content check is what
-refuses them; the integrity record is fuzzed on files written by `save`.
+refuses them; the integrity record is fuzzed on files written by `save` (a CSV's record in its
+side file `g.csv.meta.json`) and on CSV files of the older layout, the record as a `# {...}` first
+line ("old csv" cases), which `load` still reads.
 """
 
 from __future__ import annotations
@@ -67,9 +69,12 @@ def _plain_parquet(tmp: Path, df: Frame, name: str = "g.parquet") -> Path:
     return path
 
 
-def _saved_csv_text(tmp: Path, df: Frame) -> str:
-    """What `save` writes for a CSV: the "# {record}" line, the header, one line per game."""
-    return ev.save(df, tmp / "saved.csv").read_text(encoding="utf-8")
+def _old_csv_text(tmp: Path, df: Frame) -> str:
+    """A CSV as `save` wrote it before the side file: the "# {record}" line (today's side file),
+    the header, one line per game."""
+    path = ev.save(df, tmp / "saved.csv")
+    record = results.meta_path(path).read_text(encoding="utf-8")
+    return f"# {record}" + path.read_text(encoding="utf-8")
 
 
 def _write(tmp: Path, name: str, data: str | bytes) -> Path:
@@ -195,16 +200,41 @@ def _load_text(text: Callable[[Frame], str | bytes], name: str = "g.csv", check:
     return run
 
 
-def _load_saved_text(
+def _load_old_text(
     edit: Callable[[str], str | bytes], check: bool = True, df: Mutate | None = None
 ):
-    """Save (with the record), edit the file's text, load."""
+    """A CSV of the old layout (the record on its first line), its text edited, loaded."""
 
     def run(tmp: Path, base: Frame) -> Any:
-        text = _saved_csv_text(tmp, base if df is None else df(base))
+        text = _old_csv_text(tmp, base if df is None else df(base))
         return ev.load(_write(tmp, "g.csv", edit(text)), check_integrity=check)
 
     return run
+
+
+def _load_saved(
+    csv_text: Callable[[str], str | bytes] | None = None,
+    side: Callable[[Path, str], object] | None = None,
+    check: bool = True,
+):
+    """Save `g.csv` (its record in `g.csv.meta.json`), edit the CSV's text and then the side
+    file (`side(path, its text)` rewrites or removes it), load."""
+
+    def run(tmp: Path, base: Frame) -> Any:
+        path = ev.save(base, tmp / "g.csv")
+        if csv_text is not None:
+            _write(tmp, "g.csv", csv_text(path.read_text(encoding="utf-8")))
+        if side is not None:
+            meta = results.meta_path(path)
+            side(meta, meta.read_text(encoding="utf-8"))
+        return ev.load(path, check_integrity=check)
+
+    return run
+
+
+def _side(data: Callable[[str], str | bytes]) -> Callable[[Path, str], object]:
+    """Rewrite the side file with `data(its text)`."""
+    return lambda meta, text: _write(meta.parent, meta.name, data(text))
 
 
 def _load_made(make: Callable[[Path, Frame], Path], check: bool = True):
@@ -457,7 +487,7 @@ def _csv_text_cases() -> list[Case]:
 
 
 def _body_lines(text: str) -> tuple[str, list[str]]:
-    """A saved CSV's record line and its other lines (header first), each with its line end."""
+    """An old CSV's record line and its other lines (header first), each with its line end."""
     first, _, rest = text.partition("\n")
     return first + "\n", rest.splitlines(keepends=True)
 
@@ -492,16 +522,25 @@ def _without_lines(*games: int) -> Callable[[str], str]:
 
 
 def _edit_cells(edits: dict[tuple[int, str], str]) -> Callable[[str], str]:
-    """Replace cells of a saved CSV (keeping its record) by literal text."""
+    """Replace cells of an old CSV (keeping its record) by literal text."""
 
     def edit(text: str) -> str:
         record, lines = _body_lines(text)
-        rows = list(csv.reader(io.StringIO("".join(lines))))
+        return record + _cells(edits)("".join(lines))
+
+    return edit
+
+
+def _cells(edits: dict[tuple[int, str], str]) -> Callable[[str], str]:
+    """Replace cells of a CSV's text (header first; row k is game k) by literal text."""
+
+    def edit(text: str) -> str:
+        rows = list(csv.reader(io.StringIO(text)))
         for (row, col), value in edits.items():
             rows[row + 1][rows[0].index(col)] = value
         out = io.StringIO()
         csv.writer(out, lineterminator="\n").writerows(rows)
-        return record + out.getvalue()
+        return out.getvalue()
 
     return edit
 
@@ -536,111 +575,111 @@ def _integrity_cases() -> list[Case]:
     G = r"^g\.csv: "
     return [
         Case(
-            "saved csv: cut inside the record line",
+            "old csv: cut inside the record line",
             "error",
-            _load_saved_text(lambda t: t[:30]),
+            _load_old_text(lambda t: t[:30]),
             G + "the integrity record is not JSON",
         ),
         Case(
-            "saved csv: cut inside the header",
+            "old csv: cut inside the header",
             "error",
-            _load_saved_text(_cut_in_line(0)),
+            _load_old_text(_cut_in_line(0)),
             G + r"the last line is cut \(no line end\)",
         ),
         Case(
-            "saved csv: cut inside game 0",
+            "old csv: cut inside game 0",
             "error",
-            _load_saved_text(_cut_in_line(1, 0.3)),
+            _load_old_text(_cut_in_line(1, 0.3)),
             G + "the last line is cut",
         ),
         Case(
-            "saved csv: cut inside game 9",
+            "old csv: cut inside game 9",
             "error",
-            _load_saved_text(_cut_in_line(10, 0.8)),
+            _load_old_text(_cut_in_line(10, 0.8)),
             G + "the last line is cut",
         ),
         Case(
-            "saved csv: cut after one byte of game 15",
+            "old csv: cut after one byte of game 15",
             "error",
-            _load_saved_text(_cut_in_line(16, 0.0)),
+            _load_old_text(_cut_in_line(16, 0.0)),
             G + "the last line is cut",
         ),
         Case(
-            "saved csv: final line end removed",
+            "old csv: final line end removed",
             "error",
-            _load_saved_text(lambda t: t[:-1]),
+            _load_old_text(lambda t: t[:-1]),
             G + "the last line is cut",
         ),
         Case(
-            "saved csv: cut inside the last number (20 -> 2)",
+            "old csv: cut inside the last number (20 -> 2)",
             "error",
-            _load_saved_text(lambda t: t[:-2], df=_score_20),
+            _load_old_text(lambda t: t[:-2], df=_score_20),
             G + "the last line is cut",
         ),
         Case(
-            "saved csv: cut inside the last number, no integrity check",
+            "old csv: cut inside the last number, no integrity check",
             "error",
-            _load_saved_text(lambda t: t[:-2], check=False, df=_score_20),
+            _load_old_text(lambda t: t[:-2], check=False, df=_score_20),
             G + "the last line is cut",
         ),
         Case(
-            "saved csv: last number lost a digit, line end kept",
+            "old csv: last number lost a digit, line end kept",
             "error",
-            _load_saved_text(lambda t: t[:-2] + "\n", df=_score_20),
+            _load_old_text(lambda t: t[:-2] + "\n", df=_score_20),
             G + "checksum mismatch: the games were changed after writing",
         ),
         Case(
-            "saved csv: cut at a line end, 8 games left",
+            "old csv: cut at a line end, 8 games left",
             "error",
-            _load_saved_text(_keep_lines(8)),
+            _load_old_text(_keep_lines(8)),
             G + r"the file says 16 games but holds 8 \(cut or edited",
         ),
         Case(
-            "saved csv: cut at a line end, 9 games left",
+            "old csv: cut at a line end, 9 games left",
             "error",
-            _load_saved_text(_keep_lines(9)),
+            _load_old_text(_keep_lines(9)),
             G + r"row 8 \(game 8\): pair_id holds one game",
         ),
         Case(
-            "saved csv: a pair deleted",
+            "old csv: a pair deleted",
             "error",
-            _load_saved_text(_without_lines(2, 3)),
+            _load_old_text(_without_lines(2, 3)),
             G + "the file says 16 games but holds 14",
         ),
         Case(
-            "saved csv: a game deleted",
+            "old csv: a game deleted",
             "error",
-            _load_saved_text(_without_lines(5)),
+            _load_old_text(_without_lines(5)),
             G + r"row 4 \(game 4\): pair_id holds one game",
         ),
         Case(
-            "saved csv: a digit of a damage edited",
+            "old csv: a digit of a damage edited",
             "error",
-            _load_saved_text(_edit_cells({(0, "a_damage_dealt"): "256.4000549316407"})),
+            _load_old_text(_edit_cells({(0, "a_damage_dealt"): "256.4000549316407"})),
             G + "checksum mismatch",
         ),
         Case(
-            "saved csv: a count edited",
+            "old csv: a count edited",
             "error",
-            _load_saved_text(_edit_cells({(0, "a_basics_used"): "0"})),  # random play uses some
+            _load_old_text(_edit_cells({(0, "a_basics_used"): "0"})),  # random play uses some
             G + "checksum mismatch",
         ),
         Case(
-            "saved csv: two games swapped",
+            "old csv: two games swapped",
             "error",
-            _load_saved_text(_swap_lines(0, 1)),
+            _load_old_text(_swap_lines(0, 1)),
             G + "checksum mismatch",
         ),
         Case(
-            "saved csv: record line removed",
+            "old csv: record line removed",
             "error",
-            _load_saved_text(lambda t: t.partition("\n")[2]),
-            G + r"no integrity record \(written by another tool\?\); load it with check_integr",
+            _load_old_text(lambda t: t.partition("\n")[2]),
+            G + r"no integrity record \(g\.csv\.meta\.json is missing; written by another tool",
         ),
         Case(
-            "saved csv: record line without its space",
+            "old csv: record line without its space",
             "error",
-            _load_saved_text(lambda t: "#" + t[2:]),
+            _load_old_text(lambda t: "#" + t[2:]),
             G + r"missing column\(s\) \['game'",
         ),
         Case(
@@ -692,6 +731,134 @@ def _integrity_cases() -> list[Case]:
             G + "checksum mismatch",
         ),
     ]
+
+
+def _first_lines(n: int) -> Callable[[str], str]:
+    """The header and the first `n` games of a saved CSV (a cut at a line end)."""
+    return lambda text: "".join(text.splitlines(keepends=True)[: n + 1])
+
+
+def _side_file_cases() -> list[Case]:
+    """A saved CSV and its side file `g.csv.meta.json`: each missing, cut, edited or replaced."""
+    G, S = r"^g\.csv: ", r"^g\.csv\.meta\.json: "
+
+    def other_record(text: str) -> str:  # the record of another table (15 games)
+        return json.dumps({**json.loads(text), "games": 15})
+
+    def remove(meta: Path, text: str) -> None:
+        meta.unlink()
+
+    def folder(meta: Path, text: str) -> None:
+        meta.unlink()
+        meta.mkdir()
+
+    def another_table(tmp: Path, base: Frame) -> Any:  # the side file of other games, 16 too
+        other = results.meta_path(ev.save(_flipped(base), tmp / "f.csv"))
+        return _load_saved(side=_side(lambda t: other.read_text(encoding="utf-8")))(tmp, base)
+
+    def old_and_new(tmp: Path, base: Frame) -> Any:
+        path = ev.save(base, tmp / "g.csv")
+        record = results.meta_path(path).read_text(encoding="utf-8")
+        _write(tmp, "g.csv", f"# {record}" + path.read_text(encoding="utf-8"))
+        return ev.load(path)
+
+    return [
+        Case(
+            "side file: missing",
+            "error",
+            _load_saved(side=remove),
+            G + r"no integrity record \(g\.csv\.meta\.json is missing; written by another",
+        ),
+        Case(
+            "side file: empty",
+            "error",
+            _load_saved(side=_side(lambda t: "")),
+            S + "the integrity record is not JSON: ''",
+        ),
+        Case(
+            "side file: cut in half",
+            "error",
+            _load_saved(side=_side(lambda t: t[: len(t) // 2])),
+            S + "the integrity record is not JSON",
+        ),
+        Case(
+            "side file: a JSON list",
+            "error",
+            _load_saved(side=_side(lambda t: "[1, 2]")),
+            G + "integrity record is not 'marl-bgs-results-v1'",
+        ),
+        Case(
+            "side file: null",
+            "error",
+            _load_saved(side=_side(lambda t: "null")),
+            G + r"no integrity record \(written by another tool\?\)",
+        ),
+        Case(
+            "side file: the record of 15 games",
+            "error",
+            _load_saved(side=_side(other_record)),
+            G + r"the file says 15 games but holds 16 \(cut or edited",
+        ),
+        Case(
+            "side file: the record of another table",
+            "error",
+            another_table,
+            G + "checksum mismatch: the games were changed after writing",
+        ),
+        Case(
+            "side file: a folder",
+            "error",
+            _load_saved(side=folder),
+            S + r"expected a file holding the integrity record of g\.csv",
+        ),
+        Case(
+            "side file: 70 KiB",
+            "error",
+            _load_saved(side=_side(lambda t: t + " " * 70_000)),
+            S + r"\d{2},\d{3} bytes; a record is under 64 KiB",
+        ),
+        Case(
+            "side file: not UTF-8",
+            "error",
+            _load_saved(side=_side(lambda t: b"\xff\xfe" + t.encode())),
+            S + "cannot read it: UnicodeDecodeError",
+        ),
+        Case(
+            "side file and a record line",
+            "error",
+            old_and_new,
+            G + r"two integrity records, its first line and g\.csv\.meta\.json",
+        ),
+        Case(
+            "saved csv: cut at a line end, 8 games left",
+            "error",
+            _load_saved(csv_text=_first_lines(8)),
+            G + r"the file says 16 games but holds 8",
+        ),
+        Case(
+            "saved csv: cut inside game 9",
+            "error",
+            _load_saved(csv_text=lambda t: _first_lines(10)(t)[:-20]),
+            G + r"the last line is cut \(no line end\)",
+        ),
+        Case(
+            "saved csv: a count edited",
+            "error",
+            _load_saved(csv_text=_cells({(0, "a_basics_used"): "0"})),  # random play uses some
+            G + "checksum mismatch",
+        ),
+        Case(
+            "saved csv: two games swapped",
+            "error",
+            _load_saved(csv_text=lambda t: "".join(_swap(t.splitlines(keepends=True), 1, 2))),
+            G + "checksum mismatch",
+        ),
+    ]
+
+
+def _swap(lines: list[str], a: int, b: int) -> list[str]:
+    lines[a], lines[b] = lines[b], lines[a]
+    return lines
 
 
 def _parquet_cases() -> list[Case]:
@@ -1149,12 +1316,18 @@ def _names(df: Frame) -> Frame:
     )
 
 
+def _read_csv_plainly(tmp: Path, base: Frame) -> Frame:
+    """What a user gets from a saved CSV with nothing but `pandas.read_csv`."""
+    return results.normalize(pd.read_csv(ev.save(base, tmp / "g.csv")))
+
+
 def _accepted_cases() -> list[Case]:
     same = _equals()
+    crlf_text = lambda t: t.replace("\n", "\r\n")  # noqa: E731
     shuffled = lambda b: b.sample(frac=1.0, random_state=3)  # noqa: E731
-    crlf = _load_saved_text(lambda t: t.replace("\n", "\r\n"))
-    bom = _load_saved_text(lambda t: "\ufeff" + t)  # as some editors save it
-    blank = _load_saved_text(lambda t: t.replace("\n", "\n\n", 5))
+    crlf = _load_old_text(lambda t: t.replace("\n", "\r\n"))
+    bom = _load_old_text(lambda t: "\ufeff" + t)  # as some editors save it
+    blank = _load_old_text(lambda t: t.replace("\n", "\n\n", 5))
     quoted = lambda b: b.to_csv(index=False, lineterminator="\n", quoting=csv.QUOTE_ALL)  # noqa: E731
 
     def padded(base: Frame) -> str:
@@ -1168,6 +1341,21 @@ def _accepted_cases() -> list[Case]:
 
     return [
         Case("round trip: csv", "accepted", _round_trip("g.csv"), same),
+        Case("saved csv: plain pandas.read_csv", "accepted", _read_csv_plainly, same),
+        Case("saved csv: CRLF line ends, side file", "accepted", _load_saved(crlf_text), same),
+        Case(
+            "saved csv: side file missing, check_integrity=False",
+            "accepted",
+            _load_saved(side=lambda meta, text: meta.unlink(), check=False),
+            same,
+        ),
+        Case(
+            "saved csv: side file not JSON, check_integrity=False",
+            "accepted",
+            _load_saved(side=_side(lambda t: "{"), check=False),
+            same,
+        ),
+        Case("old csv: whole", "accepted", _load_old_text(lambda t: t), same),
         Case("round trip: parquet", "accepted", _round_trip("g.parquet"), same),
         Case(
             "round trip: csv without metrics",
@@ -1240,26 +1428,26 @@ def _accepted_cases() -> list[Case]:
             _equals(_no_metrics),
         ),
         Case(
-            "saved csv: record line removed, check_integrity=False",
+            "old csv: record line removed, check_integrity=False",
             "accepted",
-            _load_saved_text(lambda t: t.partition("\n")[2], check=False),
+            _load_old_text(lambda t: t.partition("\n")[2], check=False),
             same,
         ),
         Case(
-            "saved csv: cut at a line end, 8 games left, check_integrity=False",
+            "old csv: cut at a line end, 8 games left, check_integrity=False",
             "accepted",
-            _load_saved_text(_keep_lines(8), check=False),
+            _load_old_text(_keep_lines(8), check=False),
             _equals(lambda b: b.iloc[:8]),
         ),
-        Case("saved csv: CRLF line ends", "accepted", crlf, same),
-        Case("saved csv: byte order mark", "accepted", bom, same),
+        Case("old csv: CRLF line ends", "accepted", crlf, same),
+        Case("old csv: byte order mark", "accepted", bom, same),
         Case(
             "csv text: byte order mark",
             "accepted",
             _load_text(lambda b: "\ufeff" + b.to_csv(index=False)),
             same,
         ),
-        Case("saved csv: blank lines", "accepted", blank, same),
+        Case("old csv: blank lines", "accepted", blank, same),
         Case("csv text: every field quoted", "accepted", _load_text(quoted), same),
         Case("csv text: numbers padded with spaces", "accepted", _load_text(padded), same),
         Case("parquet: int32 counts", "accepted", _load_made(int32, check=False), same),
@@ -1270,6 +1458,7 @@ CASES: list[Case] = (
     _content_cases()
     + _csv_text_cases()
     + _integrity_cases()
+    + _side_file_cases()
     + _parquet_cases()
     + _path_cases()
     + _combine_cases()

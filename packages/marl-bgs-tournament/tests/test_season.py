@@ -61,6 +61,20 @@ def test_the_round_robin_plays_every_scheduled_game_once(season) -> None:
     assert record["rulebook"] == "v1"
 
 
+def test_every_table_of_a_season_folder_opens_with_plain_pandas(season) -> None:
+    """Each CSV of the folder is a plain table (header first, no comment line); the games' and
+    their integrity record beside them (games.csv.meta.json)."""
+    out, _, _ = season
+    tables = sorted(out.rglob("*.csv"))
+    assert {"games.csv", "ratings.csv", "matchups.csv", "measures.csv"} <= {p.name for p in tables}
+    for path in tables:
+        assert not path.read_text(encoding="utf-8").startswith("#"), path
+        assert len(pd.read_csv(path).columns) > 1, path
+    plain = ev.results.normalize(pd.read_csv(out / "games.csv"))
+    pd.testing.assert_frame_equal(plain, ev.load(out / "games.csv"))
+    assert (out / "games.csv.meta.json").is_file()
+
+
 def test_one_program_serves_every_pairing_of_one_architecture(season, challenged) -> None:
     assert season[2] == 1  # three pairings, one compile
     assert challenged[1] == 0  # the challenger's three pairings reuse it

@@ -22,12 +22,11 @@ def _get(url: str) -> httpx.Response:
 
 
 def _games(season_dir: Path) -> list[dict[str, Any]]:
-    return _rows(season_dir / "games.csv", skiprows=1)
+    return _rows(season_dir / "games.csv")
 
 
-def _rows(path: Path, skiprows: int = 0) -> list[dict[str, Any]]:
-    return [{str(k): v for k, v in row.items()}
-            for row in pd.read_csv(path, skiprows=skiprows).to_dict("records")]  # fmt: skip
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [{str(k): v for k, v in row.items()} for row in pd.read_csv(path).to_dict("records")]
 
 
 def test_leaderboard_shows_every_system_in_rank_order(web_site: str, web_season_dir: Path) -> None:

@@ -5,6 +5,10 @@ Loading validates every column (present, right type, allowed values), the conten
 known, each pair holds its two games) and the file's integrity record (game count and SHA-256,
 written by `save`), and raises `EvalError` naming the file, the column and the row. So a cut,
 edited, duplicated or hostile file never reaches the ratings.
+
+The record lives in the Parquet schema metadata, and beside a CSV in `<name>.csv.meta.json`, so
+both open with a plain `pandas.read_parquet`/`read_csv`. CSV files written before that carry it
+as a `# {...}` first line; `load` still reads them.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.systems import System
 
 FORMAT = "marl-bgs-results-v1"
-META_KEY = b"marl-bgs-results"  # Parquet schema metadata; CSV files carry it on the first line
+META_KEY = b"marl-bgs-results"  # Parquet schema metadata; a CSV's is in its side file
+META_SUFFIX = ".meta.json"  # games.csv -> games.csv.meta.json
+META_LIMIT = 64 * 1024  # bytes a side file may hold (a record is about 120)
 LETTERS = "-MWHRP"
 SLOTS = [f"system_{t}_slot{i}" for t in "ab" for i in range(5)]
 INT, STR, FLOAT = "int64", "string", "float64"
@@ -346,8 +352,10 @@ def _record(df: pd.DataFrame) -> dict[str, Any]:
     return {"format": FORMAT, "games": len(df), "sha256": checksum(df)}
 
 
-def _csv_header(record: dict[str, Any]) -> str:
-    return f"# {json.dumps(record, sort_keys=True)}\n"
+def meta_path(path: str | Path) -> Path:
+    """The side file that holds a CSV results file's integrity record (`games.csv.meta.json`)."""
+    path = Path(path)
+    return path.with_name(path.name + META_SUFFIX)
 
 
 def check_path(path: str | Path, *, overwrite: bool = True) -> Path:
@@ -361,8 +369,9 @@ def check_path(path: str | Path, *, overwrite: bool = True) -> Path:
         raise EvalError(f"out: folder {str(folder)!r} does not exist")
     if not os.access(folder, os.W_OK):
         raise EvalError(f"out: folder {str(folder)!r} is not writable")
-    if path.is_dir():
-        raise EvalError(f"out: {str(path)!r} is a folder")
+    for target in (path, meta_path(path)) if path.suffix == ".csv" else (path,):
+        if target.is_dir():
+            raise EvalError(f"out: {str(target)!r} is a folder")
     if path.exists() and not overwrite:
         raise EvalError(f"out: {str(path)!r} exists; remove it or choose another name")
     return path
@@ -370,22 +379,28 @@ def check_path(path: str | Path, *, overwrite: bool = True) -> Path:
 
 def save(df: pd.DataFrame, path: str | Path) -> Path:
     """Write a results table to `.parquet` or `.csv` (by suffix) with its integrity record (game
-    count and SHA-256); the file appears whole or not at all."""
+    count and SHA-256: in the Parquet metadata, or in the CSV's side file `meta_path(path)`).
+    Each file appears whole or not at all; the side file is replaced first, so a CSV cut off
+    between the two fails its integrity check rather than passing with an old record."""
     path = check_path(path)
     df = validate(df)
     record = _record(df)
     tmp = path.with_name(f".{path.name}.tmp")
+    side = meta_path(path)
+    side_tmp = side.with_name(f".{side.name}.tmp")
     try:
         if path.suffix == ".parquet":
             table = pa.Table.from_pandas(df, preserve_index=False)
             meta = {**(table.schema.metadata or {}), META_KEY: json.dumps(record).encode()}
             pq.write_table(table.replace_schema_metadata(meta), tmp)
         else:
-            body = df.to_csv(index=False, lineterminator="\n")
-            tmp.write_text(_csv_header(record) + body, encoding="utf-8")
+            tmp.write_text(df.to_csv(index=False, lineterminator="\n"), encoding="utf-8")
+            side_tmp.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+            os.replace(side_tmp, side)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+        side_tmp.unlink(missing_ok=True)
     return path
 
 
@@ -412,7 +427,7 @@ def _read(path: Path) -> tuple[pd.DataFrame, dict[str, Any] | None]:
         return table.to_pandas(), None if raw is None else _parse_record(raw, path)
     text = path.read_bytes().decode("utf-8-sig")  # a leading byte order mark is not content
     record = None
-    if text.startswith("# "):
+    if text.startswith("# "):  # the record line of files written before the side file
         first, _, text = text.partition("\n")
         record = _parse_record(first[2:], path)
     if text and not text.endswith("\n"):
@@ -440,8 +455,33 @@ def load(path: str | Path, *, check_integrity: bool = True) -> pd.DataFrame:
         raise EvalError(f"path: cannot read {str(path)!r}: {type(err).__name__}: {err}") from None
     table = validate(df, source=path.name)
     if check_integrity:
+        if path.suffix == ".csv":
+            record = _csv_record(path, record)
         _check_record(table, record, path.name)
     return table
+
+
+def _csv_record(path: Path, first_line: Any) -> Any:
+    """A CSV's integrity record: from its side file, or (older files) its first line."""
+    side = meta_path(path)
+    if not side.exists():
+        if first_line is None:
+            raise EvalError(
+                f"{path.name}: no integrity record ({side.name} is missing; written by another "
+                "tool?); load it with check_integrity=False (CLI: --no-integrity) to use it anyway"
+            )
+        return first_line
+    if first_line is not None:
+        raise EvalError(f"{path.name}: two integrity records, its first line and {side.name}")
+    if not side.is_file():
+        raise EvalError(f"{side.name}: expected a file holding the integrity record of {path.name}")
+    if side.stat().st_size > META_LIMIT:
+        raise EvalError(f"{side.name}: {side.stat().st_size:,} bytes; a record is under 64 KiB")
+    try:
+        raw = side.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise EvalError(f"{side.name}: cannot read it: {type(err).__name__}") from None
+    return _parse_record(raw, side)
 
 
 def _check_record(table: pd.DataFrame, record: Any, source: str) -> None:

@@ -21,7 +21,7 @@ RESULT_FLIP = {"win": "loss", "draw": "draw", "loss": "win"}
 
 
 def _frame(data: bytes | Path, name: str, usecols: list[str] | None = None) -> pd.DataFrame:
-    """A CSV as text cells (a leading `# ` integrity line is skipped)."""
+    """A CSV as text cells (the `# ` integrity line of an older games.csv is skipped)."""
     if isinstance(data, bytes):
         head, source = data[:2], io.BytesIO(data)
     else:
