@@ -5,10 +5,14 @@ from __future__ import annotations
 import re
 
 import pandas as pd
+import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 import marl_bgs_eval as ev
+from marl_bgs_eval import cli
 from marl_bgs_eval.cli import app
+from marl_bgs_eval.metrics import find
 from marl_bgs_eval.synthetic import synthetic_games
 
 runner = CliRunner()
@@ -88,3 +92,28 @@ def test_errors_exit_2_with_the_field() -> None:
     assert listed.exit_code == 0
     assert "random" in listed.output
     assert "idle" in listed.output
+
+
+def _first_cells(text: str) -> str:
+    """The first column of a printed table, every line's cell joined (a folded name rejoins)."""
+    return "".join(line.split("│")[1].strip() for line in text.splitlines() if "│" in line)
+
+
+@pytest.mark.parametrize("width", [60, 200])
+def test_metric_names_are_printed_whole(width: int, monkeypatch) -> None:
+    """`metrics heal` at a narrow and a wide terminal: no name is cut; on the wide one each
+    sits on one line; --plain prints every match, one per line."""
+    names = find("heal")["column"].tolist()
+    monkeypatch.setattr(cli, "console", Console(width=width))
+    result = runner.invoke(app, ["metrics", "heal", "--limit", "12"])
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output
+    assert _first_cells(result.output) == "".join(names[:12])
+    lines = [line.split("│")[1].strip() for line in result.output.splitlines() if "│" in line]
+    if width == 200:
+        assert [n for n in lines if n] == names[:12]
+    else:
+        assert max(len(n) for n in lines) < max(len(n) for n in names[:12])  # folded
+    plain = runner.invoke(app, ["metrics", "heal", "--plain"])
+    assert plain.exit_code == 0, plain.output
+    assert plain.output.splitlines() == names

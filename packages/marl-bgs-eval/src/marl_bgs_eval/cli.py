@@ -4,6 +4,7 @@ check the rating intervals' coverage."""
 from __future__ import annotations
 
 import importlib
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -19,7 +20,7 @@ if TYPE_CHECKING:  # imported where a command runs, so --help needs neither JAX 
     import pandas as pd
 
 app = typer.Typer(help="Evaluate MARL-BattleGrounds Systems and rate them.", no_args_is_help=True)
-console = Console(width=120)
+console = Console(width=None if sys.stdout.isatty() else 120)  # a pipe or a log: 120 wide
 Plugins = Annotated[
     list[str] | None, typer.Option("--plugin", help="Module that registers Systems")
 ]
@@ -346,8 +347,13 @@ def metrics(
         Path | None, typer.Option(help="Write the metrics page (docs/metrics.md)")
     ] = None,
     limit: Annotated[int, typer.Option(min=1, help="Rows to show")] = 40,
+    plain: Annotated[
+        bool, typer.Option(help="Print every matching name, one per line, and nothing else")
+    ] = False,
 ) -> None:
-    """Search the metric columns (column, level, topic, unit, meaning); --doc writes the page."""
+    """Search the metric columns (column, level, topic, unit, meaning); --doc writes the page.
+    Names are shown whole (folded over lines on a narrow terminal); --plain lists them for
+    copying or a pipe."""
     from marl_bgs_eval import metrics as mt
 
     if doc is not None:
@@ -359,11 +365,29 @@ def metrics(
     except EvalError as err:
         _fail(err)
         return
-    cols = ["column", "level", "topic", "unit", "meaning"]
+    if plain:
+        typer.echo("\n".join(found["column"]))
+        return
     title = f"{len(found)} metric column(s)" + ("" if query is None else f" matching {query!r}")
     if len(found) > limit:
         title += f"; the first {limit} (--limit)"
-    console.print(_table(found[cols].head(limit), title))
+    console.print(_metric_table(found.head(limit), title, console.width))
+
+
+def _metric_table(found: pd.DataFrame, title: str, width: int) -> Table:
+    """Metric columns with their names whole: on one line when the terminal has room (the rest
+    wraps), else folded over lines; never cut with an ellipsis."""
+    longest = max((len(c) for c in found["column"]), default=0)
+    table = Table(title=title)
+    if width >= longest + 60:  # the other four columns keep about 44 characters
+        table.add_column("column", no_wrap=True, width=longest)
+    else:
+        table.add_column("column", overflow="fold")
+    for col in ("level", "topic", "unit", "meaning"):
+        table.add_column(col)
+    for row in found[["column", "level", "topic", "unit", "meaning"]].itertuples(index=False):
+        table.add_row(*(str(v) for v in row))
+    return table
 
 
 @app.command()
