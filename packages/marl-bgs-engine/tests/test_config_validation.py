@@ -16,6 +16,7 @@ import pytest
 
 import marl_bgs
 from marl_bgs import ConfigError, UnitSpec, author_state
+from marl_bgs.core.checks import did_you_mean
 from marl_bgs.core.registry import ALIASES, MODES
 from marl_bgs.tdm.maps import MapError
 
@@ -461,3 +462,16 @@ def test_swap_must_be_a_bool(swap: Any) -> None:
 def test_authored_message_dim_range(message_dim: Any) -> None:
     with pytest.raises(ConfigError, match=r"^message_dim: expected an integer in \[0, 64\]"):
         authored(message_dim=message_dim)
+
+
+def test_a_misspelled_name_gets_a_did_you_mean() -> None:
+    assert did_you_mean("tdm-alfa", ["tdm-alpha", "tdm-beta"]) == " (did you mean 'tdm-alpha'?)"
+    assert did_you_mean("TDM-ALPHA", ["tdm-alpha"]) == " (did you mean 'tdm-alpha'?)"
+    assert did_you_mean("qqq", ["tdm-alpha"]) == ""  # nothing close: no hint
+    assert did_you_mean("tdm-alpha", ["tdm-alpha"]) == ""
+    assert did_you_mean(5, ["tdm-alpha"]) == ""
+    assert did_you_mean("x" * 10**6, ["tdm-alpha"]) == ""  # long input stays cheap
+    with pytest.raises(ConfigError, match=r"^mode: unknown mode 'tdm-v1' \(did you mean 'tdm-v2'"):
+        marl_bgs.make("tdm-v1", map_id=0, num_envs=1)
+    with pytest.raises(MapError, match=r"named 'crosfire' \(did you mean 'Crossfire'\?\); give"):
+        marl_bgs.maps.load("crosfire")

@@ -331,7 +331,7 @@ def _keyword_and_mode_cases() -> list[Case]:
                      ("seed", 0), ("facts", "agent"))
     ]  # fmt: skip
     allowed = re.escape(str(sorted(MODES) + sorted(ALIASES))).replace("{", "{{").replace("}", "}}")
-    mode = r"^mode: unknown mode {}; allowed " + allowed + "$"
+    mode = r"^mode: unknown mode {}(?: \(did you mean '[^']+'\?\))?; allowed " + allowed + "$"
     cases += [
         (f"mode={_label(v)}", "make", {"mode": v}, Refused(mode.format(re.escape(repr(v)))))
         for v in ("deathmatch", "TDM", "tdm-v1", "", " tdm", None, 5)

@@ -32,8 +32,9 @@ def _act(name, inputs, memory=None, seed=0):
 
 
 def test_unknown_names_are_refused():
-    with pytest.raises(marl_bgs.ConfigError, match=r"name: unknown scripted team 'tdm-delta'; "
-                       r"allowed: \['rush', 'tdm-alpha', 'tdm-beta', 'tdm-gamma'\]"):  # fmt: skip
+    allowed = r"allowed: \['rush', 'tdm-alpha', 'tdm-beta', 'tdm-gamma'\]"
+    with pytest.raises(marl_bgs.ConfigError, match=r"name: unknown scripted team 'tdm-delta' "
+                       r"\(did you mean 'tdm-beta'\?\); " + allowed):  # fmt: skip
         marl_bgs.scripted_policy("tdm-delta")
 
 

@@ -85,6 +85,9 @@ def test_errors_exit_2_with_the_field() -> None:
     result = runner.invoke(app, ["play", "nobody", "random", *SMALL])
     assert result.exit_code == 2
     assert "unknown System 'nobody'" in result.output
+    result = runner.invoke(app, ["play", "tdm-alfa", "random", *SMALL])
+    assert result.exit_code == 2
+    assert "unknown System 'tdm-alfa' (did you mean 'tdm-alpha'?)" in result.stdout
     result = runner.invoke(app, ["play", "random", "random", *SMALL, "--split", "test"])
     assert result.exit_code == 2
     assert "not in split 'test'" in result.output

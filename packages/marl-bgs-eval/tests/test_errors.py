@@ -75,3 +75,29 @@ def test_results_files_are_validated(base_games: pd.DataFrame, tmp_path) -> None
         ev.load(tmp_path / "f.parquet")
     with pytest.raises(ev.EvalError, match="does not exist"):
         ev.load(tmp_path / "none.csv")
+
+
+def test_a_misspelled_name_gets_a_did_you_mean() -> None:
+    """System names (and prefix families), scripted teams, metric levels, families and
+    measures: the closest known name is suggested; a name close to none gets no hint."""
+    from marl_bgs_eval.metrics import check_level
+    from marl_bgs_eval.metrics.analysis import by_class, measure
+    from marl_bgs_eval.systems import scripted_system
+
+    hint = r" \(did you mean '{}'\?\)"
+    with pytest.raises(ev.EvalError, match="unknown System 'tdm-alfa'" + hint.format("tdm-alpha")):
+        ev.get_system("tdm-alfa")
+    with pytest.raises(ev.EvalError, match="System 'ckp:runs/x'" + hint.format("ckpt:runs/x")):
+        ev.get_system("ckp:runs/x")
+    with pytest.raises(ev.EvalError, match=r"unknown System 'nobody'; registered: \["):
+        ev.get_system("nobody")
+    with pytest.raises(ev.EvalError, match="team 'tdm-gama'" + hint.format("tdm-gamma")):
+        scripted_system("tdm-gama")
+    with pytest.raises(ev.EvalError, match="got 'ful'" + hint.format("full")):
+        check_level("ful")
+    with pytest.raises(ev.EvalError, match="family 'damage_dne'" + hint.format("damage_done")):
+        by_class(pd.DataFrame(), "damage_dne", "a")
+    with pytest.raises(
+        ev.EvalError, match="'kills_per_100_tick'" + hint.format("kills_per_100_ticks")
+    ):
+        measure("kills_per_100_tick")

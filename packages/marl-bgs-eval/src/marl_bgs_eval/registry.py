@@ -13,6 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from importlib.metadata import entry_points
 
+from marl_bgs.core.checks import did_you_mean
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.systems import (
     SCRIPTED_SYSTEMS,
@@ -75,5 +76,9 @@ def get_system(name: str) -> System:
         return _PREFIXES[prefix](argument)
     if name not in _REGISTRY:
         families = [f"{p}:..." for p in sorted(_PREFIXES)]
-        raise EvalError(f"system: unknown System {name!r}; registered: {names() + families}")
+        spelled = [*_REGISTRY, *(f"{p}:{argument if sep else '...'}" for p in _PREFIXES)]
+        raise EvalError(
+            f"system: unknown System {name!r}{did_you_mean(name, spelled)}; registered: "
+            f"{names() + families}"
+        )
     return _REGISTRY[name]()

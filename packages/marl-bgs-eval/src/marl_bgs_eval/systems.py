@@ -36,6 +36,7 @@ from marl_bgs import (
     random_policy,
     scripted_policy,
 )
+from marl_bgs.core.checks import did_you_mean
 from marl_bgs.core.team import no_memory
 from marl_bgs.tdm.classes import CLASS_LETTERS, CLASS_NAMES
 from marl_bgs_eval.errors import EvalError
@@ -215,7 +216,8 @@ def scripted_system(name: str) -> System:
     """The engine's scripted team `name` ("tdm-alpha", "tdm-beta", "tdm-gamma", "rush") as a
     System (the same object every call, so its compiled programs are reused)."""
     if name not in SCRIPTED_SYSTEMS:
-        raise EvalError(f"name: unknown scripted team {name!r}; allowed: {sorted(SCRIPTED)}")
+        hint = did_you_mean(name, SCRIPTED)
+        raise EvalError(f"name: unknown scripted team {name!r}{hint}; allowed: {sorted(SCRIPTED)}")
     return SCRIPTED_SYSTEMS[name]
 
 

@@ -8,7 +8,9 @@ refusal is a `ConfigError` whose message starts with the field's name.
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,18 @@ def shown(value: Any, limit: int = 60) -> str:
         return f"an integer of {value.bit_length()} bits"  # too long to print (4300 digits max)
     text = repr(value)
     return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def did_you_mean(value: Any, choices: Iterable[str]) -> str:
+    """The hint " (did you mean 'x'?)" for an error message: the one of `choices` closest to a
+    misspelled name (`difflib`, ignoring case); "" when none is close or `value` is no string."""
+    if not isinstance(value, str):
+        return ""
+    by_lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(value.lower()[:200], list(by_lower), n=1, cutoff=0.6)
+    if not close or value in by_lower.values():
+        return ""
+    return f" (did you mean {by_lower[close[0]]!r}?)"
 
 
 def check_int(value: Any, field: str, lo: int, hi: int | None = None) -> int:

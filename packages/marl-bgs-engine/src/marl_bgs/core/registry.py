@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from marl_bgs.core.checks import shown
+from marl_bgs.core.checks import did_you_mean, shown
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.opponent import OpponentEnv
@@ -32,7 +32,8 @@ def resolve(mode: str) -> str:
     allowed = sorted(MODES) + sorted(ALIASES)
     resolved = ALIASES.get(mode, mode) if isinstance(mode, str) else None
     if resolved not in MODES:
-        raise ConfigError(f"mode: unknown mode {shown(mode)}; allowed {allowed}")
+        hint = did_you_mean(mode, allowed)
+        raise ConfigError(f"mode: unknown mode {shown(mode)}{hint}; allowed {allowed}")
     return str(resolved)
 
 

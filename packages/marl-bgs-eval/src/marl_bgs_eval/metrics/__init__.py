@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import pandas as pd
 
 from marl_bgs import Facts, GameState
+from marl_bgs.core.checks import did_you_mean
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.metrics import families, priority, timing
 from marl_bgs_eval.metrics.families import AMOUNT_UNITS, FAMILIES
@@ -34,7 +35,8 @@ SECTIONS = (
 
 def check_level(level: str) -> str:
     if level not in LEVELS:
-        raise EvalError(f"metrics: expected one of {list(LEVELS)}, got {level!r}")
+        hint = did_you_mean(level, LEVELS)
+        raise EvalError(f"metrics: expected one of {list(LEVELS)}, got {level!r}{hint}")
     return level
 
 

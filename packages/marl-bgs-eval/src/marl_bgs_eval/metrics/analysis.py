@@ -20,6 +20,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 
+from marl_bgs.core.checks import did_you_mean
 from marl_bgs.tdm.classes import CLASS_LETTERS
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_eval.errors import EvalError
@@ -147,7 +148,8 @@ def by_class(games: pd.DataFrame, family: str, side: str) -> pd.DataFrame:
     is the damage team A's Mage, Warrior, ... dealt)."""
     f = next((f for f in FAMILIES if f.name == family), None)
     if f is None:
-        raise EvalError(f"family: unknown metric family {family!r}; see metrics.schema()")
+        hint = did_you_mean(family, (f.name for f in FAMILIES))
+        raise EvalError(f"family: unknown metric family {family!r}{hint}; see metrics.schema()")
     if f.axes[0] not in (ax.SLOT, ax.ENEMY_PAIR, ax.ALLY_PAIR):
         raise EvalError(f"family: {family!r} is not indexed by slot or source>recipient pair")
     cols = families.columns(f)
@@ -272,7 +274,8 @@ MEASURES: dict[str, Measure] = {
 def measure(name: object) -> Measure:
     """The registered measure `name`, or EvalError listing them."""
     if not isinstance(name, str) or name not in MEASURES:
-        raise EvalError(f"measure: unknown {name!r}; expected one of {list(MEASURES)}")
+        hint = did_you_mean(name, MEASURES)
+        raise EvalError(f"measure: unknown {name!r}{hint}; expected one of {list(MEASURES)}")
     return MEASURES[name]
 
 

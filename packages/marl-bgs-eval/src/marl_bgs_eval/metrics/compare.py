@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from marl_bgs.core.checks import did_you_mean
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.metrics.analysis import MEASURES, SCALE, measure
 from marl_bgs_eval.resampling import NEEDED, check_bootstrap, check_seed, draw_weights, pair_units
@@ -145,7 +146,8 @@ def draw_measure_vs_elo(
     rows = metrics_table[metrics_table["measure"] == measure]
     if rows.empty:
         known = sorted(set(metrics_table["measure"].astype(str)))
-        raise EvalError(f"measure: {measure!r} is not in metrics_table; it holds {known}")
+        hint = did_you_mean(measure, known)
+        raise EvalError(f"measure: {measure!r} is not in metrics_table{hint}; it holds {known}")
     both = rows.merge(ratings_table[["system", "elo", "elo_low", "elo_high"]], on="system")
     both = both.loc[np.isfinite(both["value"].to_numpy(float))]
     if both.empty:

@@ -24,7 +24,7 @@ import jax
 import numpy as np
 
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, MAX_OBSTACLES, OBSTACLE_PILLAR, OBSTACLE_WALL
-from marl_bgs.core.checks import check_float, check_int, shown
+from marl_bgs.core.checks import check_float, check_int, did_you_mean, shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.files import read_json
 from marl_bgs.core.geometry import Obstacles
@@ -307,9 +307,10 @@ def load(map_ref: int | str | Path | MapSpec) -> MapSpec:
         if map_ref.lower() in by_name:
             return by_name[map_ref.lower()]
         if not _looks_like_path(map_ref):
+            hint = did_you_mean(map_ref, (s.name for s in shipped.values()))
             raise MapError(
-                f"map_id: no shipped map is named {shown(map_ref)}; give a shipped map's id or "
-                "name, or a path to a map file ending in .json"
+                f"map_id: no shipped map is named {shown(map_ref)}{hint}; give a shipped map's id "
+                "or name, or a path to a map file ending in .json"
             )
         if not map_ref.endswith(".json"):
             raise MapError(
