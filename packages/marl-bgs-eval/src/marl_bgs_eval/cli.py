@@ -124,6 +124,12 @@ def play(
     """
     from marl_bgs_eval.progress import note
 
+    # What needs no JAX is checked first, so these mistakes are answered at once.
+    refs = _maps(maps)
+    if replays and out is None:
+        _fail(EvalError("replays: needs --out (replays are saved beside the results)"))
+    if resume and out is None:
+        _fail(EvalError("resume: needs --out (the journal lives beside the results file)"))
     if progress:
         note(f"{system_a} vs {system_b}: setting up (the first batch also compiles)")
     from marl_bgs import ConfigError
@@ -134,8 +140,6 @@ def play(
     load_plugins(plugin)
     journal, earlier, replay_dir = None, None, None
     try:
-        if replays and out is None:
-            raise EvalError("replays: needs --out (replays are saved beside the results)")
         if out is not None:
             out, replay_dir = _outputs(out)
             out = check_path(out, overwrite=overwrite or resume)
@@ -150,12 +154,10 @@ def play(
                 console.print(f"dropped {dropped} cut line from {journal.path} (replayed)")
             if earlier is not None:
                 console.print(f"resuming: {len(earlier)} games already played")
-        elif resume:
-            raise EvalError("resume: needs --out (the journal lives beside the results file)")
         teams = (as_system(system_a, "team_a"), as_system(system_b, "team_b"))
         games = evaluate(
             *teams,
-            maps=_maps(maps),
+            maps=refs,
             split=split,
             games_per_map=games_per_map,
             seed=seed,
@@ -171,7 +173,7 @@ def play(
             save(games, out)
             journal.remove()
         if replays and replay_dir is not None:
-            _record(system_a, system_b, games, replays, replay_dir, _maps(maps), tick_limit)
+            _record(system_a, system_b, games, replays, replay_dir, refs, tick_limit)
     except (EvalError, ConfigError) as err:
         _fail(err)
         return

@@ -122,7 +122,10 @@ def markdown() -> str:
         "of its axes' labels (`damage_done.a0>b3.basic`). Units: HP, map units, ticks, count.",
         "",
         'Search the schema in Python with `marl_bgs_eval.metrics.find("heal")` (or the full '
-        "table with `schema()`), or on the command line with `marl-bgs-eval metrics heal`.",
+        "table with `schema()`), or on the command line with `marl-bgs-eval metrics heal`, "
+        "which prints every name whole (folded over lines on a narrow terminal, never cut); "
+        "`marl-bgs-eval metrics heal --plain` prints only the matching names, one per line, for "
+        "copying or a pipe. A misspelled level, family or measure name gets a \"did you mean\".",
         "",
         "## Priority and base columns",
         "",
