@@ -41,6 +41,7 @@ from marl_bgs_clients.render import (
 )  # fmt: skip
 from marl_bgs_clients.scene import Scene, oracle_scene, pov_scene
 from marl_bgs_clients.session import Action, HumanGame
+from marl_bgs_clients.window import open_window
 from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
 
@@ -329,10 +330,9 @@ class BattleClient:
             )
 
     def run(self) -> None:  # pragma: no cover - needs a person at the window
-        """Open the window and serve input until the window closes (the game is saved)."""
-        pygame.init()
-        screen = pygame.display.set_mode(self.size)
-        pygame.display.set_caption("MARL-BGs BattleClient")
+        """Open the window and serve input until the window closes (the game is saved);
+        `NoDisplayError` when no window can be shown."""
+        screen = open_window(self.size, "MARL-BGs BattleClient")
         clock, running = pygame.time.Clock(), True
         while running:
             for event in pygame.event.get():

@@ -37,6 +37,7 @@ from marl_bgs_clients.render import (
     slot_name,
 )
 from marl_bgs_clients.scene import Scene, oracle_scene, pov_scene
+from marl_bgs_clients.window import open_window
 from marl_bgs_eval import replays
 from marl_bgs_eval.replays import Replay
 
@@ -250,10 +251,9 @@ class ReplayViewer:
             self.tick = keep
 
     def run(self) -> None:  # pragma: no cover - needs a person at the window
-        """Open the window and serve input until it is closed."""
-        pygame.init()
-        screen = pygame.display.set_mode(self.size)
-        pygame.display.set_caption(f"MARL-BGs Replay Viewer: {self.name}")
+        """Open the window and serve input until it is closed (`NoDisplayError` when no window
+        can be shown: never a loop on an invisible one)."""
+        screen = open_window(self.size, f"MARL-BGs Replay Viewer: {self.name}")
         clock, waited = pygame.time.Clock(), 0.0
         running = True
         while running:

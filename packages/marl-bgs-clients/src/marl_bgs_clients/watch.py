@@ -13,15 +13,14 @@ so it is the same game, metrics and replay an evaluation would give.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-import marl_bgs_eval as ev
-from marl_bgs_clients.viewer import ReplayViewer
-from marl_bgs_eval import replays
-from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.replays import Replay
+from marl_bgs_clients import preflight
+
+if TYPE_CHECKING:
+    from marl_bgs_eval.replays import Replay
 
 
 def play_one(
@@ -29,6 +28,9 @@ def play_one(
     a_right: bool = False, tick_limit: int | None = None,
 ) -> Replay:  # fmt: skip
     """Play and record one game of `system_a` (team A) against `system_b` on a map."""
+    import marl_bgs_eval as ev
+    from marl_bgs_eval import replays
+
     rules: dict[str, Any] = {} if tick_limit is None else {"tick_limit": tick_limit}
     ref: str | int = int(map_ref) if map_ref.isdigit() else map_ref
     games = ev.evaluate(
@@ -60,13 +62,15 @@ def watch(
     save: Annotated[Path | None, typer.Option(help="Also save the replay file")] = None,
 ) -> None:
     """Play one game between two Systems and watch it (or write it as GIF/MP4)."""
-    if pov is not None and not 0 <= pov <= 9:
-        raise typer.BadParameter(f"expected a slot in [0, 9], got {pov}", param_hint="--pov")
+    preflight.watch(pov, gif, mp4)  # before any heavy import: within a second
+    from marl_bgs_clients.viewer import ReplayViewer
+    from marl_bgs_eval import replays
+    from marl_bgs_eval.errors import EvalError
+
     try:
         replay = play_one(system_a, system_b, map_ref, seed, seed_number, a_right, tick_limit)
     except EvalError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        preflight.refuse(str(err))
     h = replay.header
     typer.echo(f"{h['system_a']} vs {h['system_b']} on map {h['map']} {h['map_name']}: "
                f"{h['result']} {h['points_a']}-{h['points_b']} in {h['ticks']} ticks")  # fmt: skip
