@@ -21,7 +21,8 @@ def test_watch_writes_the_game_as_gif_and_replay(tmp_path, demo) -> None:
             "--save", str(saved)]  # fmt: skip
     result = RUNNER.invoke(watch_app, args)
     assert result.exit_code == 0, result.output
-    assert "tdm-alpha vs tdm-beta on map 47 Crossfire" in result.output
+    said = "tdm-alpha vs tdm-beta on map 47 Crossfire: draw at the tick limit (1-3) in 60 ticks"
+    assert said in result.output
     assert replays.load(saved) == demo  # the same game as the docs' demo
     assert iio.imread(gif).shape[0] == demo.ticks + 1
 

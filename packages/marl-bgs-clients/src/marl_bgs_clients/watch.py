@@ -66,6 +66,7 @@ def watch(
     from marl_bgs_clients.viewer import ReplayViewer
     from marl_bgs_eval import replays
     from marl_bgs_eval.errors import EvalError
+    from marl_bgs_eval.legend import result_text
 
     try:
         replay = play_one(system_a, system_b, map_ref, seed, seed_number, a_right, tick_limit)
@@ -73,7 +74,7 @@ def watch(
         preflight.refuse(str(err))
     h = replay.header
     typer.echo(f"{h['system_a']} vs {h['system_b']} on map {h['map']} {h['map_name']}: "
-               f"{h['result']} {h['points_a']}-{h['points_b']} in {h['ticks']} ticks")  # fmt: skip
+               f"{result_text(h)} in {h['ticks']} ticks")  # fmt: skip
     if save is not None:
         save.parent.mkdir(parents=True, exist_ok=True)
         typer.echo(f"replay: {replays.save(replay, save)}")
