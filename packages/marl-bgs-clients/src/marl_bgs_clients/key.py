@@ -18,7 +18,7 @@ import pygame
 from marl_bgs_clients.render import TEXT, draw_badge, font
 from marl_bgs_eval.legend import GROUPS, Colour, Entry
 
-LINES = (("teams", "classes"), ("badges",), ("rings", "zones"), ("marks",))  # groups per line
+LINES = (("teams", "classes"), ("badges",), ("rings", "zones"), ("health", "marks"))  # per line
 PAPER: Colour = (255, 255, 255)
 CLASS_DISC: Colour = (95, 95, 95)  # a class letter on a neutral disc: the team is its colour
 GLYPH, GAP, SPACE, ROW, PAD = 16, 5, 16, 19, 6
@@ -49,7 +49,7 @@ def _glyph(surface: pygame.Surface, group: str, e: Entry, box: pygame.Rect) -> N
         _dashed_circle(surface, c, box.height // 2)
     elif group == "zones":
         pygame.draw.rect(surface, colour, box)
-    elif e.symbol == "bar":
+    elif group == "health":
         pygame.draw.rect(surface, colour, pygame.Rect(box.x, c[1] - 2, box.width, 5))
     elif e.symbol == "number":
         digit = font(box.height + 2).render("4", True, TEXT)

@@ -74,8 +74,8 @@ GROUPS: dict[str, tuple[Entry, ...]] = {
             RED_ZONE,
         ),
     ),
+    "health": (Entry("bar", "health", HEALTH),),
     "marks": (
-        Entry("bar", "health", HEALTH),
         Entry("number", "ticks until the Ultimate", None),
         Entry("arrow", "damage (thick: Ultimate)", DAMAGE),
         Entry("arrow", "healing", HEAL),
@@ -84,7 +84,7 @@ GROUPS: dict[str, tuple[Entry, ...]] = {
     ),
     "dead": (Entry("grey ring", "dead until its team's next wave", DEAD),),
 }
-PICTURE = ("teams", "classes", "badges", "rings", "zones", "marks")  # what the clients draw
+PICTURE = ("teams", "classes", "badges", "rings", "zones", "health", "marks")  # the clients' key
 
 
 def key(*groups: str) -> tuple[Entry, ...]:
