@@ -88,7 +88,7 @@ def key_strip(width: int) -> pygame.Surface:
     pygame.draw.line(strip, TEXT, (0, 0), (width, 0))
     for x, y, group, e in entries:
         _glyph(strip, group, e, pygame.Rect(x, y, GLYPH, GLYPH))
-        text = font(TEXT_SIZE).render(e.meaning, True, TEXT)
+        text = font(TEXT_SIZE).render(e.meaning, False, TEXT)
         strip.blit(text, text.get_rect(midleft=(x + GLYPH + GAP, y + GLYPH // 2)))
     return strip
 
