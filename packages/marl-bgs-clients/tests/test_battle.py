@@ -10,6 +10,7 @@ import pytest
 from marl_bgs.core.arena import MIRROR_MOVE
 from marl_bgs.tdm.tables import RELATIVE_INDEX
 from marl_bgs_clients.battle import BattleClient
+from marl_bgs_clients.key import key_rect, key_strip
 from marl_bgs_clients.render import SELECTED, pixels
 from marl_bgs_clients.session import HumanGame, replay_game
 from marl_bgs_clients.shots import follow
@@ -21,6 +22,10 @@ EAST, WEST = 3, 4
 
 def _key(k: int, mod: int = 0) -> pygame.event.Event:
     return pygame.event.Event(pygame.KEYDOWN, key=k, mod=mod)
+
+
+def _crop(image: np.ndarray, rect: pygame.Rect) -> np.ndarray:
+    return image[rect.top : rect.bottom, rect.left : rect.right]
 
 
 def _click(pos: tuple[int, int], button: int = 1) -> pygame.event.Event:
@@ -200,3 +205,14 @@ def test_a_small_roster_and_empty_slots(tmp_path) -> None:
     assert not shown & {2, 3, 4}
     for u in client.scene().units:
         assert u.class_id > 0
+
+
+def test_the_battle_client_shows_and_hides_the_key_with_l(demo, tmp_path) -> None:
+    client = BattleClient(replay_game(demo, humans=[2]), out=tmp_path / "b.replay.zip")
+    plain = pixels(client.frame())
+    client.handle(_key(pygame.K_l))
+    rect = key_rect(pygame.Rect((0, 0), client.layout.size))
+    assert np.array_equal(_crop(pixels(client.frame()), rect), pixels(key_strip(rect.width)))
+    client.handle(_key(pygame.K_l))
+    assert np.array_equal(pixels(client.frame()), plain)
+    assert client.draft.move == 0  # L chose nothing

@@ -1,5 +1,6 @@
 """Fuzz: the Replay Viewer opens any file without crashing. A file that fails the replay checks is
-never shown; the window says why. A file that passes them is the game that was saved."""
+never shown; the window says why (dropped on the window) or `marl-bgs-clients view` says it in one
+line and exits 2 before any window. A file that passes them is the game that was saved."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from pathlib import Path
 import numpy as np
 import pygame
 import pytest
+from typer.testing import CliRunner
 
+from marl_bgs_clients import preflight
+from marl_bgs_clients.cli import app
 from marl_bgs_clients.render import pixels
 from marl_bgs_clients.viewer import ReplayViewer
 from marl_bgs_eval import replays
@@ -160,3 +164,23 @@ def test_random_byte_mutations(seed, original, demo, tmp_path, record_property) 
 def test_paths_that_are_not_files(tmp_path, demo, record_property) -> None:
     for path in (tmp_path / "missing.replay.zip", tmp_path):
         assert _open_and_use(path, demo, record_property).replay is None
+
+
+@pytest.mark.parametrize("case", sorted(HANDMADE))
+def test_the_command_refuses_hostile_files_before_any_window(
+    case, original, tmp_path, monkeypatch, record_property
+) -> None:
+    """Even with a display, `view` refuses each hostile file in one line, exit code 2."""
+    monkeypatch.setattr(preflight, "display_problem", lambda: None)
+    opened: list[ReplayViewer] = []
+    monkeypatch.setattr(ReplayViewer, "run", lambda self: opened.append(self))
+    path = tmp_path / "case.replay.zip"
+    path.write_bytes(HANDMADE[case](original))
+    result = CliRunner().invoke(app, ["view", str(path)])
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"error: {path}") or result.stderr.startswith(
+        f"error: cannot open {path}: "
+    )
+    assert not opened
+    record_property("outcome", "error")

@@ -92,7 +92,7 @@ def test_badges_and_the_shield_ring() -> None:
     size = max(9, LAYOUT.length(0.28))
     left = cx - 2 * size // 2  # two badges (stun, burst), in BADGES order
     for k, status in enumerate(("stun", "burst")):
-        assert tuple(surface.get_at((left + k * size + 1, cy + r + 3)))[:3] == BADGES[status][1]
+        assert tuple(surface.get_at((left + k * size + 1, cy + r + 3)))[:3] == BADGES[status].colour
     plain = render(
         Scene(**{**scene.__dict__, "units": (UnitDraw(**{**unit.__dict__, "statuses": {}}),)})
     )

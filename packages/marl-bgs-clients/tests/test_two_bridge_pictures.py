@@ -13,6 +13,7 @@ import marl_bgs
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs_clients import two_bridge as pictures
 from marl_bgs_clients.cli import app
+from marl_bgs_clients.render import pixels
 from marl_bgs_eval import EvalError, episode_replays
 
 SETTINGS = {"variant": "V1_Combat", "tick_limit": 40}
@@ -34,14 +35,40 @@ def _at(image: np.ndarray, pos) -> tuple[int, ...]:
 def test_frames_follow_the_replay(episode) -> None:
     states, facts = episode_replays.history(episode)
     images = pictures.frames(episode)
-    assert images.shape == (episode.ticks + 1, 512, 512, 3)
+    top = pictures.TITLE_HEIGHT
+    key = pictures.key_band(512).get_height()
+    assert images.shape == (episode.ticks + 1, top + 512 + key, 512, 3)
     for t in (0, episode.ticks):
         state = jax.tree.map(lambda a, t=t: a[t], states)
-        np.testing.assert_array_equal(images[t], pictures.frame(state, None if t == 0 else
-                                      jax.tree.map(lambda a, t=t: a[t - 1], facts)))  # fmt: skip
+        field = pictures.frame(
+            state, None if t == 0 else jax.tree.map(lambda a, t=t: a[t - 1], facts)
+        )
+        np.testing.assert_array_equal(images[t, top : top + 512], field)
+        np.testing.assert_array_equal(images[t, top + 512 :], pixels(pictures.key_band(512)))
     tdm = episode_replays.Replay(header={**episode.header, "mode": "tdm-v2"}, arrays={})
     with pytest.raises(EvalError, match="a Two-Bridge episode expected"):
         pictures.frames(tdm)
+
+
+def test_pictures_have_a_title_the_step_the_outcome_and_a_key(episode) -> None:
+    states, _ = episode_replays.history(episode)
+    first = jax.tree.map(lambda a: a[0], states)
+    last = jax.tree.map(lambda a: a[-1], states)
+    assert pictures.variant(first) == SETTINGS["variant"]
+    title, status = pictures.title_lines(first, "random")
+    assert title == "Two-Bridge V1_Combat: random"
+    assert status == "step 0 of 40   Marines alive 5/5   enemies alive 3/3   running"
+    outcome = marl_bgs.two_bridge.OUTCOMES[episode.header["outcome"]]
+    alive = int((np.asarray(last.friend_health) > 0).sum())
+    assert pictures.title_lines(last)[1].startswith(f"step {episode.ticks} of 40   "
+                                                    f"Marines alive {alive}/5")  # fmt: skip
+    assert pictures.title_lines(last)[1].endswith(f"outcome: {outcome}")
+    image = pictures.frames(episode)[0]
+    band = image[: pictures.TITLE_HEIGHT]
+    assert (band.astype(int).sum(axis=-1) < 330).sum() > 300  # the title is written
+    key = image[pictures.TITLE_HEIGHT + 512 :]
+    for kind, colour, meaning in pictures.KEY:  # every sample's colour is in the key
+        assert np.all(key == np.asarray(colour), axis=-1).any(), (kind, meaning)
 
 
 def test_a_frame_shows_the_state(episode) -> None:

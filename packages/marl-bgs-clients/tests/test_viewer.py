@@ -13,6 +13,7 @@ import pygame
 import pytest
 
 from marl_bgs_clients import panels
+from marl_bgs_clients.key import key_rect, key_strip
 from marl_bgs_clients.render import pixels
 from marl_bgs_clients.viewer import ReplayViewer
 from marl_bgs_eval import replays
@@ -20,6 +21,10 @@ from marl_bgs_eval import replays
 
 def _key(k: int) -> pygame.event.Event:
     return pygame.event.Event(pygame.KEYDOWN, key=k, mod=0)
+
+
+def _crop(image: np.ndarray, rect: pygame.Rect) -> np.ndarray:
+    return image[rect.top : rect.bottom, rect.left : rect.right]
 
 
 def _click(pos: tuple[int, int]) -> pygame.event.Event:
@@ -121,10 +126,17 @@ def test_exports_png_gif_and_mp4(viewer, demo, tmp_path) -> None:
     assert gif.name == "demo-a_2.gif"
     assert iio.imread(gif).shape[0] == demo.ticks + 1
     assert viewer.tick == 12  # exporting leaves the viewer where it was
+    key = pixels(key_strip(viewer.size[0]))  # every animation frame carries the key below it
+    frames = iio.imread(gif)[..., :3].astype(int)
+    assert frames.shape[1:3] == (viewer.size[1] + key.shape[0], viewer.size[0])
+    assert np.abs(frames[0, -key.shape[0] :] - key).mean() < 3  # a GIF's palette: nearly equal
+    viewer.show_key = True  # the overlay gives way to the strip below
     mp4 = viewer.export_clip(".mp4", tmp_path / "clip.mp4", fps=8)
+    assert viewer.show_key
     reader: Any = iio2.get_reader(mp4)
     assert reader.count_frames() == demo.ticks + 1
-    assert tuple(reader.get_meta_data()["size"]) == viewer.size
+    assert tuple(reader.get_meta_data()["size"]) == (viewer.size[0], frames.shape[1])
+    viewer.show_key = False
     viewer.handle(_key(pygame.K_p))
     assert viewer.message.startswith("saved ")
 
@@ -156,3 +168,27 @@ def test_a_failing_export_is_a_message_not_a_crash(viewer, tmp_path) -> None:
     viewer.out_dir = tmp_path / "taken" / "inside"
     assert viewer.handle(_key(pygame.K_p))
     assert viewer.message.startswith(("FileExistsError", "NotADirectoryError"))
+
+
+def test_the_viewer_shows_and_hides_the_key_with_l(demo) -> None:
+    viewer = ReplayViewer(demo, name="demo")
+    viewer.jump(30)
+    plain = pixels(viewer.frame())
+    rect = key_rect(pygame.Rect((0, 0), viewer.layout.size))
+    strip = pixels(key_strip(rect.width))
+    assert not np.array_equal(_crop(plain, rect), strip)
+    viewer.handle(_key(pygame.K_l))
+    shown = pixels(viewer.frame())
+    assert np.array_equal(_crop(shown, rect), strip)
+    outside = np.ones(plain.shape[:2], bool)
+    outside[rect.top : rect.bottom, rect.left : rect.right] = False
+    assert np.array_equal(shown[outside], plain[outside])  # the rest of the window is unchanged
+    viewer.handle(_key(pygame.K_l))
+    assert np.array_equal(pixels(viewer.frame()), plain)
+
+
+def test_results_say_how_the_game_ended(demo) -> None:
+    h = demo.header
+    assert (h["result"], h["ticks"]) == ("draw", h["tick_limit"])  # the demo ends at the limit
+    score = f"({h['points_a']}-{h['points_b']})"
+    assert panels.game_lines(demo)[3] == f"result: draw at the tick limit {score} in 60 ticks"

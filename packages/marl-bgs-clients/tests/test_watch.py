@@ -21,7 +21,8 @@ def test_watch_writes_the_game_as_gif_and_replay(tmp_path, demo) -> None:
             "--save", str(saved)]  # fmt: skip
     result = RUNNER.invoke(watch_app, args)
     assert result.exit_code == 0, result.output
-    assert "tdm-alpha vs tdm-beta on map 47 Crossfire" in result.stdout
+    said = "tdm-alpha vs tdm-beta on map 47 Crossfire: draw at the tick limit (1-3) in 60 ticks"
+    assert said in result.stdout
     # not a terminal: each step as a plain line on stderr while it happens
     lines = result.stderr.splitlines()
     assert lines[0] == "tdm-alpha vs tdm-beta: 0/2 games, 0%, 0 s elapsed"

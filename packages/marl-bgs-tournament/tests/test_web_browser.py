@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from marl_bgs_eval import legend
 from marl_bgs_tournament.web import heatmap
 
 Shot = Callable[..., Path]
@@ -71,6 +72,7 @@ def test_replay_canvas_shows_the_units_at_the_asked_tick(
     dom = web_dom(f"{web_site}/replays/0?tick={TICK}")
     assert f'data-tick="{TICK}"' in dom
     assert f"tick {TICK} of {game['ticks']}" in dom
+    assert f"{game['result_text']} in {game['ticks']} ticks" in dom  # the result in words
     png = web_screenshot(
         f"{web_site}/replays/0?tick={TICK}", web_shots_dir / f"replay-tick{TICK}.png"
     )
@@ -96,6 +98,10 @@ def test_replay_canvas_shows_the_units_at_the_asked_tick(
         assert _near(inside, colour, 20).sum() > 1500, f"team colour {colour} barely drawn"
     assert _near(inside, (59, 59, 59), 3).sum() > 2000, "the obstacles are missing"
     assert len(np.unique(inside.reshape(-1, 3), axis=0)) > 20, "the canvas looks blank"
+    below = px[bottom + 40 :]  # the key under the canvas: its samples in the legend's colours
+    for entry in (legend.BADGES["burst"], *legend.key("zones", "rings", "dead")):
+        if entry.colour is not None:
+            assert _near(below, entry.colour, 6).sum() > 20, f"key sample {entry} missing"
 
 
 def test_replay_of_a_corrupt_file_says_so(

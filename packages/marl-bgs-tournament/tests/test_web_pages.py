@@ -13,8 +13,8 @@ import httpx
 import pandas as pd
 import pytest
 
-from marl_bgs_eval import replay_files
-from marl_bgs_tournament.web import heatmap, tables
+from marl_bgs_eval import legend, replay_files
+from marl_bgs_tournament.web import heatmap, replay_key, tables
 
 
 def _get(url: str) -> httpx.Response:
@@ -92,6 +92,9 @@ def test_matchups_page_colours_each_cell_by_its_score(web_site: str, web_season_
                 assert f'class="heat-{k}" title="{a} vs {b}: {want:.2f}"' in page
     css = _get(web_site + "/heat.css").text
     assert all(heatmap.hex_colour(c) in css for c in heatmap.PALETTE)
+    n = len(api["systems_b"])  # axis titles: rows are team A, columns team B
+    assert '<th class="corner" rowspan="2" scope="col">team A ↓ · team B →</th>' in page
+    assert f'<th class="axis" colspan="{n}" scope="colgroup">team B</th>' in page
 
 
 def test_entrant_page_shows_rating_record_measures_and_replays(
@@ -153,6 +156,11 @@ def test_replay_pages_and_index(web_site: str) -> None:
     script = _get(web_site + "/static/replay.js")
     assert script.status_code == 200
     assert "getContext" in script.text
+    shown = html.unescape(viewer.text)
+    for e in replay_key.entries():  # the key, under the canvas
+        assert f"</span> {e['meaning']}</li>" in shown, e
+    assert 'href="/key.css"' in viewer.text
+    assert _get(web_site + "/key.css").text == replay_key.css()
 
 
 def test_replay_api_holds_every_tick_of_the_file(web_site: str, web_season_dir: Path) -> None:
@@ -175,6 +183,18 @@ def test_replay_api_holds_every_tick_of_the_file(web_site: str, web_season_dir: 
             assert u["health"] == pytest.approx(health[t, u["slot"]], abs=0.01)
             assert u["max_health"] > 0
             assert u["health"] <= u["max_health"]
+    assert got["result_text"] == legend.result_text(replay.header)
+    assert got["result_text"] == "draw at the tick limit (0-0)"  # a quiet game to the limit
+    assert got["colours"] == replay_key.canvas_colours()
+    assert (got["aura_radius"], got["aura_classes"]) == (2.0, ["M", "W"])
+    a = replay.arrays
+    for t, frame in enumerate(got["frames"]):  # badges and shields as the state has them
+        for u in frame["units"]:
+            want = [
+                b.symbol for s, b in legend.BADGES.items() if a[f"state.units.{s}"][t, u["slot"]]
+            ]
+            assert u["badges"] == "".join(want)
+            assert u["shield"] == bool(a["state.units.shield"][t, u["slot"]])
     moved = got["frames"][0]["units"][0]["x"] != got["frames"][-1]["units"][0]["x"]
     assert moved or got["frames"][0]["units"][0]["y"] != got["frames"][-1]["units"][0]["y"]
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from marl_bgs_tournament.web import heatmap, season_files, tables
+from marl_bgs_eval import legend
+from marl_bgs_tournament.web import heatmap, replay_key, season_files, tables
 from marl_bgs_tournament.web.files import FileCache, SeasonDataError, inside, read_bytes
 from marl_bgs_tournament.web.uploads import UploadError, check_team, safe_filename
 
@@ -167,6 +168,25 @@ def test_heat_map_steps_run_from_red_through_grey_to_blue() -> None:
     assert reds == sorted(reds, reverse=True)  # redder below 0.5, bluer above
     assert len(set(heatmap.PALETTE)) == heatmap.STEPS
     assert heatmap.EMPTY not in heatmap.PALETTE
+
+
+def test_the_replay_key_is_the_legends() -> None:
+    """The page's key holds the legend's entries of what the canvas draws, each sample's colour
+    in /key.css, and the canvas draws with the legend's colours."""
+    entries = replay_key.entries()
+    assert [(e["symbol"], e["meaning"]) for e in entries] == [
+        (e.symbol, e.meaning) for e in legend.key(*replay_key.GROUPS)
+    ]
+    assert "dead" in replay_key.GROUPS  # the web draws the dead, but no arrows or pads
+    assert "marks" not in replay_key.GROUPS
+    css = replay_key.css()
+    for e, want in zip(entries, legend.key(*replay_key.GROUPS), strict=True):
+        assert e["plain"] == (want.colour is None)
+        if want.colour is not None:
+            assert f".{e['css']} {{ --key: {heatmap.hex_colour(want.colour)}; }}" in css
+    colours = replay_key.canvas_colours()
+    assert colours["team"] == [heatmap.hex_colour(c) for c in legend.TEAM_COLOURS]
+    assert colours["badges"]["B"] == heatmap.hex_colour(legend.BADGES["burst"].colour or (0,) * 3)
 
 
 def test_team_names_and_file_names() -> None:

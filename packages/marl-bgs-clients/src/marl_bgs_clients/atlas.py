@@ -29,8 +29,9 @@ from marl_bgs.core.arena import BODY_RADIUS
 from marl_bgs.tdm.maps import MapSpec, all_ids, load
 from marl_bgs.tdm.mode import tdm_pool
 from marl_bgs.tdm.scenarios import Scenario, shipped
-from marl_bgs_clients.render import BADGES, TEXT, Layout, font, pixels, render, slot_name
+from marl_bgs_clients.render import TEXT, Layout, font, pixels, render, slot_name
 from marl_bgs_clients.scene import Scene, oracle_scene
+from marl_bgs_eval.legend import BADGES
 
 COLUMNS = 4  # maps per row of the overview
 TILE = Layout(scale=15.0, top=20, margin=4)  # one map of the overview

@@ -10,7 +10,8 @@ its legal targets ringed; the person builds the agent's turn:
 - combat: left-click a ringed unit (a Basic; hold Shift or press U first for the Ultimate), U
   then Enter on an untargeted Ultimate (Burst), N for no combat;
 - Enter commits the turn and moves on to the next agent (after the last one the tick is played),
-  Backspace undoes the current choices, or reopens the previous agent's turn of this tick.
+  Backspace undoes the current choices, or reopens the previous agent's turn of this tick;
+- L shows or hides the key (what the letters, badges, rings and zones mean).
 
 Only legal choices are taken: an illegal key or click changes nothing and says why. The game is
 saved as a replay when it ends or the window closes, and measured like any other
@@ -29,9 +30,9 @@ import pygame
 from marl_bgs.core.arena import MIRROR_MOVE, MOVE_NAMES, MOVE_VECTORS
 from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.tables import REL_TO_ABS, RELATIVE_INDEX, spawn_left
+from marl_bgs_clients.key import key_rect, key_strip
 from marl_bgs_clients.render import (
     BACKGROUND,
-    DAMAGE,
     SELECTED,
     TEXT,
     Layout,
@@ -41,8 +42,10 @@ from marl_bgs_clients.render import (
 )  # fmt: skip
 from marl_bgs_clients.scene import Scene, oracle_scene, pov_scene
 from marl_bgs_clients.session import Action, HumanGame
+from marl_bgs_clients.window import open_window
 from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.legend import DAMAGE, result_text
 
 PANEL_WIDTH = 400
 COMPASS = {
@@ -76,7 +79,9 @@ class BattleClient:
     draft: Draft = field(default_factory=Draft)
     ult_mode: bool = False
     shift: bool = False  # a Shift key is held
+    show_key: bool = False  # the key laid over the field's foot (L)
     saved: Path | None = None
+    result: str = ""  # the final result, once the game is over
 
     @property
     def current(self) -> int:
@@ -126,6 +131,8 @@ class BattleClient:
         if event.type == pygame.QUIT:
             return False
         if self.game.done:
+            if event.type == pygame.KEYDOWN and event.key == pygame.K_l:
+                self.show_key = not self.show_key
             return not (event.type == pygame.KEYDOWN and event.key in (pygame.K_q, pygame.K_ESCAPE))
         try:
             if event.type in (pygame.KEYDOWN, pygame.KEYUP) and event.key in SHIFT:
@@ -158,6 +165,8 @@ class BattleClient:
             self.undo()
         elif key == pygame.K_v:
             self.oracle = not self.oracle
+        elif key == pygame.K_l:
+            self.show_key = not self.show_key
         return True
 
     def _click(self, pos: tuple[int, int], button: int) -> None:
@@ -217,6 +226,7 @@ class BattleClient:
             self.chosen, self.turn_index = {}, 0
             self.message = f"tick {self.game.tick} played"
             if self.game.done:
+                self.result = result_text(self.game.replay().header)
                 self.save()
                 return
         if self.forced():  # a dead or stunned agent has nothing to choose: on to the next
@@ -272,6 +282,9 @@ class BattleClient:
             targets = tuple(self.legal_targets(self.ult_mode or self.shift))
             draw(field_part, scene, self.layout, self.current, targets)
             self._moves(field_part, scene)
+        if self.show_key:
+            area = key_rect(field_part.get_rect())
+            surface.blit(key_strip(area.width), area)
         self._panel(surface.subsurface(pygame.Rect(self.layout.size[0], 0, PANEL_WIDTH,
                                                    self.size[1])))  # fmt: skip
         return surface
@@ -294,7 +307,7 @@ class BattleClient:
         panel.fill((255, 255, 255))
         g, lines = self.game, []
         if g.done:
-            lines += ["The game is over.", f"score {g.oracle().score.tolist()}", ""]
+            lines += ["The game is over:", self.result, "", "L: the key   Q: quit"]
         else:
             combat = self.action()[1:]
             _, masks = g.turn(self.current)
@@ -318,6 +331,7 @@ class BattleClient:
                 "Q W E / A S D / Z X C or right-click: move",
                 "click a ringed unit: Basic (Shift or U: Ultimate)",
                 "N: no combat   Enter: commit   Backspace: undo",
+                "L: the key (what the pictures mean)",
             ]
         y = 10
         for line in lines:
@@ -329,10 +343,9 @@ class BattleClient:
             )
 
     def run(self) -> None:  # pragma: no cover - needs a person at the window
-        """Open the window and serve input until the window closes (the game is saved)."""
-        pygame.init()
-        screen = pygame.display.set_mode(self.size)
-        pygame.display.set_caption("MARL-BGs BattleClient")
+        """Open the window and serve input until the window closes (the game is saved);
+        `NoDisplayError` when no window can be shown."""
+        screen = open_window(self.size, "MARL-BGs BattleClient")
         clock, running = pygame.time.Clock(), True
         while running:
             for event in pygame.event.get():

@@ -16,7 +16,6 @@ from typing import Annotated
 import typer
 
 from marl_bgs_clients.watch import watch
-from marl_bgs_eval.errors import EvalError
 
 app = typer.Typer(help="MARL-BattleGrounds clients: BattleClient and Replay Viewer.",
                   add_completion=False, no_args_is_help=True)  # fmt: skip
@@ -44,6 +43,7 @@ def two_bridge(
     from marl_bgs import ConfigError
     from marl_bgs_clients import two_bridge as pictures
     from marl_bgs_eval import episode_replays
+    from marl_bgs_eval.errors import EvalError
 
     teams = {"random": marl_bgs.random_policy, "idle": marl_bgs.idle_policy}
     if policy not in teams:
@@ -72,15 +72,22 @@ def two_bridge(
 def view(
     path: Annotated[Path, typer.Argument(help="A replay file (.replay.zip)")],
     pov: Annotated[int | None, typer.Option(help="Start in slot 0-9's POV")] = None,
-) -> None:  # pragma: no cover - opens a window
-    """Open a replay in the Replay Viewer (a file that fails the checks is shown as a message)."""
-    from marl_bgs_clients.viewer import ReplayViewer
+) -> None:
+    """Open a replay in the Replay Viewer (a file that fails the checks, or no display, is one
+    line on stderr and exit code 2)."""
+    from marl_bgs_clients import preflight
 
-    if pov is not None and not 0 <= pov <= 9:
-        raise typer.BadParameter(f"expected a slot in [0, 9], got {pov}", param_hint="--pov")
-    viewer = ReplayViewer.open(path, out_dir=path.parent)
+    preflight.view(path, pov)  # before any heavy import: within a second
+    from marl_bgs_clients.viewer import ReplayViewer
+    from marl_bgs_eval import replays
+
+    try:
+        replay = replays.load(path)
+    except Exception as err:  # every refusal of the replay checks, whatever its kind
+        preflight.refuse(f"cannot open {path}: {err}")
+    viewer = ReplayViewer(replay, name=path.name, out_dir=path.parent)
     viewer.observer = viewer.selected = pov
-    viewer.run()
+    viewer.run()  # pragma: no cover - opens a window
 
 
 @app.command()
@@ -100,8 +107,12 @@ def play(
     ),
 ) -> None:  # pragma: no cover - opens a window
     """Play some slots yourself, turn-based, alongside or against any Systems."""
+    from marl_bgs_clients import preflight
+
+    preflight.play(human)  # before any heavy import: within a second
     from marl_bgs_clients.battle import BattleClient
     from marl_bgs_clients.session import HumanGame
+    from marl_bgs_eval.errors import EvalError
 
     rules = {} if tick_limit is None else {"tick_limit": tick_limit}
     ref: str | int = int(map_ref) if map_ref.isdigit() else map_ref
@@ -109,8 +120,7 @@ def play(
         game = HumanGame(system_a, system_b, human, ref, roster_a, roster_b, seed=seed,
                          a_right=a_right, **rules)  # fmt: skip
     except EvalError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        preflight.refuse(str(err))
     BattleClient(game, out=out, oracle=oracle).run()
 
 

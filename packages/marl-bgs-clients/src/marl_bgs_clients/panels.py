@@ -7,6 +7,8 @@ Every number comes from the replay's arrays or from evaluation's metrics summed 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -15,6 +17,7 @@ from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.classes import CLASS_NAMES
 from marl_bgs.tdm.tables import REL_TO_ABS
 from marl_bgs_clients.render import slot_name
+from marl_bgs_eval.legend import result_text
 from marl_bgs_eval.replays import Replay
 
 TEAM_MEASURES = (
@@ -31,7 +34,7 @@ def game_lines(replay: Replay) -> list[str]:
         f"game {h['game']}  map {h['map']} {h['map_name']}",
         f"A ({h['a_spawn']}): {h['system_a']}  {h['roster_a']}",
         f"B: {h['system_b']}  {h['roster_b']}",
-        f"result: {h['result']} {h['points_a']}-{h['points_b']} in {h['ticks']} ticks",
+        f"result: {result_text(h)} in {h['ticks']} ticks",
     ]
 
 
@@ -61,6 +64,23 @@ def damage_matrix(row: Row | None, attacker: str) -> np.ndarray:
             pair = f"damage_done.{attacker}{i}>{victim}{j}"
             out[i, j] = row[f"{pair}.basic"] + row[f"{pair}.ultimate"]
     return out
+
+
+class Axes(NamedTuple):
+    """A heat map's labels: its title, the corner's axis titles, the rows' and columns' names."""
+
+    title: str
+    corner: str
+    rows: list[str]
+    cols: list[str]
+
+
+def damage_axes(attacker: str) -> Axes:
+    """The labels of `damage_matrix(row, attacker)`: rows are the agents who dealt the damage,
+    columns those who took it, by agent name."""
+    victim = "b" if attacker == "a" else "a"
+    rows, cols = ([slot_name(5 * "ab".index(t) + k) for k in range(5)] for t in (attacker, victim))
+    return Axes(f"damage dealt, {attacker.upper()} to {victim.upper()}", "by \\ to", rows, cols)
 
 
 def action_text(a: np.ndarray) -> str:

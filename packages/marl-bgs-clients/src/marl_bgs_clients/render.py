@@ -25,34 +25,27 @@ from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.maps.symmetry import wall_corners
 from marl_bgs.tdm.mode import AGENTS
 from marl_bgs_clients.scene import NO_SLOT, Arrow, Obstacle, Scene, UnitDraw
+from marl_bgs_eval.legend import (  # the key's colours: one owner for every picture
+    BADGES,
+    DAMAGE,
+    HEAL,
+    HEALTH,
+    MOVE,
+    PAD_COLOURS,
+    RED_ZONE,
+    SHIELD,
+    TEAM_COLOURS,
+    Colour,
+)
 
-Colour = tuple[int, int, int]
-TEAM_COLOURS: tuple[Colour, Colour] = ((47, 111, 214), (214, 58, 47))  # team A blue, team B red
-PAD_COLOURS: tuple[Colour, Colour] = ((140, 175, 235), (235, 150, 140))  # paler: not a unit
 BACKGROUND: Colour = (246, 244, 238)
 FIELD: Colour = (236, 233, 224)
-RED_ZONE: Colour = (243, 201, 196)
 OBSTACLE: Colour = (59, 59, 59)
-HEALTH: Colour = (60, 170, 75)
 HEALTH_BACK: Colour = (70, 70, 70)
 TEXT: Colour = (30, 30, 30)
-SHIELD: Colour = (230, 180, 30)
-DAMAGE: Colour = (200, 30, 30)
-HEAL: Colour = (30, 150, 60)
-MOVE: Colour = (120, 120, 120)
 SELECTED: Colour = (250, 210, 40)
 SIGHT_ALPHA = 38
 LETTER = {v: k for k, v in C.CLASS_LETTERS.items()}
-BADGES: dict[str, tuple[str, Colour]] = {
-    "stun": ("S", (235, 190, 20)),
-    "trap": ("T", (40, 170, 210)),
-    "slow_charge": ("c", (150, 110, 60)),
-    "slow_hunter": ("h", (110, 140, 60)),
-    "slow_poison": ("p", (120, 60, 150)),
-    "antiheal": ("A", (90, 40, 120)),
-    "freedom": ("F", (240, 240, 240)),
-    "burst": ("B", (240, 110, 20)),
-}  # the spawn shield is a ring, not a badge
 BAR_HEIGHT = 28
 _fonts: dict[int, pygame.font.Font] = {}
 
@@ -232,15 +225,20 @@ def _labels(surface: pygame.Surface, layout: Layout, u: UnitDraw) -> None:
     badges = [BADGES[s] for s in BADGES if s in u.statuses]
     size = max(9, layout.length(0.28))
     x = centre[0] - len(badges) * size // 2
-    for text, colour in badges:
-        box = pygame.Rect(x, centre[1] + r + 2, size, size)
-        pygame.draw.rect(surface, colour, box)
-        label = font(size + 2).render(text, True, TEXT)
-        surface.blit(label, label.get_rect(center=box.center))
+    for badge in badges:
+        draw_badge(surface, pygame.Rect(x, centre[1] + r + 2, size, size), badge.symbol,
+                   badge.colour or TEXT)  # fmt: skip
         x += size
     if u.cooldown > 0 and u.class_id:
         cd = font(14).render(str(u.cooldown), True, TEXT)
         surface.blit(cd, cd.get_rect(midleft=(centre[0] + r + 2, centre[1] - r // 2)))
+
+
+def draw_badge(surface: pygame.Surface, box: pygame.Rect, letter: str, colour: Colour) -> None:
+    """A status badge: its letter on a square of its colour."""
+    pygame.draw.rect(surface, colour, box)
+    label = font(box.height + 2).render(letter, True, TEXT)
+    surface.blit(label, label.get_rect(center=box.center))
 
 
 def _arrow(surface: pygame.Surface, scene: Scene, layout: Layout, a: Arrow) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from marl_bgs.tdm.tables import REL_TO_ABS
 from marl_bgs_clients.battle import BattleClient
 from marl_bgs_clients.export import save_clip, save_frame
+from marl_bgs_clients.key import with_key
 from marl_bgs_clients.render import pixels, render
 from marl_bgs_clients.session import replay_game
 from marl_bgs_clients.viewer import ReplayViewer, replay_scene
@@ -32,8 +33,9 @@ def demo_replay() -> Replay:
 
 
 def game_gif(replay: Replay, path: Path, fps: float = 6.0) -> Path:
-    """The game in the Oracle view, one frame a tick, field only (the README's animation)."""
-    frames = [pixels(render(replay_scene(replay, t))) for t in range(replay.ticks + 1)]
+    """The game in the Oracle view, one frame a tick, the field and the key (the README's
+    animation)."""
+    frames = [pixels(with_key(render(replay_scene(replay, t)))) for t in range(replay.ticks + 1)]
     return save_clip(frames, path, fps)
 
 

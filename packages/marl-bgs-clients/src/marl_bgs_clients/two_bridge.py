@@ -1,13 +1,15 @@
 """Two-Bridge pictures: an episode replay (`marl_bgs_eval.episode_replays`) drawn frame by frame
-(numpy only, no window) and written as a GIF.
+(no window) and written as a GIF.
 
     replay = episode_replays.record(policy, jax.random.key(0), settings={"variant": "V2_Base"})[0]
     save_gif(replay, "game.gif")                       # or a file: episode_replays.load(path)
 
-Drawn from the state: the field (walkable ground, the cliff, the two bridges), the six spawn
-regions outlined, the beacon with its capture radius, living friends (blue) and enemies (red)
-with health bars, the dead as grey crosses, a shot line from each Marine that fired, and the
-elapsed share of the step limit as a bar along the bottom edge.
+The field (`frame`, numpy only) is drawn from the state: walkable ground, the cliff, the two
+bridges, the six spawn regions outlined, the beacon with its capture radius, living friends
+(blue) and enemies (red) with health bars, the dead as grey crosses, a shot line from each Marine
+that fired, and the elapsed share of the step limit as a bar along the bottom edge. A whole
+picture (`picture`) adds a title band above it (variant, team, step, Marines alive, outcome) and
+the key below it (`KEY`: what each colour and mark means).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from typing import Any
 import imageio.v3 as iio
 import jax
 import numpy as np
+import pygame
 
 from marl_bgs.two_bridge import BridgeFacts, BridgeState
 from marl_bgs.two_bridge import layout as lay
+from marl_bgs_clients.render import TEXT, font, pixels
 from marl_bgs_eval import episode_replays
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
@@ -30,6 +34,21 @@ SCALE = 8  # pixels per raw unit: a 512 x 512 picture
 GROUND, CLIFF, REGION = (222, 214, 190), (92, 78, 64), (170, 160, 130)
 FRIEND, ENEMY, DEAD, BEACON = (40, 90, 220), (210, 40, 40), (120, 120, 120), (230, 190, 20)
 CLOCK = (30, 30, 30)
+PAPER = (255, 255, 255)
+TITLE_HEIGHT, ROW, GLYPH = 44, 19, 14
+KEY: tuple[tuple[str, Any, str], ...] = (
+    ("disc", FRIEND, "the team's Marines (the agents)"),
+    ("disc", ENEMY, "enemy Marines (built in)"),
+    ("cross", DEAD, "dead"),
+    ("bar", (40, 180, 60), "health"),
+    ("line", FRIEND, "a shot (in the shooter's colour)"),
+    ("beacon", BEACON, f"beacon; ring: within {lay.BEACON_RADIUS:g} wins"),
+    ("box", CLIFF, "cliff"),
+    ("box", GROUND, "ground and the two bridges"),
+    ("outline", REGION, "spawn regions"),
+    ("box", CLOCK, "steps used (bottom edge)"),
+)  # (how the sample is drawn, its colour, what it means)
+RULE = "win: a Marine at the beacon, or every enemy dead; loss: every Marine dead, or the limit"
 
 
 @cache
@@ -111,17 +130,94 @@ def frame(state: BridgeState, facts: BridgeFacts | None = None) -> np.ndarray:
     return image
 
 
+def variant(state: BridgeState) -> str:
+    """The variant one game is (its enemy count and layout), e.g. "V2_Base"."""
+    n = int(np.asarray(state.enemy_pos).shape[0])
+    units = next(k for k, v in lay.ENEMY_COUNTS.items() if v == n)
+    return f"{units}_{list(lay.LAYOUTS)[int(np.asarray(state.layout))]}"
+
+
+def title_lines(state: BridgeState, system: str = "") -> tuple[str, str]:
+    """The title band: what is played, and where the game stands (step, Marines alive, outcome)."""
+    team = f": {system}" if system else ""
+    friends = int((np.asarray(state.friend_health) > 0).sum())
+    enemies = np.asarray(state.enemy_health)
+    code = int(np.asarray(state.outcome))
+    outcome = f"outcome: {lay.OUTCOMES[code]}" if code else lay.OUTCOMES[code]
+    return (
+        f"Two-Bridge {variant(state)}{team}",
+        f"step {int(np.asarray(state.tick))} of {int(np.asarray(state.tick_limit))}   "
+        f"Marines alive {friends}/{lay.NUM_FRIENDS}   enemies alive "
+        f"{int((enemies > 0).sum())}/{enemies.shape[0]}   {outcome}",
+    )
+
+
+def _sample(surface: pygame.Surface, kind: str, colour: Any, box: pygame.Rect) -> None:
+    c = box.center
+    if kind == "disc":
+        pygame.draw.circle(surface, colour, c, box.height // 2)
+    elif kind == "cross":
+        pygame.draw.line(surface, colour, box.topleft, box.bottomright, 2)
+        pygame.draw.line(surface, colour, box.bottomleft, box.topright, 2)
+    elif kind in ("bar", "line"):
+        pygame.draw.line(
+            surface, colour, (box.x, c[1]), (box.right, c[1]), 3 if kind == "bar" else 1
+        )
+    elif kind == "beacon":
+        pygame.draw.circle(surface, colour, c, box.height // 2, width=2)
+        pygame.draw.circle(surface, colour, c, box.height // 5)
+    elif kind == "outline":
+        pygame.draw.rect(surface, colour, box, width=2)
+    else:
+        pygame.draw.rect(surface, colour, box)
+        pygame.draw.rect(surface, TEXT, box, width=1)
+
+
+def key_band(width: int) -> pygame.Surface:
+    """The key: a sample and a meaning per `KEY` entry, wrapped to `width`, then the rule."""
+    spots, x, y = [], 6, 6
+    for kind, colour, meaning in KEY:
+        w = GLYPH + 5 + font(16).size(meaning)[0]
+        if x > 6 and x + w > width - 6:
+            x, y = 6, y + ROW
+        spots.append((x, y, kind, colour, meaning))
+        x += w + 14
+    band = pygame.Surface((width, y + 2 * ROW + 6))
+    band.fill(PAPER)
+    for x, y, kind, colour, meaning in spots:
+        _sample(band, kind, colour, pygame.Rect(x, y, GLYPH, GLYPH))
+        band.blit(font(16).render(meaning, False, TEXT), (x + GLYPH + 5, y + 1))
+    band.blit(font(16).render(RULE, False, TEXT), (6, y + ROW + 1))
+    return band
+
+
+@cache
+def _key_pixels(width: int) -> np.ndarray:
+    return pixels(key_band(width))
+
+
+def picture(state: BridgeState, facts: BridgeFacts | None = None, system: str = "") -> np.ndarray:
+    """uint8 [H, 512, 3]: the title band, the field (`frame`) and the key, for one state."""
+    field = frame(state, facts)
+    band = pygame.Surface((field.shape[1], TITLE_HEIGHT))
+    band.fill(PAPER)
+    for k, line in enumerate(title_lines(state, system)):
+        band.blit(font(22 if k == 0 else 17).render(line, False, TEXT), (6, 4 + 22 * k))
+    return np.concatenate([pixels(band), field, _key_pixels(field.shape[1])])
+
+
 def frames(replay: Replay) -> np.ndarray:
-    """uint8 [T + 1, 512, 512, 3] of a Two-Bridge episode replay; step t's shots drawn on frame
-    t + 1."""
+    """uint8 [T + 1, H, 512, 3]: every state of a Two-Bridge episode replay as a `picture`;
+    step t's shots drawn on frame t + 1."""
     if not replay.header.get("mode", "").startswith("two-bridge-"):
         raise EvalError(
             f"replay: a Two-Bridge episode expected, got mode {replay.header.get('mode')!r}"
         )
     states, facts = episode_replays.history(replay)
     one = lambda tree, t: jax.tree.map(lambda a: a[t], tree)  # noqa: E731
+    system = str(replay.header.get("system", ""))
     return np.stack([
-        frame(one(states, t), None if t == 0 else one(facts, t - 1))
+        picture(one(states, t), None if t == 0 else one(facts, t - 1), system)
         for t in range(replay.ticks + 1)
     ])  # fmt: skip
 

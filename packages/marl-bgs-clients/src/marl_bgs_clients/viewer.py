@@ -5,8 +5,9 @@ analytical panels (metrics up to the tick, who did what to whom, what an agent s
 
 Keys: Right/Left a tick, Space play/pause, Home/End first/last, PageUp/PageDown 10 ticks (or
 click the timeline), O the Oracle view, 0-9 the POV of slot 0-9 (a_0..b_4), Tab or a click on a
-unit selects it (its ranges, its panel), P saves the frame as PNG, G the game as GIF, M as MP4,
-Q/Escape quits; drop a replay file on the window to open it. A file that fails the replay checks
+unit selects it (its ranges, its panel), L shows or hides the key, P saves the frame as PNG, G the
+game as GIF, M as MP4 (animations always carry the key), Q/Escape quits; drop a replay file on the
+window to open it. A file that fails the replay checks
 (malformed, hostile, another format) is never shown: the window says why instead.
 """
 
@@ -24,11 +25,10 @@ import pygame
 from marl_bgs import Facts
 from marl_bgs_clients import panels
 from marl_bgs_clients.export import save_clip, save_frame
+from marl_bgs_clients.key import key_rect, key_strip, with_key
 from marl_bgs_clients.render import (
     BACKGROUND,
-    DAMAGE,
     SELECTED,
-    TEAM_COLOURS,
     TEXT,
     Layout,
     draw,
@@ -37,13 +37,19 @@ from marl_bgs_clients.render import (
     slot_name,
 )
 from marl_bgs_clients.scene import Scene, oracle_scene, pov_scene
+from marl_bgs_clients.window import open_window
 from marl_bgs_eval import replays
+from marl_bgs_eval.legend import DAMAGE, TEAM_COLOURS
 from marl_bgs_eval.replays import Replay
 
 PANEL_WIDTH = 430
-TIMELINE_HEIGHT = 46
+TIMELINE_HEIGHT = 64  # the timeline, the message line and the keys
 LINE = 17
 PLAY_SECONDS = 0.4  # a tick while playing
+HELP = "keys: L the key   Left/Right a tick   Space play   O, 0-9 the view   Tab select   " \
+       "P G M save   Q quit"  # fmt: skip
+MUTED = (110, 110, 110)
+CELL, LABEL = (34, 16), 30  # a heat map cell's (width, height); the width of its row names
 _SLOT_KEYS = {getattr(pygame, f"K_{k}"): k for k in range(10)}
 
 
@@ -59,6 +65,7 @@ class ReplayViewer:
     observer: int | None = None  # None: the Oracle view
     selected: int | None = None
     playing: bool = False
+    show_key: bool = False  # the key laid over the field's foot (L)
     message: str = ""
     out_dir: Path = field(default_factory=Path.cwd)
     _metrics: pd.DataFrame | None = None
@@ -117,11 +124,15 @@ class ReplayViewer:
             self._timeline(surface)
             self._panel(surface.subsurface(pygame.Rect(self.layout.size[0], 0, PANEL_WIDTH,
                                                        self.size[1])))  # fmt: skip
+            if self.show_key:
+                area = key_rect(pygame.Rect((0, 0), self.layout.size))
+                surface.blit(key_strip(area.width), area)
         except Exception as err:  # a window shows what went wrong; it never closes on it
             surface.fill(BACKGROUND)
             text = f"cannot draw tick {self.tick}: {type(err).__name__}: {err}"
             _text(surface, (20, 20), _wrap(text, 90), colour=DAMAGE)
         _text(surface, (self.layout.margin, self.layout.size[1] + 24), [self.message[:110]])
+        _text(surface, (self.layout.margin, self.layout.size[1] + 24 + LINE), [HELP], MUTED)
         return surface
 
     def _timeline(self, surface: pygame.Surface) -> None:
@@ -199,6 +210,8 @@ class ReplayViewer:
             self.observer = None
         elif key in _SLOT_KEYS:
             self.observer = self.selected = _SLOT_KEYS[key]
+        elif key == pygame.K_l:
+            self.show_key = not self.show_key
         elif key == pygame.K_TAB:
             self.selected = 0 if self.selected is None else (self.selected + 1) % 10
         elif key == pygame.K_p:
@@ -234,26 +247,27 @@ class ReplayViewer:
 
     def export_clip(self, suffix: str = ".gif", path: str | Path | None = None,
                     fps: float = 4.0) -> Path:  # fmt: skip
-        """Save the whole game in the current view as a GIF or MP4 (one frame a tick)."""
+        """Save the whole game in the current view as a GIF or MP4 (one frame a tick, the key
+        below each)."""
         assert self.replay is not None
         path = path or self.out_dir / f"{self._stem()}{suffix}"
-        keep = self.tick
+        keep = self.tick, self.show_key
+        self.show_key = False  # below the picture instead
 
         def frames() -> Iterator[np.ndarray]:
             for t in range(self.replay.ticks + 1 if self.replay else 0):
                 self.tick = t
-                yield pixels(self.frame())
+                yield pixels(with_key(self.frame()))
 
         try:
             return save_clip(frames(), path, fps)
         finally:
-            self.tick = keep
+            self.tick, self.show_key = keep
 
     def run(self) -> None:  # pragma: no cover - needs a person at the window
-        """Open the window and serve input until it is closed."""
-        pygame.init()
-        screen = pygame.display.set_mode(self.size)
-        pygame.display.set_caption(f"MARL-BGs Replay Viewer: {self.name}")
+        """Open the window and serve input until it is closed (`NoDisplayError` when no window
+        can be shown: never a loop on an invisible one)."""
+        screen = open_window(self.size, f"MARL-BGs Replay Viewer: {self.name}")
         clock, waited = pygame.time.Clock(), 0.0
         running = True
         while running:
@@ -311,18 +325,31 @@ def _text(
 
 
 def _matrix(surface: pygame.Surface, at: tuple[int, int], m: np.ndarray, side: str) -> int:
-    """A 5 x 5 heat map of damage dealt by `side`'s slots (rows) to the other team (columns)."""
+    """A 5 x 5 heat map of damage dealt by `side`'s agents (rows) to the other team's (columns),
+    with its title and every row and column named; returns the row below it."""
     x, y = at
-    other = "b" if side == "a" else "a"
-    y = _text(surface, (x, y), [f"damage {side}_i -> {other}_j"])
-    cell, top = 38, float(m.max()) or 1.0
+    axes = panels.damage_axes(side)
+    y = _text(surface, (x, y), [axes.title])
+    (cell, height), label = CELL, LABEL
+    small = font(14)
+    corner = small.render(axes.corner, True, MUTED)
+    surface.blit(corner, corner.get_rect(midleft=(x, y + height // 2)))
+    for j, name in enumerate(axes.cols):
+        text = small.render(name, True, TEXT)
+        surface.blit(
+            text, text.get_rect(center=(x + label + j * cell + cell // 2, y + height // 2))
+        )
+    y += height + 2
+    top = float(m.max()) or 1.0
     colour = np.asarray(TEAM_COLOURS[0 if side == "a" else 1], float)
-    for i in range(5):
+    for i, name in enumerate(axes.rows):
+        text = small.render(name, True, TEXT)
+        surface.blit(text, text.get_rect(midleft=(x, y + i * (height + 2) + height // 2)))
         for j in range(5):
             shade = (235 - (235 - colour) * m[i, j] / top).astype(int)
-            rect = pygame.Rect(x + j * cell, y + i * 18, cell - 2, 16)
+            rect = pygame.Rect(x + label + j * cell, y + i * (height + 2), cell - 2, height)
             pygame.draw.rect(surface, tuple(int(c) for c in shade), rect)
             if m[i, j]:
-                label = font(14).render(f"{m[i, j]:.0f}", True, TEXT)
-                surface.blit(label, label.get_rect(center=rect.center))
-    return y + 5 * 18
+                value = small.render(f"{m[i, j]:.0f}", True, TEXT)
+                surface.blit(value, value.get_rect(center=rect.center))
+    return y + 5 * (height + 2)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from marl_bgs_eval.errors import EvalError
+from marl_bgs_clients import preflight
 
 if TYPE_CHECKING:  # imported where the game is played, so --help needs neither JAX nor pygame
     from marl_bgs_eval.replays import Replay
@@ -66,21 +66,21 @@ def watch(
     save: Annotated[Path | None, typer.Option(help="Also save the replay file")] = None,
 ) -> None:
     """Play one game between two Systems and watch it (or write it as GIF/MP4)."""
+    preflight.watch(pov, gif, mp4)  # before any heavy import: within a second
     from marl_bgs_clients.viewer import ReplayViewer
     from marl_bgs_eval import replays
+    from marl_bgs_eval.errors import EvalError
+    from marl_bgs_eval.legend import result_text
     from marl_bgs_eval.progress import note
 
-    if pov is not None and not 0 <= pov <= 9:
-        raise typer.BadParameter(f"expected a slot in [0, 9], got {pov}", param_hint="--pov")
     try:
         replay = play_one(system_a, system_b, map_ref, seed, seed_number, a_right, tick_limit,
                           progress=True)  # fmt: skip
     except EvalError as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(code=2) from None
+        preflight.refuse(str(err))
     h = replay.header
     typer.echo(f"{h['system_a']} vs {h['system_b']} on map {h['map']} {h['map_name']}: "
-               f"{h['result']} {h['points_a']}-{h['points_b']} in {h['ticks']} ticks")  # fmt: skip
+               f"{result_text(h)} in {h['ticks']} ticks")  # fmt: skip
     if save is not None:
         save.parent.mkdir(parents=True, exist_ok=True)
         typer.echo(f"replay: {replays.save(replay, save)}")

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
-from marl_bgs_tournament.web import heatmap
+from marl_bgs_tournament.web import heatmap, replay_key
 from marl_bgs_tournament.web.files import SeasonDataError
 from marl_bgs_tournament.web.render import templates
 from marl_bgs_tournament.web.store import SeasonStore
@@ -74,7 +74,15 @@ def replays(request: Request) -> HTMLResponse:
 @router.get("/replays/{game}", response_class=HTMLResponse)
 def replay(request: Request, game: str) -> HTMLResponse:
     """The canvas viewer of one recorded game (its data comes from /api/replays/{game})."""
-    return page(request, "replay.html", g=_store(request).replay_entry(game))
+    return page(
+        request, "replay.html", g=_store(request).replay_entry(game), key=replay_key.entries()
+    )
+
+
+@router.get("/key.css")
+def key_css() -> Response:
+    """The replay key's sample colours (made from `marl_bgs_eval.legend`)."""
+    return Response(replay_key.css(), media_type="text/css")
 
 
 @router.get("/heat.css")

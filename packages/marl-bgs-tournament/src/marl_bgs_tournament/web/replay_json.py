@@ -1,5 +1,6 @@
-"""A replay file as the JSON the canvas viewer draws: the field, its obstacles and every tick's
-units (slot, team, class letter, position, health of max health, alive) and score.
+"""A replay file as the JSON the canvas viewer draws: the field, its obstacles, every tick's
+units (slot, team, class letter, position, health of max health, alive, status badges, spawn
+shield) and score, the final result in words and the key's colours (`marl_bgs_eval.legend`).
 
 Files are read with `marl_bgs_eval.replay_files.load`, which checks every array; the obstacles
 come from the engine's own table of the shipped map the header names (checked against the
@@ -21,10 +22,13 @@ from marl_bgs.tdm.maps import load as load_map
 from marl_bgs.tdm.tables import SLOT_TEAM
 from marl_bgs_eval import EvalError
 from marl_bgs_eval.array_zip import Replay
+from marl_bgs_eval.legend import BADGES, result_text
 from marl_bgs_eval.replay_files import load
+from marl_bgs_tournament.web import replay_key
 from marl_bgs_tournament.web.files import SeasonDataError
 
 LETTERS = {v: k for k, v in C.CLASS_LETTERS.items()}
+AURA_CLASSES = (LETTERS[C.MAGE], LETTERS[C.WARRIOR])  # the classes whose aura ring is drawn
 HEADER_KEYS = (
     "game", "system_a", "system_b", "map", "map_name", "result", "points_a", "points_b",
     "ticks", "tick_limit", "winning_score", "a_spawn", "roster_a", "roster_b",
@@ -74,6 +78,8 @@ def frames(arrays: dict[str, np.ndarray]) -> list[dict[str, Any]]:
     pos = np.round(arrays["state.units.pos"].astype(np.float64), 3)
     health = np.round(arrays["state.units.health"].astype(np.float64), 2)
     alive, ticks, score = arrays["state.units.alive"], arrays["state.tick"], arrays["state.score"]
+    status = {b.symbol: arrays[f"state.units.{s}"] > 0 for s, b in BADGES.items()}
+    shield = arrays["state.units.shield"] > 0
     out = []
     for t in range(cls.shape[0]):
         units = [
@@ -82,6 +88,8 @@ def frames(arrays: dict[str, np.ndarray]) -> list[dict[str, Any]]:
                 "x": float(pos[t, s, 0]), "y": float(pos[t, s, 1]),
                 "health": float(health[t, s]),
                 "max_health": float(C.MAX_HEALTH[int(cls[t, s])]), "alive": bool(alive[t, s]),
+                "badges": "".join(b for b, on in status.items() if on[t, s]),
+                "shield": bool(shield[t, s]),
             }
             for s in range(cls.shape[1])
             if int(cls[t, s]) > 0
@@ -96,8 +104,11 @@ def replay_json(replay: Replay) -> dict[str, Any]:
     obstacles = _shipped_obstacles(int(h["map"]), str(h["map_hash"]))
     return {
         **{k: h[k] for k in HEADER_KEYS},
+        "result_text": result_text(h),
         "width": MAP_WIDTH, "height": MAP_HEIGHT, "body_radius": BODY_RADIUS,
         "red_zone_depth": float(h["red_zone_depth"]),
+        "aura_radius": C.AURA_RADIUS, "aura_classes": list(AURA_CLASSES),
+        "colours": replay_key.canvas_colours(),
         "obstacles": obstacles if obstacles is not None else _recorded_obstacles(arrays),
         "frames": frames(arrays),
     }  # fmt: skip

@@ -1,13 +1,13 @@
 // The replay viewer: fetches the game's JSON (the page's data-api) and draws one tick at a time
-// on the canvas; play/pause, one-tick steps, a slider, and ?tick=N to open at tick N.
+// on the canvas; play/pause, one-tick steps, a slider, and ?tick=N to open at tick N. The key's
+// colours (teams, Red Zone, health, shield, badges, the dead) come with the JSON, from the same
+// legend the desktop clients draw.
 "use strict";
 
 (function () {
-  const COLOURS = {
-    team: ["#2f6fd6", "#d63a2f"], // team A blue, team B red (as the desktop client)
-    field: "#ece9e0", redZone: "#f3c9c4", obstacle: "#3b3b3b",
-    health: "#3caa4b", healthBack: "#464646", dead: "#8c8c8c", outline: "#ffffff",
-  };
+  const PLAIN = { field: "#ece9e0", obstacle: "#3b3b3b", healthBack: "#464646", outline: "#ffffff",
+    text: "#1e1e1e" };
+  let COLOURS = null; // PLAIN and the JSON's legend colours
   const root = document.getElementById("replay");
   const canvas = document.getElementById("field");
   const ctx = canvas.getContext("2d");
@@ -39,6 +39,32 @@
     ctx.fill();
   }
 
+  function drawAura(u) {
+    if (!u.alive || game.aura_classes.indexOf(u.class) < 0) { return; }
+    ctx.strokeStyle = COLOURS.team[u.team];
+    ctx.lineWidth = 1;
+    ctx.setLineDash([5, 5]);
+    ctx.beginPath();
+    ctx.arc(px(u.x), py(u.y), px(game.aura_radius), 0, 2 * Math.PI);
+    ctx.stroke();
+    ctx.setLineDash([]);
+  }
+
+  function drawBadges(u, x, y, r) {
+    const size = Math.max(9, Math.round(r * 0.6));
+    let left = x - (u.badges.length * size) / 2;
+    ctx.font = "bold " + size + "px sans-serif";
+    ctx.textAlign = "center";
+    ctx.textBaseline = "middle";
+    for (const letter of u.badges) {
+      ctx.fillStyle = COLOURS.badges[letter];
+      ctx.fillRect(left, y + r + 2, size, size);
+      ctx.fillStyle = PLAIN.text;
+      ctx.fillText(letter, left + size / 2, y + r + 2 + size / 2 + 1);
+      left += size;
+    }
+  }
+
   function drawUnit(u) {
     const r = px(game.body_radius), x = px(u.x), y = py(u.y);
     if (!u.alive) {
@@ -48,6 +74,13 @@
       ctx.arc(x, y, r * 0.6, 0, 2 * Math.PI);
       ctx.stroke();
       return;
+    }
+    if (u.shield) {
+      ctx.strokeStyle = COLOURS.shield;
+      ctx.lineWidth = 3;
+      ctx.beginPath();
+      ctx.arc(x, y, r + 3, 0, 2 * Math.PI);
+      ctx.stroke();
     }
     ctx.fillStyle = COLOURS.team[u.team];
     ctx.beginPath();
@@ -66,6 +99,7 @@
     ctx.fillRect(x - r, y - r - 9, width, 5);
     ctx.fillStyle = COLOURS.health;
     ctx.fillRect(x - r, y - r - 9, filled, 5);
+    drawBadges(u, x, y, r);
   }
 
   function draw() {
@@ -79,6 +113,7 @@
       ctx.fillRect(canvas.width - w, 0, w, canvas.height);
     }
     game.obstacles.forEach(drawObstacle);
+    frame.units.forEach(drawAura);
     frame.units.filter(function (u) { return !u.alive; }).forEach(drawUnit);
     frame.units.filter(function (u) { return u.alive; }).forEach(drawUnit);
     slider.value = String(index);
@@ -109,12 +144,13 @@
 
   function start(data) {
     game = data;
+    COLOURS = Object.assign({}, PLAIN, data.colours);
     slider.max = String(game.frames.length - 1);
     const asked = Number.parseInt(new URLSearchParams(window.location.search).get("tick"), 10);
     const at = Number.isFinite(asked) ? game.frames.findIndex(function (f) { return f.tick === asked; }) : 0;
     show(at >= 0 ? at : Number.isFinite(asked) ? asked : 0);
-    status.textContent = game.system_a + " (blue) vs " + game.system_b + " (red), map " +
-      game.map_name + ": " + game.result + " for team A, " + game.points_a + " : " + game.points_b;
+    status.textContent = game.system_a + " (A, blue) vs " + game.system_b + " (B, red), map " +
+      game.map_name + ": " + game.result_text + " in " + game.ticks + " ticks";
     play.addEventListener("click", toggle);
     document.getElementById("back").addEventListener("click", function () { pause(); show(index - 1); });
     document.getElementById("forward").addEventListener("click", function () { pause(); show(index + 1); });
