@@ -84,8 +84,8 @@ def _synthetic(folder: Path) -> None:
     games["system_b"] = [names[n] for n in games["system_b"]]
     games.insert(0, "game", np.arange(len(games)))
     record = {"format": "marl-bgs-results-v1", "games": len(games), "sha256": "0" * 64}
-    body = games.to_csv(index=False, lineterminator="\n")
-    (folder / "games.csv").write_text(f"# {json.dumps(record)}\n{body}")
+    games.to_csv(folder / "games.csv", index=False, lineterminator="\n")  # as `results.save`
+    (folder / "games.csv.meta.json").write_text(json.dumps(record) + "\n")
 
     ratings = ev.rate(games, bootstrap=200, seed=0)
     divisions = [ev.division(e) for e in ratings["elo"]]

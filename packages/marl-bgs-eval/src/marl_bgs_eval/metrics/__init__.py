@@ -125,7 +125,7 @@ def markdown() -> str:
         "table with `schema()`), or on the command line with `marl-bgs-eval metrics heal`, "
         "which prints every name whole (folded over lines on a narrow terminal, never cut); "
         "`marl-bgs-eval metrics heal --plain` prints only the matching names, one per line, for "
-        "copying or a pipe. A misspelled level, family or measure name gets a \"did you mean\".",
+        'copying or a pipe. A misspelled level, family or measure name gets a "did you mean".',
         "",
         "## Priority and base columns",
         "",
