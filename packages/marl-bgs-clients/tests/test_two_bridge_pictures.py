@@ -35,16 +35,16 @@ def _at(image: np.ndarray, pos) -> tuple[int, ...]:
 def test_frames_follow_the_replay(episode) -> None:
     states, facts = episode_replays.history(episode)
     images = pictures.frames(episode)
-    top = pictures.TITLE_HEIGHT
+    top, below = pictures.TITLE_HEIGHT, pictures.TITLE_HEIGHT + 512 + pictures.STATUS_HEIGHT
     key = pictures.key_band(512).get_height()
-    assert images.shape == (episode.ticks + 1, top + 512 + key, 512, 3)
+    assert images.shape == (episode.ticks + 1, below + key, 512, 3)
     for t in (0, episode.ticks):
         state = jax.tree.map(lambda a, t=t: a[t], states)
         field = pictures.frame(
             state, None if t == 0 else jax.tree.map(lambda a, t=t: a[t - 1], facts)
         )
         np.testing.assert_array_equal(images[t, top : top + 512], field)
-        np.testing.assert_array_equal(images[t, top + 512 :], pixels(pictures.key_band(512)))
+        np.testing.assert_array_equal(images[t, below:], pixels(pictures.key_band(512)))
     tdm = episode_replays.Replay(header={**episode.header, "mode": "tdm-v2"}, arrays={})
     with pytest.raises(EvalError, match="a Two-Bridge episode expected"):
         pictures.frames(tdm)
@@ -64,9 +64,11 @@ def test_pictures_have_a_title_the_step_the_outcome_and_a_key(episode) -> None:
                                                     f"Marines alive {alive}/5")  # fmt: skip
     assert pictures.title_lines(last)[1].endswith(f"outcome: {outcome}")
     image = pictures.frames(episode)[0]
-    band = image[: pictures.TITLE_HEIGHT]
-    assert (band.astype(int).sum(axis=-1) < 330).sum() > 300  # the title is written
-    key = image[pictures.TITLE_HEIGHT + 512 :]
+    top, below = pictures.TITLE_HEIGHT, pictures.TITLE_HEIGHT + 512 + pictures.STATUS_HEIGHT
+    ink = image.astype(int).sum(axis=-1) < 330
+    assert ink[:top].sum() > 200  # the title is written
+    assert ink[top + 512 : below].sum() > 300  # the status line is written
+    key = image[below:]
     for kind, colour, meaning in pictures.KEY:  # every sample's colour is in the key
         assert np.all(key == np.asarray(colour), axis=-1).any(), (kind, meaning)
 
@@ -105,14 +107,21 @@ def test_the_command_writes_an_episode(tmp_path) -> None:
     assert "variant" in bad.output
 
 
-def test_the_command_saves_and_redraws_a_replay(tmp_path) -> None:
+def test_the_command_saves_and_redraws_a_replay(episode, tmp_path) -> None:
+    """A saved episode (the module's 40-step one: playing is tested above) is drawn from its
+    file, saved again by the command, and the copy draws the same GIF; a damaged file is
+    refused by name."""
+    source = episode_replays.save(episode, tmp_path / "source.episode.zip")
     saved, first, again = tmp_path / "game.episode.zip", tmp_path / "a.gif", tmp_path / "b.gif"
-    args = ["two-bridge", "--variant", "V1_Navigate", "--seed", "3"]
-    result = CliRunner().invoke(app, [*args, "--gif", str(first), "--save", str(saved)])
+    args = ["two-bridge", "--replay", str(source), "--gif", str(first), "--save", str(saved)]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{first}: {episode.ticks} steps, ")
     redraw = CliRunner().invoke(app, ["two-bridge", "--replay", str(saved), "--gif", str(again)])
     assert redraw.exit_code == 0, redraw.output
-    np.testing.assert_array_equal(iio.imread(first), iio.imread(again))
+    drawn = iio.imread(again)
+    assert drawn.shape[0] == episode.ticks + 1
+    np.testing.assert_array_equal(iio.imread(first), drawn)
     saved.write_bytes(saved.read_bytes()[:-30])  # damaged: refused with the file named
     bad = CliRunner().invoke(app, ["two-bridge", "--replay", str(saved), "--gif", str(again)])
     assert bad.exit_code == 2

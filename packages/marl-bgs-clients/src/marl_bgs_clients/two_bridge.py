@@ -8,8 +8,8 @@ The field (`frame`, numpy only) is drawn from the state: walkable ground, the cl
 bridges, the six spawn regions outlined, the beacon with its capture radius, living friends
 (blue) and enemies (red) with health bars, the dead as grey crosses, a shot line from each Marine
 that fired, and the elapsed share of the step limit as a bar along the bottom edge. A whole
-picture (`picture`) adds a title band above it (variant, team, step, Marines alive, outcome) and
-the key below it (`KEY`: what each colour and mark means).
+picture (`picture`) adds a title above it (variant and team), and below it the status line (step,
+Marines alive, outcome) and the key (`KEY`: what each colour and mark means).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ GROUND, CLIFF, REGION = (222, 214, 190), (92, 78, 64), (170, 160, 130)
 FRIEND, ENEMY, DEAD, BEACON = (40, 90, 220), (210, 40, 40), (120, 120, 120), (230, 190, 20)
 CLOCK = (30, 30, 30)
 PAPER = (255, 255, 255)
-TITLE_HEIGHT, ROW, GLYPH = 44, 19, 14
+TITLE_HEIGHT, STATUS_HEIGHT, ROW, GLYPH = 28, 22, 19, 14
 KEY: tuple[tuple[str, Any, str], ...] = (
     ("disc", FRIEND, "the team's Marines (the agents)"),
     ("disc", ENEMY, "enemy Marines (built in)"),
@@ -138,7 +138,7 @@ def variant(state: BridgeState) -> str:
 
 
 def title_lines(state: BridgeState, system: str = "") -> tuple[str, str]:
-    """The title band: what is played, and where the game stands (step, Marines alive, outcome)."""
+    """The title (what is played) and the status line (step, Marines alive, outcome)."""
     team = f": {system}" if system else ""
     friends = int((np.asarray(state.friend_health) > 0).sum())
     enemies = np.asarray(state.enemy_health)
@@ -196,14 +196,24 @@ def _key_pixels(width: int) -> np.ndarray:
     return pixels(key_band(width))
 
 
-def picture(state: BridgeState, facts: BridgeFacts | None = None, system: str = "") -> np.ndarray:
-    """uint8 [H, 512, 3]: the title band, the field (`frame`) and the key, for one state."""
-    field = frame(state, facts)
-    band = pygame.Surface((field.shape[1], TITLE_HEIGHT))
+def _band(text: str, width: int, height: int, size: int) -> np.ndarray:
+    band = pygame.Surface((width, height))
     band.fill(PAPER)
-    for k, line in enumerate(title_lines(state, system)):
-        band.blit(font(22 if k == 0 else 17).render(line, False, TEXT), (6, 4 + 22 * k))
-    return np.concatenate([pixels(band), field, _key_pixels(field.shape[1])])
+    band.blit(font(size).render(text, False, TEXT), (6, (height - size) // 2 + 2))
+    return pixels(band)
+
+
+def picture(state: BridgeState, facts: BridgeFacts | None = None, system: str = "") -> np.ndarray:
+    """uint8 [H, 512, 3] of one state: the title, the field (`frame`), the status line (step,
+    Marines alive, outcome) and the key. What changes between steps lies together (the status
+    line under the field), so a GIF stores little more than the field's changes."""
+    field = frame(state, facts)
+    title, status = title_lines(state, system)
+    width = field.shape[1]
+    return np.concatenate([
+        _band(title, width, TITLE_HEIGHT, 22), field, _band(status, width, STATUS_HEIGHT, 17),
+        _key_pixels(width),
+    ])  # fmt: skip
 
 
 def frames(replay: Replay) -> np.ndarray:
