@@ -76,9 +76,43 @@ def test_rate_a_real_results_file(base_games: pd.DataFrame, tmp_path) -> None:
     assert rated.exit_code == 0, rated.output
     assert "Elo" in rated.output
     assert "mixed" in rated.output
+    want = "95% intervals: 100 refits, spawn-swapped pairs resampled within each pairing and map"
+    assert want in rated.output
+    assert "(--bootstrap-scheme pairs)" in rated.output
+    assert "repeats:" not in rated.output  # 12 distinct games of 8 pairs each way
     board = runner.invoke(app, ["leaderboard", *files, "--bootstrap", "100"])
     assert board.exit_code == 0, board.output
     assert any(t in board.output for t in ("Gold", "Silver", "Bronze", "Platinum", "Iron"))
+    maps = runner.invoke(app, ["leaderboard", *files, "--bootstrap", "100",
+                               "--bootstrap-scheme", "maps"])  # fmt: skip
+    assert maps.exit_code == 0, maps.output
+    assert "maps resampled, then spawn-swapped pairs" in maps.output
+    assert "(--bootstrap-scheme maps)" in maps.output
+    bad = runner.invoke(app, ["rate", *files, "--bootstrap-scheme", "hierarchical"])
+    assert bad.exit_code == 2
+    assert "bootstrap_scheme: expected one of ['pairs', 'maps'], got 'hierarchical'" in bad.output
+
+
+def test_the_leaderboard_marks_a_pairing_that_replays_its_games(
+    base_games: pd.DataFrame, tmp_path
+) -> None:
+    """The same games again under another seed number range: twice the games, no more
+    distinct ones. The leaderboard says so per System and names the pairing."""
+    again = base_games.assign(seed=8)  # what a rerun of deterministic Systems would record
+    ev.save(base_games, tmp_path / "a.parquet")
+    ev.save(again, tmp_path / "b.parquet")
+    files = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    board = runner.invoke(app, ["leaderboard", *files, "--bootstrap", "50"])
+    assert board.exit_code == 0, board.output
+    lines = board.output.splitlines()
+    for name in ("mixed", "random"):
+        (row,) = [ln for ln in lines if f" {name} " in ln and "│" in ln]
+        assert row.rstrip(" │").endswith("32 │             12 │ yes")
+    assert "mixed vs random: 32 games, 12 distinct (16 pairs)" in board.output
+    assert "repeats: a pairing with fewer distinct games than spawn-swapped pairs" in board.output
+    table = ev.rate(ev.combine([("a", base_games), ("b", again)]), bootstrap=20)
+    assert table["repeats"].all()
+    assert (table["distinct_games"] == 12).all()
 
 
 def test_errors_exit_2_with_the_field() -> None:

@@ -397,6 +397,12 @@ def _rating_cases() -> list[Case]:
                 command(cmd, "{tmp}/g.parquet", "--seed", "-1", files=_saved),
                 INVALID.format("--seed"),  # typer: "greater than or equal to 0"
             ),
+            Case(
+                f"{cmd} --bootstrap-scheme map",
+                "error",
+                command(cmd, "{tmp}/g.parquet", "--bootstrap-scheme", "map", files=_saved),
+                E + r"bootstrap_scheme: expected one of \['pairs', 'maps'\], got 'map'",
+            ),
         ]
     cases += [
         Case(

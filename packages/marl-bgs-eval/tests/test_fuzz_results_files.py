@@ -372,6 +372,20 @@ CONTENT: list[tuple[str, Mutate, str]] = [
         r"^{file}: missing column\(s\) \['roster_a', 'result'\]",
     ),
     ("an extra column", _set_all(comment="x"), r"^{file}: unknown column\(s\) \['comment'\]"),
+    ("trajectory not hex", _set(3, trajectory="not-a-fingerprint"), _row(3, "trajectory must be")),
+    ("trajectory in capitals", _set(3, trajectory="ABCDEF0123456789"), _row(3, "trajectory must")),
+    ("trajectory of 17 digits", _set(3, trajectory="0" * 17), _row(3, "trajectory must be 16 hex")),
+    ("trajectory blank", _set(3, trajectory=" "), _row(3, "trajectory must be 16 hex")),
+    (
+        "trajectory as numbers",
+        _set_all(trajectory=12),
+        r"^{file}: (column 'trajectory': expected text|row 0 \(game 0\): trajectory must be)",
+    ),
+    (
+        "one trajectory, two endings",
+        lambda df: _set(0, trajectory=df.loc[6, "trajectory"])(df),  # a 0-0 and a 4-0 draw
+        _row(0, "games with one trajectory differ in points_a"),
+    ),
     ("no rows", lambda df: df.iloc[:0], r"^{file}: no games$"),
 ]
 
@@ -567,8 +581,9 @@ def _no_metrics(df: Frame) -> Frame:
 
 def _score_20(df: Frame) -> Frame:
     """Still valid: every game a draw at the tick limit, no team near 20 points; every line now
-    ends in a two-digit number (winning_score is the last column without metrics)."""
-    return _no_metrics(df).assign(winning_score=20)
+    ends in a two-digit number (winning_score is the last column without metrics and
+    fingerprints)."""
+    return _no_metrics(_unhashed(df)).assign(winning_score=20)
 
 
 def _integrity_cases() -> list[Case]:
@@ -1078,7 +1093,20 @@ def _combine_cases() -> list[Case]:
             _combine(lambda d, b: [ev.save(b, d / "g.csv"), ev.save(_flipped(b), d / "f.parquet")]),
             _equals(lambda b: pd.concat([b, _flipped(b)], ignore_index=True)),
         ),
+        Case(
+            "combine: a file without fingerprints and one with them",
+            "accepted",
+            _combine(
+                lambda d, b: [ev.save(_unhashed(_flipped(b)), d / "o.csv"), ev.save(b, d / "n.csv")]
+            ),
+            _equals(lambda b: pd.concat([_unhashed(_flipped(b)), b], ignore_index=True)),
+        ),
     ]
+
+
+def _unhashed(df: Frame) -> Frame:
+    """A table as written before trajectory fingerprints: no such column."""
+    return df.drop(columns=results.TRAJECTORY)
 
 
 def _validate_cases() -> list[Case]:
@@ -1144,6 +1172,12 @@ def _validate_cases() -> list[Case]:
             "accepted",
             _validate(with_col("ticks", lambda b: b["ticks"].astype("Int64"))),
             _equals(),
+        ),
+        Case(
+            "frame: fingerprints missing for an older table's games",
+            "accepted",
+            _validate(lambda b: pd.concat([_unhashed(b.iloc[:8]), b.iloc[8:]], ignore_index=True)),
+            _equals(lambda b: pd.concat([_unhashed(b.iloc[:8]), b.iloc[8:]], ignore_index=True)),
         ),
     ]
 
@@ -1388,6 +1422,24 @@ def _accepted_cases() -> list[Case]:
             _equals(_custom_map),
         ),
         Case("round trip: csv, wins", "accepted", _round_trip("g.csv", _a_win), _equals(_a_win)),
+        Case(
+            "round trip: csv without fingerprints (an older file)",
+            "accepted",
+            _round_trip("g.csv", _unhashed),
+            _equals(_unhashed),
+        ),
+        Case(
+            "round trip: parquet without fingerprints (an older file)",
+            "accepted",
+            _round_trip("g.parquet", _unhashed),
+            _equals(_unhashed),
+        ),
+        Case(
+            "no record: csv, fingerprints left empty (unknown)",
+            "accepted",
+            _load_plain("csv", _set_all(trajectory="")),
+            _equals(_set_all(trajectory="")),
+        ),
         Case(
             "round trip: csv, odd names", "accepted", _round_trip("g.csv", _names), _equals(_names)
         ),

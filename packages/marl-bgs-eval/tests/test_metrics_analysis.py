@@ -205,10 +205,13 @@ def test_each_system_is_read_from_its_own_side() -> None:
     g["b_ultimates_used"] = [5, 5, 3, 3]  # y as B: 10; x as B: 6
     out = system_metrics(g, ["ultimates_per_100_ticks"], bootstrap=50)
     assert list(out.columns) == ["system", "measure", "kind", "unit", "value", "low", "high",
-                                 "games"]  # fmt: skip
+                                 "games", "distinct_games", "repeats"]  # fmt: skip
     assert value(out, "x", "ultimates_per_100_ticks") == pytest.approx(8 / 400 * 100)
     assert value(out, "y", "ultimates_per_100_ticks") == pytest.approx(30 / 400 * 100)
     assert value(out, "x", "ultimates_per_100_ticks", "games") == 4
+    # no fingerprints: each pair's two games agree, so each pair is one mirror-image game
+    assert value(out, "x", "ultimates_per_100_ticks", "distinct_games") == 2
+    assert not out["repeats"].any()  # one pair per pairing: nothing replayed
     # each (pairing, map) stratum holds one pair: every resample is the table itself
     assert value(out, "x", "ultimates_per_100_ticks", "low") == pytest.approx(2.0)
     assert value(out, "x", "ultimates_per_100_ticks", "high") == pytest.approx(2.0)
@@ -264,7 +267,7 @@ def test_same_seed_same_interval_and_row_order_does_not_matter() -> None:
     c = system_metrics(g, [name], bootstrap=300, seed=4)
     pd.testing.assert_frame_equal(a, b, rtol=1e-12)
     assert value(a, "x", name, "low") != value(c, "x", name, "low")
-    assert a.attrs == {"bootstrap": 300, "seed": 3, "level": 0.95}
+    assert a.attrs == {"bootstrap": 300, "seed": 3, "level": 0.95, "scheme": "pairs"}
 
 
 def test_resampling_keeps_a_pairs_two_games_together() -> None:
@@ -302,9 +305,10 @@ def test_pairs_are_resampled_within_pairing_and_map() -> None:
         [table(4), table(4, map=48), table(2, system_a="y", system_b="x"),
          table(2, seed=8)], ignore_index=True,
     )  # fmt: skip
-    unit, strata = pair_units(g)
+    unit, strata, maps = pair_units(g)
     assert unit.tolist() == [0, 0, 1, 1, 3, 3, 4, 4, 5, 5, 2, 2]
     assert strata.tolist() == [0, 0, 0, 1, 1, 2]
+    assert maps.tolist() == [0, 1, 0]  # strata (x, y, 47), (x, y, 48), (y, x, 47)
 
 
 def test_units_and_draws_match_the_elo_bootstrap() -> None:
@@ -313,8 +317,8 @@ def test_units_and_draws_match_the_elo_bootstrap() -> None:
     games = synthetic_games([1000.0, 1200.0, 1300.0], maps=2, pairs_per_map=5, seed=2)
     games = games.sample(frac=1.0, random_state=0)  # row order must not matter
     names = sorted(set(games["system_a"]))
-    _, _, _, _, (elo_strata, elo_counts) = _design(names, games)
-    unit, strata = pair_units(games)
+    _, _, _, _, (elo_strata, _, elo_counts) = _design(names, games)
+    unit, strata, _ = pair_units(games)
     np.testing.assert_array_equal(strata, elo_strata)
     wins = np.zeros((len(strata), 3))
     np.add.at(wins, unit, np.eye(3)[games["result"].map({"win": 0, "draw": 1, "loss": 2})])

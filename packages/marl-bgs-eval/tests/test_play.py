@@ -46,7 +46,10 @@ def test_games_are_real_and_metrics_agree_with_the_score(base_games: pd.DataFram
 
 @pytest.mark.parametrize("batch", [32, 128])
 def test_batch_size_changes_no_game(base_games: pd.DataFrame, batch: int, kit) -> None:
+    """Batch 8 plays the 16 games two to a slot; 32 and 128, one per slot: the same games, down
+    to every trajectory fingerprint (a slot's next game is hashed from its own start)."""
     other = ev.evaluate(kit.mixed, ev.random_system(), batch_size=batch, **kit.settings)
+    assert base_games["trajectory"].str.fullmatch("[0-9a-f]{16}").all()
     pd.testing.assert_frame_equal(base_games, other)
 
 
@@ -90,3 +93,19 @@ def test_results_round_trip_exactly(base_games: pd.DataFrame, tmp_path) -> None:
         path = ev.save(base_games, tmp_path / f"games.{suffix}")
         pd.testing.assert_frame_equal(ev.load(path), base_games)
     assert set(base_columns()) <= set(base_games.columns)
+
+
+def test_distinct_games_follow_the_trajectories(base_games: pd.DataFrame) -> None:
+    """A pair of mirror images shares one fingerprint; the outcome-and-counters rule kept for
+    tables without fingerprints finds the same mirror pairs. Replayed under another seed the
+    games are no new evidence: the fingerprints say so, the old rule cannot tell."""
+    per_pair = base_games.groupby("pair_id")["trajectory"].nunique()
+    assert set(per_pair) == {1, 2}  # this table holds both kinds of pair
+    assert ev.distinct_games(base_games) == per_pair.sum()
+    old = base_games.drop(columns="trajectory")
+    mirrored = ev.mirror_pairs(old).droplevel(["seed", "system_a", "system_b"])
+    pd.testing.assert_series_equal(mirrored, per_pair.eq(1), check_names=False)
+    assert ev.distinct_games(old) == per_pair.sum()
+    again = pd.concat([base_games, base_games.assign(seed=8)], ignore_index=True)
+    assert ev.distinct_games(again) == per_pair.sum()
+    assert ev.distinct_games(again.drop(columns="trajectory")) == 2 * per_pair.sum()

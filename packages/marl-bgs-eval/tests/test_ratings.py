@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy.optimize import check_grad
 
-from marl_bgs_eval import EvalError, fit_btd, rate
+from marl_bgs_eval import EvalError, fit_btd, rate, system_metrics
 from marl_bgs_eval.ratings import _objective, bootstrap_elo
 from marl_bgs_eval.synthetic import synthetic_games
 
@@ -121,6 +121,63 @@ def test_bootstrap_resamples_within_each_map() -> None:
     r = rate(games, bootstrap=200)
     for col in ("elo_low", "elo_high"):
         np.testing.assert_allclose(r[col], r["elo"], atol=1e-6)
+
+
+def _map_split(wins_on: int, maps: int = 5) -> pd.DataFrame:
+    """A deterministic pairing: A wins every game on the first `wins_on` maps and loses every
+    game on the rest, 4 pairs per map."""
+    return pd.concat(
+        [
+            _one_pairing(["win" if m < wins_on else "loss"] * 8).assign(
+                map=m, pair_id=lambda d, m=m: d["pair_id"] + 4 * m
+            )
+            for m in range(maps)
+        ],
+        ignore_index=True,
+    )
+
+
+def test_the_maps_scheme_gives_a_deterministic_pairing_the_spread_of_its_maps() -> None:
+    """Every pair on a map is the same game: resampled within each map (the default) the
+    interval has zero width; resampling the five maps first gives the spread of having played
+    only these maps (3 won of 5: anywhere from all lost to all won), around the same fit."""
+    games = _map_split(3)
+    pairs = rate(games, bootstrap=400, seed=1).set_index("system")
+    maps = rate(games, bootstrap=400, seed=1, scheme="maps").set_index("system")
+    np.testing.assert_allclose(pairs["elo_high"] - pairs["elo_low"], 0.0, atol=1e-6)
+    np.testing.assert_allclose(maps["elo"], pairs["elo"])  # one fit; only the intervals differ
+    assert (maps["elo_high"] - maps["elo_low"] > 200).all(), maps
+    assert (maps["elo_low"] < maps["elo"]).all()
+    assert (maps["elo"] < maps["elo_high"]).all()
+    assert pairs.attrs["scheme"] == "pairs"
+    assert maps.attrs["scheme"] == "maps"
+    # won everywhere: every resample of maps is the same table again
+    one_sided = rate(_map_split(5), bootstrap=100, scheme="maps")
+    np.testing.assert_allclose(one_sided["elo_high"] - one_sided["elo_low"], 0.0, atol=1e-6)
+
+
+def test_with_one_map_the_maps_scheme_is_the_pairs_scheme() -> None:
+    games = synthetic_games(TRUE[:4].tolist(), nu=0.4, maps=1, pairs_per_map=6, seed=2)
+    fit_a, pairs = bootstrap_elo(games, bootstrap=300, seed=3)
+    fit_b, maps = bootstrap_elo(games, bootstrap=300, seed=3, scheme="maps")
+    np.testing.assert_array_equal(pairs, maps)
+    np.testing.assert_array_equal(fit_a.elo, fit_b.elo)
+    several = synthetic_games(TRUE[:4].tolist(), nu=0.4, maps=3, pairs_per_map=6, seed=2)
+    _, pairs = bootstrap_elo(several, bootstrap=300, seed=3)
+    _, maps = bootstrap_elo(several, bootstrap=300, seed=3, scheme="maps")
+    assert not np.array_equal(pairs, maps)
+
+
+@pytest.mark.parametrize("scheme", ["map", "Pairs", "", None, 1])
+def test_an_unknown_scheme_is_refused(scheme: object) -> None:
+    games = synthetic_games(TRUE[:2], maps=1, pairs_per_map=2)
+    want = r"^bootstrap_scheme: expected one of \['pairs', 'maps'\], got "
+    with pytest.raises(EvalError, match=want):
+        rate(games, bootstrap=10, scheme=scheme)  # type: ignore[arg-type]
+    with pytest.raises(EvalError, match=want):
+        bootstrap_elo(games, bootstrap=10, scheme=scheme)  # type: ignore[arg-type]
+    with pytest.raises(EvalError, match=want):
+        system_metrics(games, ["ultimates_per_100_ticks"], bootstrap=10, scheme=scheme)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("level", [0.95, 0.8])

@@ -29,6 +29,7 @@ import marl_bgs_eval as ev
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID
 from marl_bgs.tdm.perception import perceive, refresh_sight_lines
 from marl_bgs_eval import array_zip
+from marl_bgs_eval import fingerprint as fp
 from marl_bgs_eval import replay_files as rf
 from marl_bgs_eval import replays as rp
 from marl_bgs_eval.fuzzing import zip_bytes as _zip
@@ -110,6 +111,22 @@ def test_the_spawn_swapped_pair_are_mirror_images(recorded) -> None:
     assert (one["actions"] == two["actions"]).all()
     assert (one["state.score"] == two["state.score"]).all()
     assert not np.array_equal(one["state.units.pos"], two["state.units.pos"])
+
+
+def test_the_trajectory_fingerprint_folds_every_recorded_tick(recorded) -> None:
+    """The results column `trajectory` is `fingerprint.fold` over the recorded ticks (accepted
+    actions, deaths, score): the play loop hashes each game whole, from its own start. The
+    mirror-image pair shares it; the win differs (slots reused: test_play's batch sizes)."""
+    fold = jax.jit(fp.fold)
+    rows = recorded.rows.to_dict("records")
+    for replay, row in zip(recorded.replays, rows, strict=True):
+        a, trace = replay.arrays, fp.start(1)
+        for t in range(replay.ticks):
+            trace = fold(trace, a["facts.accepted"][t : t + 1], a["facts.died"][t : t + 1],
+                         a["state.score"][t + 1 : t + 2])  # fmt: skip
+        assert fp.text(trace) == [row["trajectory"]]
+    assert rows[1]["trajectory"] == rows[2]["trajectory"] != rows[0]["trajectory"]
+    assert ev.distinct_games(recorded.games) == 2  # games 0 and 1 are mirror images too
 
 
 def test_record_refuses_what_it_cannot_rebuild(recorded) -> None:

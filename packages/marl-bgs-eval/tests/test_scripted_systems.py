@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 import marl_bgs_eval as ev
 from marl_bgs_eval import opponents
 from marl_bgs_eval.cli import app
+from marl_bgs_eval.distinct import pairings
 from marl_bgs_eval.registry import get_system, names
 from marl_bgs_eval.systems import scripted_system
 
@@ -23,14 +24,27 @@ def test_scripted_teams_are_registered_by_name():
         scripted_system("qq")
 
 
-def test_play_two_scripted_teams_by_name():
-    args = ["play", "tdm-alpha", "tdm-gamma", "--maps", "50", "--games-per-map", "2"]
-    result = CliRunner().invoke(app, [*args, "--seed", "3", "--batch-size", "2", "--no-progress"])
+def test_play_two_scripted_teams_by_name_and_count_their_distinct_games(tmp_path):
+    """Scripted teams are deterministic: TDM-Gamma vs TDM-Beta on one map plays two distinct
+    games (one per spawn end: TDM-Beta's play is not mirror-symmetric), four times each. The
+    table says "8 games, 2 distinct" and flags the pairing as repeating."""
+    out = tmp_path / "games.parquet"
+    args = ["play", "tdm-gamma", "tdm-beta", "--maps", "47", "--games-per-map", "8"]
+    result = CliRunner().invoke(app, [*args, "--batch-size", "8", "--no-progress", "--out", out])
     assert result.exit_code == 0, result.output
-    assert "tdm-alpha (A) vs tdm-gamma (B)" in result.output
+    assert "tdm-gamma (A) vs tdm-beta (B), seed 0: 8 games, 2 distinct" in result.output
+    assert "tdm-gamma vs tdm-beta: 8 games, 2 distinct (4 pairs)" in result.output
+    assert "\nrepeats: a pairing with fewer distinct games than spawn-swapped" in result.output
+    games = ev.load(out)
     # Scripted play ends games (no all-draw stalemates) with kills on the record.
-    games = ev.evaluate("tdm-alpha", "tdm-gamma", maps=[50], games_per_map=2, seed=3, batch_size=2)
     assert (games["a_kills"] + games["b_kills"]).sum() > 0
+    by_end = games.groupby("a_spawn")["trajectory"]
+    assert by_end.nunique().to_dict() == {"left": 1, "right": 1}  # each end: one game, 4 times
+    assert by_end.first()["left"] != by_end.first()["right"]
+    assert ev.distinct_games(games) == 2
+    assert pairings(games)[["games", "pairs", "distinct", "repeats"]].values.tolist() == [
+        [8, 4, 2, True]
+    ]
 
 
 def test_the_report_section_replaces_its_old_self(tmp_path):

@@ -93,6 +93,8 @@ def _synthetic(folder: Path) -> None:
     ratings["division"] = pd.array([d[1] for d in divisions], dtype="Int64")
     ratings["member"] = ratings["system"] != ratings["system"].iat[-1]
     ratings["team"] = [TEAMS[n] for n in ratings["system"]]
+    # idle plays one game over and over: its pairings repeat (what `rate` says of such a System)
+    ratings["repeats"] = ratings["system"] == "idle"
     ratings.to_csv(folder / "ratings.csv", index=False)
     (folder / "ratings.json").write_text(ratings.to_json(orient="records") or "[]")
 

@@ -14,7 +14,13 @@ from marl_bgs_eval import play, replay_files
 from marl_bgs_tournament import Settings, TournamentError, challenge, run_season
 from marl_bgs_tournament.cli import app
 from marl_bgs_tournament.schedule import TEST_MAPS
-from marl_bgs_tournament.season import ORGANISERS, admission, elo_games, read_season
+from marl_bgs_tournament.season import (
+    ORGANISERS,
+    admission,
+    elo_games,
+    read_season,
+    settings_of,
+)
 
 SMALL = Settings(pairs_per_map=1, tick_limit=100, winning_score=3, batch_size=16, bootstrap=200,
                  replays=1, checks=("training_declared",))  # fmt: skip
@@ -81,11 +87,13 @@ def test_one_program_serves_every_pairing_of_one_architecture(season, challenged
 
 
 def test_ratings_are_one_joint_fit_of_all_games(season) -> None:
-    out, _, _ = season
+    out, record, _ = season
     table = pd.read_csv(out / "ratings.csv")
     fit = ev.rate(ev.load(out / "games.csv"), bootstrap=SMALL.bootstrap, seed=SMALL.rating_seed)
     assert list(table["system"]) == list(fit["system"])
     assert table["elo"].to_numpy() == pytest.approx(fit["elo"].to_numpy())
+    assert record["bootstrap_scheme"] == "pairs"  # the rulebook's default
+    assert table[["distinct_games", "repeats"]].equals(fit[["distinct_games", "repeats"]])
     assert table["elo"].mean() == pytest.approx(1200.0)
     assert (table["elo_low"] <= table["elo"]).all()
     assert (table["elo"] <= table["elo_high"]).all()
@@ -183,7 +191,8 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
     args = ["season", "--field", str(mix_files["mix0"]), "--field", str(mix_files["mix9"]),
             "--out", str(out), "--pairs-per-map", "1", "--tick-limit", "100",
             "--winning-score", "3", "--batch-size", "16", "--bootstrap", "100",
-            "--replays", "0", "--root-seed", "5", "--checks", "training_declared"]  # fmt: skip
+            "--replays", "0", "--root-seed", "5", "--checks", "training_declared",
+            "--bootstrap-scheme", "maps"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "mix0" in result.stdout
@@ -194,7 +203,14 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
     assert all(line.startswith("mix0 vs mix9: ") for line in lines[2:-1])  # every 30 s, 10%
     assert lines[-2].startswith("mix0 vs mix9: 10/10 games, 100%, ")
     assert lines[-1] == f"rating 10 games (100 refits) into {out}"
+    assert "distinct_games" in result.stdout
+    assert "95% intervals: 100 refits, maps resampled, then spawn-swapped pairs" in result.stdout
+    assert "(--bootstrap-scheme maps)" in result.stdout
     assert read_season(out)["root_seed"] == 5
+    assert read_season(out)["bootstrap_scheme"] == "maps"
+    bad = CliRunner().invoke(app, [*args[:-1], "map"])
+    assert bad.exit_code == 2
+    assert "bootstrap_scheme: expected one of ['pairs', 'maps'], got 'map'" in bad.output
     bad = CliRunner().invoke(app, ["season", "--field", "no-such-system", "--field", "idle",
                                    "--out", str(tmp_path / "x")])  # fmt: skip
     assert bad.exit_code == 2
@@ -356,6 +372,20 @@ def test_a_season_of_another_mode_or_a_busy_folder_is_refused(season, mix_files,
         fcntl.flock(held, fcntl.LOCK_EX)
         with pytest.raises(TournamentError, match="busy"):
             challenge(out, mix_files["mix95"])
+
+
+def test_a_season_keeps_its_bootstrap_scheme(tmp_path) -> None:
+    """A season written before the option rates as the rulebook does; a bad scheme in
+    season.json is refused before any game is played."""
+    record = {"maps": [47], "pairs_per_map": 2, "tick_limit": 100, "winning_score": 5,
+              "batch_size": 16, "bootstrap": 100, "rating_seed": 0, "metrics": "none"}  # fmt: skip
+    assert settings_of(record).bootstrap_scheme == "pairs"
+    assert settings_of({**record, "bootstrap_scheme": "maps"}).bootstrap_scheme == "maps"
+    with pytest.raises(TournamentError, match=r"season\.json: bootstrap_scheme: expected one"):
+        settings_of({**record, "bootstrap_scheme": "bags"})
+    with pytest.raises(TournamentError, match=r"^bootstrap_scheme: expected one of"):
+        run_season(["idle", "random"], tmp_path / "s", Settings(bootstrap_scheme="bags"))
+    assert not (tmp_path / "s").exists()
 
 
 def test_the_season_size_is_reduced_on_a_cpu_unless_asked_otherwise() -> None:

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from marl_bgs_eval import legend, replay_files
+from marl_bgs_eval.distinct import REPEATS_NOTE, ZERO_WIDTH_NOTE
 from marl_bgs_tournament.web import heatmap, replay_key, tables
 
 
@@ -40,8 +41,14 @@ def test_leaderboard_shows_every_system_in_rank_order(web_site: str, web_season_
     for row in ratings:
         assert f"{row['elo_low']:.0f} – {row['elo_high']:.0f}" in body
         assert f"{row['wins']}-{row['draws']}-{row['losses']}" in body
+        mark = ' <span class="repeats" title="its games repeat">†</span>' if row["repeats"] else ""
+        assert f'<td class="num distinct">{row["distinct_games"]}{mark}</td>' in body
         assert f"{100 * row['win_chance']:.1f}%" in body
         assert f'href="/entrants/{row["system"]}"' in body
+    assert body.count('class="repeats"') == 1  # idle's pairings repeat (conftest)
+    assert "(spawn-swapped pairs resampled within each pairing and map)" in body
+    assert html.escape(ZERO_WIDTH_NOTE) in body
+    assert f"† {html.escape(REPEATS_NOTE)}." in body
     assert html.escape("Delta <Labs>") in body
     assert "<Labs>" not in body
     for fact in ("20260707", "47, 48, 49, 50, 51", "Games per pairing", "v1"):

@@ -108,6 +108,41 @@ def test_ratings_read_grandmasters_and_sort_by_rank(tmp_path: Path) -> None:
         tables.ratings(tmp_path / "ratings.csv")
 
 
+def test_ratings_read_distinct_games_and_repeats_where_written(tmp_path: Path) -> None:
+    """Season folders written before the columns lack them: no count, no mark."""
+    head = RATINGS_HEAD.replace("team\n", "team,distinct_games,repeats\n")
+    row = "1,a,1300,1250,1350,Gold 3,Gold,3,0.6,4,2,1,1,True,T"
+    (tmp_path / "ratings.csv").write_text(head + row + ",1,True\n")
+    [got] = tables.ratings(tmp_path / "ratings.csv")
+    assert (got["distinct_games"], got["repeats"]) == (1, True)
+    (tmp_path / "ratings.csv").write_text(RATINGS_HEAD + row + "\n")
+    [got] = tables.ratings(tmp_path / "ratings.csv")
+    assert (got["distinct_games"], got["repeats"]) == (None, False)
+    for cells, said in (
+        (",5,False", "distinct_games must lie in"),
+        (",0,False", "must lie in"),
+        (",2,maybe", "column repeats"),
+        (",x,False", "column distinct_games"),
+    ):
+        (tmp_path / "ratings.csv").write_text(head + row + cells + "\n")
+        with pytest.raises(SeasonDataError, match=f"ratings.csv: row 1.*{said}"):
+            tables.ratings(tmp_path / "ratings.csv")
+
+
+def test_season_json_names_a_known_bootstrap_scheme(tmp_path: Path) -> None:
+    base = {"rulebook": "v1", "season": 0, "maps": [47], "games_per_pairing": 2,
+            "root_seed": 1, "field": ["a"], "entrants": {}}  # fmt: skip
+    for scheme, ok in (("maps", True), ("pairs", True), ("bags", False)):
+        (tmp_path / "season.json").write_text(json.dumps({**base, "bootstrap_scheme": scheme}))
+        if ok:
+            assert season_files.season(tmp_path / "season.json")["bootstrap_scheme"] == scheme
+        else:
+            with pytest.raises(SeasonDataError, match="bootstrap_scheme: expected one of"):
+                season_files.season(tmp_path / "season.json")
+    (tmp_path / "season.json").write_text(json.dumps(base))
+    assert season_files.season(tmp_path / "season.json")["bootstrap_scheme"] is None
+
+
 def test_matchups_and_games_are_checked(tmp_path: Path) -> None:
     (tmp_path / "m.csv").write_text("system_a,a,b\na,,0.25\nb,0.75,\n")
     got = tables.matchups(tmp_path / "m.csv")

@@ -65,19 +65,21 @@ def _table(df: Any, title: str) -> Table:
 
 
 def summarize(games: pd.DataFrame) -> pd.DataFrame:
-    """Per map: games, distinct games (a mirror-image pair counts once), results, mean points."""
+    """Per map: games, distinct games (`distinct`: a game that repeats another's trajectory
+    counts once), results, mean points."""
     import pandas as pd
 
-    from marl_bgs_eval.results import distinct_games
+    from marl_bgs_eval.distinct import repeated
 
     rows = []
+    games = games.assign(_repeat=repeated(games))
     for name, g in games.groupby("map_name", sort=False):
         result = cast(pd.Series, g["result"])
         rows.append(
             {
                 "map": name,
                 "games": len(g),
-                "distinct": distinct_games(g),
+                "distinct": int((~cast(pd.Series, g["_repeat"])).sum()),
                 "wins": int((result == "win").sum()),
                 "draws": int((result == "draw").sum()),
                 "losses": int((result == "loss").sum()),
@@ -133,6 +135,7 @@ def play(
     if progress:
         note(f"{system_a} vs {system_b}: setting up (the first batch also compiles)")
     from marl_bgs import ConfigError
+    from marl_bgs_eval.distinct import distinct_games, repeats_lines
     from marl_bgs_eval.evaluate import as_system, evaluate
     from marl_bgs_eval.journal import Journal, journal_path
     from marl_bgs_eval.results import check_path, save
@@ -184,12 +187,17 @@ def play(
                 "with --resume to play the rest"
             )
         raise
-    title = f"{system_a} (A) vs {system_b} (B), seed {seed}: {len(games)} games"
+    title = (
+        f"{system_a} (A) vs {system_b} (B), seed {seed}: {len(games)} games, "
+        f"{distinct_games(games)} distinct"
+    )
     console.print(_table(summarize(games), title))
     console.print(
-        "distinct: games that differ; the two games of a spawn-swapped pair are mirror images "
-        "when both Systems read only their own frame, and then count once"
+        "distinct: games whose trajectories (accepted actions, tick by tick) differ; mirror "
+        "images and replays count once"
     )
+    for line in repeats_lines(games):
+        console.print(line, highlight=False)
     if out is not None:
         console.print(f"saved {len(games)} games to {out}")
     _usage(teams, games, out)
@@ -247,16 +255,28 @@ def _record(
     console.print(f"saved {len(recorded)} replay(s) to {folder}")
 
 
-def _rated(files: list[Path], bootstrap: int, seed: int, integrity: bool) -> pd.DataFrame:
+def _rated(
+    files: list[Path], bootstrap: int, seed: int, integrity: bool, scheme: str
+) -> tuple[pd.DataFrame, list[str]]:
+    """The ratings table of the files' games and the lines printed under it."""
+    from marl_bgs_eval.distinct import ZERO_WIDTH_NOTE, repeats_lines
     from marl_bgs_eval.ratings import rate as rate_games
+    from marl_bgs_eval.resampling import SCHEMES, check_scheme
     from marl_bgs_eval.results import combine, load
 
     try:
+        scheme = check_scheme(scheme)
         games = combine([(str(f), load(f, check_integrity=integrity)) for f in files])
-        return rate_games(games, bootstrap=bootstrap, seed=seed)
+        table = rate_games(games, bootstrap=bootstrap, seed=seed, scheme=scheme)
     except EvalError as err:
         _fail(err)
         raise
+    notes = [f"95% intervals: {bootstrap} refits, {SCHEMES[scheme]} (--bootstrap-scheme {scheme})"]
+    width = table["elo_high"].to_numpy() - table["elo_low"].to_numpy()
+    if width.min() < 0.5:
+        notes.append(ZERO_WIDTH_NOTE)
+    marks = ["yes" if r else "" for r in table["repeats"].tolist()]
+    return table.assign(repeats=marks), [*notes, *repeats_lines(games)]
 
 
 Files = Annotated[list[Path], typer.Argument(help="Results files (.parquet or .csv)")]
@@ -265,26 +285,45 @@ Seed = Annotated[int, typer.Option(min=0, help="Seed of the resampling")]
 Integrity = Annotated[
     bool, typer.Option(help="Require each file's game count and checksum (written by save)")
 ]
+Scheme = Annotated[
+    str,
+    typer.Option(
+        "--bootstrap-scheme",
+        help="pairs: resample spawn-swapped pairs within pairing and map (the rulebook's); "
+        "maps: resample the maps, then pairs within each",
+    ),
+]
+
+
+def _notes(lines: list[str]) -> None:
+    for line in lines:
+        console.print(line, highlight=False)
 
 
 @app.command()
-def rate(files: Files, bootstrap: Boot = 5000, seed: Seed = 0, integrity: Integrity = True) -> None:
+def rate(
+    files: Files, bootstrap: Boot = 5000, seed: Seed = 0, integrity: Integrity = True,
+    bootstrap_scheme: Scheme = "pairs",
+) -> None:  # fmt: skip
     """Fit Elo ratings (Bradley-Terry-Davidson) with 95% intervals to results files."""
-    r = _rated(files, bootstrap, seed, integrity)
-    cols = ["rank", "system", "elo", "elo_low", "elo_high", "games", "distinct_games"]
+    r, notes = _rated(files, bootstrap, seed, integrity, bootstrap_scheme)
+    cols = ["rank", "system", "elo", "elo_low", "elo_high", "games", "distinct_games", "repeats"]
     cols += ["wins", "draws", "losses"]
     console.print(_table(r[cols], f"Elo (mean 1,200), draw nu = {r.attrs['nu']:.3f}"))
+    _notes(notes)
 
 
 @app.command()
 def leaderboard(
-    files: Files, bootstrap: Boot = 5000, seed: Seed = 0, integrity: Integrity = True
-) -> None:
+    files: Files, bootstrap: Boot = 5000, seed: Seed = 0, integrity: Integrity = True,
+    bootstrap_scheme: Scheme = "pairs",
+) -> None:  # fmt: skip
     """The leaderboard: rank, tier and division, Elo with interval, win chance vs average."""
-    r = _rated(files, bootstrap, seed, integrity)
+    r, notes = _rated(files, bootstrap, seed, integrity, bootstrap_scheme)
     r = r.assign(win_chance=(100 * r["win_chance"]).round(1))
     cols = ["rank", "system", "tier", "elo", "elo_low", "elo_high", "win_chance", "games"]
-    console.print(_table(r[[*cols, "distinct_games"]], "Leaderboard"))
+    console.print(_table(r[[*cols, "distinct_games", "repeats"]], "Leaderboard"))
+    _notes(notes)
 
 
 @app.command()
@@ -295,11 +334,14 @@ def calibrate(
     sizes: Annotated[
         str, typer.Option(help="Games per pairing, comma-separated (multiples of 10: 5 maps)")
     ] = "40,200",
+    methods: Annotated[
+        str, typer.Option(help="Resampling methods, comma-separated: rescaled, plain, maps")
+    ] = "rescaled,plain,maps",
     out: Annotated[Path | None, typer.Option(help="Also save the table (.csv or .parquet)")] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
 ) -> None:
     """Coverage of the 95% Elo intervals on synthetic Season 0 tournaments with known ratings,
-    for the rescaled bootstrap (what rate uses) and the plain one."""
+    for the rescaled bootstrap (what rate uses), the plain one and the maps scheme."""
     import pandas as pd
 
     from marl_bgs_eval.calibration import coverage_study
@@ -314,7 +356,8 @@ def calibrate(
     try:
         if out is not None:
             out = check_path(out)
-        table = coverage_study(tournaments, bootstrap, seed, per_pairing, progress=progress)
+        table = coverage_study(tournaments, bootstrap, seed, per_pairing,
+                               methods=methods.split(","), progress=progress)  # fmt: skip
     except EvalError as err:
         _fail(err)
         return

@@ -22,6 +22,7 @@ from marl_bgs import Facts, GameState, TeamInputs, team_inputs
 from marl_bgs.core.env import shard_games
 from marl_bgs.core.pytree import where_games
 from marl_bgs.core.team import act_teams
+from marl_bgs_eval import fingerprint as fp
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.metrics.timing import Memory
 from marl_bgs_eval.seeds import action_keys, memory_keys
@@ -48,6 +49,7 @@ class Out(NamedTuple):
     counters: jax.Array  # float32 [G_pad, K]
     who_a: jax.Array  # int32 [G_pad, 5]: leaf System index per slot
     who_b: jax.Array
+    trajectory: jax.Array  # uint32 [G_pad, 2]: the game's fingerprint (`fingerprint`)
 
 
 class Carry(NamedTuple):
@@ -56,6 +58,7 @@ class Carry(NamedTuple):
     mem_b: Any
     slot_game: jax.Array  # int32 [B]: schedule row each slot plays (-1: idle)
     counters: jax.Array  # float32 [B, K]
+    trace: jax.Array  # uint32 [B, 2]: each slot's game's fingerprint so far
     memory: Memory  # the metrics' per-game memory [B, ...]
     next_game: jax.Array  # int32 []
     n_done: jax.Array  # int32 []
@@ -155,6 +158,7 @@ def _build(
             counters=jnp.zeros((g_pad, width), jnp.float32),
             who_a=jnp.full((g_pad, 5), -1, jnp.int32),
             who_b=jnp.full((g_pad, 5), -1, jnp.int32),
+            trajectory=jnp.zeros((g_pad, 2), jnp.uint32),
         )
         n_first = jnp.minimum(plan.n_games, batch)
         return Carry(
@@ -163,6 +167,7 @@ def _build(
             mem_b=mem_b,
             slot_game=jnp.where(rows < plan.n_games, rows, -1),
             counters=jnp.zeros((batch, width), jnp.float32),
+            trace=fp.start(batch),
             memory=mt.fresh_memory(batch),
             next_game=n_first,
             n_done=jnp.int32(0),
@@ -177,6 +182,7 @@ def _build(
         pair_mask = join_teams(t.inputs[0].masks.pair, t.inputs[1].masks.pair)
         added, memory = mt.tally(level, t.before, t.facts, pair_mask, c.memory)
         counters = c.counters + added
+        trace = fp.fold(c.trace, t.facts.accepted, t.facts.died, nxt.score)
         finished = (nxt.outcome != 0) & (c.slot_game >= 0)
         carry = Carry(
             nxt,
@@ -184,6 +190,7 @@ def _build(
             mems[1],
             c.slot_game,
             counters,
+            trace,
             memory,
             c.next_game,
             c.n_done + jnp.sum(finished, dtype=jnp.int32),
@@ -201,6 +208,7 @@ def _build(
                 counters=o.counters.at[idx].set(counters, mode="drop"),
                 who_a=o.who_a.at[idx].set(whos[0], mode="drop"),
                 who_b=o.who_b.at[idx].set(whos[1], mode="drop"),
+                trajectory=o.trajectory.at[idx].set(trace, mode="drop"),
             )
             return k._replace(out=out)
 
@@ -216,6 +224,7 @@ def _build(
                 mem_b=where_games(real, fresh_b, k.mem_b),
                 slot_game=jnp.where(finished, jnp.where(real, new_row, -1), k.slot_game),
                 counters=jnp.where(finished[:, None], 0.0, k.counters),
+                trace=jnp.where(finished[:, None], fp.start(batch), k.trace),
                 memory=where_games(finished, mt.fresh_memory(batch), k.memory),
                 next_game=jnp.minimum(
                     k.next_game + jnp.sum(finished, dtype=jnp.int32), plan.n_games

@@ -14,8 +14,9 @@ pairing and map: k - 1 of a stratum's k pairs drawn with replacement, each weigh
 Drawing all k, the plain bootstrap, spreads the refits by only about sqrt((k - 1) / k) of the
 fit's true error (0.87 at 4 pairs per pairing and map: 91% coverage instead of 95%); rescaled,
 the intervals hold the true ratings 95% of the time at 40 and at 200 games per pairing
-(`calibration`). All refits are solved together as one block-separable problem, warm-started
-from the full fit.
+(`calibration`). `scheme="maps"` resamples the maps first (`resampling.SCHEMES`): the spread of
+having played only these maps, which a deterministic pairing has too. All refits are solved
+together as one block-separable problem, warm-started from the full fit.
 """
 
 from __future__ import annotations
@@ -27,15 +28,23 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
+from marl_bgs_eval.distinct import per_system
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.metrics import base_columns, priority_columns
-from marl_bgs_eval.resampling import check_bootstrap, check_seed, draw_weights, pair_units
-from marl_bgs_eval.results import OUTCOME, mirror_pairs
+from marl_bgs_eval.resampling import (
+    check_bootstrap,
+    check_scheme,
+    check_seed,
+    draw_weights,
+    pair_units,
+)
+from marl_bgs_eval.results import OUTCOME, SAME_GAME, TRAJECTORY
 from marl_bgs_eval.tiers import MEAN_ELO, tier, win_chance
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 NEEDED = ("system_a", "system_b", "map", "pair_id", "result")
-OPTIONAL = ("map_hash", "seed", *OUTCOME, *base_columns(), *priority_columns())
+OPTIONAL = tuple(dict.fromkeys(["map_hash", "seed", *SAME_GAME, TRAJECTORY, *OUTCOME,
+                                 *base_columns(), *priority_columns()]))  # fmt: skip
 SCORE = {"win": 0, "draw": 1, "loss": 2}
 
 
@@ -114,20 +123,6 @@ def _tables(df: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
     return names, games
 
 
-def _mirrored_pairs_per_system(g: pd.DataFrame) -> dict[str, int]:
-    """Per System, its pairs whose two games are mirror images (each counts as one distinct
-    game); none can be told apart without the outcome columns (e.g. synthetic tables)."""
-    if not set(OUTCOME) <= set(g.columns):
-        return {}
-    same = mirror_pairs(g)
-    same = same.loc[same]
-    counts: dict[str, int] = {}
-    for side in ("system_a", "system_b"):
-        for name, k in same.index.get_level_values(side).value_counts().items():
-            counts[str(name)] = counts.get(str(name), 0) + int(k)
-    return counts
-
-
 def fit_btd(games: pd.DataFrame, prior_sd_elo: float = 1000.0) -> BTDFit:
     """The joint fit of every game between different Systems (self-play games carry no gap)."""
     names, g = _tables(games)
@@ -138,21 +133,21 @@ def fit_btd(games: pd.DataFrame, prior_sd_elo: float = 1000.0) -> BTDFit:
 
 def _design(names: list[str], g: pd.DataFrame) -> tuple:
     """Pairings (i, j), their counts [P, 3], and per unit (a pair of games): its pairing, and
-    (its stratum = pairing x map, its counts [U, 3])."""
+    (its stratum = pairing x map, each stratum's map, its counts [U, 3])."""
     idx = {s: k for k, s in enumerate(names)}
     i = np.asarray([idx[s] for s in g["system_a"].tolist()])
     j = np.asarray([idx[s] for s in g["system_b"].tolist()])
     onehot = np.eye(3)[np.asarray([SCORE[r] for r in g["result"].tolist()])]
     pairing_keys, p_game = np.unique(np.stack([i, j], axis=1), axis=0, return_inverse=True)
     p_game = p_game.ravel()
-    unit, strata = pair_units(g)
+    unit, strata, maps = pair_units(g)
     unit_c = np.zeros((len(strata), 3))
     np.add.at(unit_c, unit, onehot)
     unit_p = np.zeros(len(strata), np.int64)
     unit_p[unit] = p_game
     counts = np.zeros((len(pairing_keys), 3))
     np.add.at(counts, p_game, onehot)
-    return pairing_keys[:, 0], pairing_keys[:, 1], counts, unit_p, (strata, unit_c)
+    return pairing_keys[:, 0], pairing_keys[:, 1], counts, unit_p, (strata, maps, unit_c)
 
 
 def bootstrap_elo(
@@ -163,17 +158,21 @@ def bootstrap_elo(
     chunk: int = 500,
     *,
     rescaled: bool = True,
+    scheme: str = "pairs",
 ) -> tuple[BTDFit, np.ndarray]:
-    """The full fit and `bootstrap` refits' Elo [B, n] (pairs resampled within pairing and map;
-    `rescaled=False`: the plain bootstrap, too narrow with few pairs, kept for comparison)."""
+    """The full fit and `bootstrap` refits' Elo [B, n]: pairs resampled within pairing and map
+    (`scheme="maps"`: the maps first, then the pairs within each drawn map; see `resampling`).
+    `rescaled=False`: the plain bootstrap, too narrow with few pairs, kept for comparison."""
     bootstrap, seed = check_bootstrap(bootstrap), check_seed(seed)
+    scheme = check_scheme(scheme)
     names, g = _tables(games)
     n = len(names)
-    i, j, counts, unit_p, (strata, unit_c) = _design(names, g)
+    i, j, counts, unit_p, (strata, maps, unit_c) = _design(names, g)
     X = _solve(i, j, counts[None], n, np.zeros((1, n)), prior_sd_elo)
     rng = np.random.default_rng(seed)
     boot = np.zeros((bootstrap, len(i), 3))
-    for members, drawn in draw_weights(strata, bootstrap, rng, rescaled):
+    by_map = maps if scheme == "maps" else None
+    for members, drawn in draw_weights(strata, bootstrap, rng, rescaled, by_map):
         boot[:, unit_p[members[0]], :] += drawn @ unit_c[members]
     elos = []
     for lo in range(0, bootstrap, chunk):
@@ -190,18 +189,22 @@ def rate(
     seed: int = 0,
     level: float = 0.95,
     prior_sd_elo: float = 1000.0,
+    *,
+    scheme: str = "pairs",
 ) -> pd.DataFrame:
-    """Leaderboard: Elo, interval, tier, win chance vs an average System, games and W-D-L."""
+    """Leaderboard: Elo, interval (resampled by `scheme`, see `bootstrap_elo`), tier, win chance
+    vs an average System, games, distinct games and whether one of its pairings repeats
+    (`distinct`), W-D-L."""
     if not 0 < level < 1:
         raise EvalError(f"level: expected a number in (0, 1), got {level!r}")
-    fit, boots = bootstrap_elo(games, bootstrap, seed, prior_sd_elo)
+    fit, boots = bootstrap_elo(games, bootstrap, seed, prior_sd_elo, scheme=scheme)
     q = 100 * (1 - level) / 2
     lo, hi = np.percentile(boots, [q, 100 - q], axis=0)
     _, g = _tables(games)
     rows = []
     sys_a, sys_b = np.asarray(g["system_a"].tolist()), np.asarray(g["system_b"].tolist())
     res = np.asarray(g["result"].tolist())
-    mirrored = _mirrored_pairs_per_system(g)
+    counted = per_system(g)
     for k, name in enumerate(fit.names):
         a_res, b_res = res[sys_a == name], res[sys_b == name]
         wins = int(np.sum(a_res == "win") + np.sum(b_res == "loss"))
@@ -217,7 +220,8 @@ def rate(
                 "tier": tier(e),
                 "win_chance": win_chance(e),
                 "games": wins + draws + losses,
-                "distinct_games": wins + draws + losses - mirrored.get(name, 0),
+                "distinct_games": int(counted.at[name, "distinct_games"]),
+                "repeats": bool(counted.at[name, "repeats"]),
                 "wins": wins,
                 "draws": draws,
                 "losses": losses,
@@ -225,5 +229,5 @@ def rate(
         )
     out = pd.DataFrame(rows).sort_values("elo", ascending=False, ignore_index=True)
     out.insert(0, "rank", np.arange(1, len(out) + 1))
-    out.attrs.update(nu=fit.nu, bootstrap=bootstrap, seed=seed, level=level)
+    out.attrs.update(nu=fit.nu, bootstrap=bootstrap, seed=seed, level=level, scheme=scheme)
     return out

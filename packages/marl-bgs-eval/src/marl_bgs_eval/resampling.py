@@ -11,11 +11,20 @@ games per pairing. The Rao-Wu rescaled bootstrap draws k - 1 units instead and w
 k / (k - 1): every stratum keeps its total weight k, and the variance of any weighted total is
 exactly k s^2 (see docs/evaluation.md, Validation). The weights are real numbers; the rating
 fit and the ratio measures take them as they are.
+
+Two schemes (`SCHEMES`). "pairs" (the default, the rulebook's) resamples pairs within every
+pairing and map, so it measures how the games on those maps could have gone: a pairing whose
+games on a map are all one game gives no spread. "maps" first draws the table's maps again (once
+per resample, for every pairing alike; rescaled, M - 1 of M maps each weighing M / (M - 1)), then
+the pairs of every pairing within each drawn copy of a map: the spread of having played only
+these maps, which a deterministic pairing has too. With one map it is the "pairs" scheme, draw
+for draw.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -24,6 +33,18 @@ from marl_bgs_eval.errors import EvalError
 
 NEEDED = ("system_a", "system_b", "map", "pair_id")
 MAX_BOOTSTRAP = 1_000_000  # resamples; each holds a small table
+SCHEMES = {
+    "pairs": "spawn-swapped pairs resampled within each pairing and map",
+    "maps": "maps resampled, then spawn-swapped pairs within each pairing and drawn map",
+}
+
+
+class Units(NamedTuple):
+    """Per game its unit; per unit its stratum; per stratum its map (numbered in sorted order)."""
+
+    unit: np.ndarray
+    strata: np.ndarray
+    maps: np.ndarray
 
 
 def check_bootstrap(bootstrap: object) -> int:
@@ -46,10 +67,18 @@ def check_seed(seed: object) -> int:
     return int(seed)
 
 
-def pair_units(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def check_scheme(scheme: object) -> str:
+    """A resampling scheme of `SCHEMES`, or EvalError naming `bootstrap_scheme`."""
+    if not isinstance(scheme, str) or scheme not in SCHEMES:
+        raise EvalError(f"bootstrap_scheme: expected one of {list(SCHEMES)}, got {scheme!r}")
+    return scheme
+
+
+def pair_units(games: pd.DataFrame) -> Units:
     """Per game, its unit (a spawn-swapped pair: seed, system_a, system_b, pair_id, on its map);
-    per unit, its stratum (pairing x map). Both numbered in sorted key order, so the numbering
-    does not depend on the order of the rows. A custom map is told apart by its map_hash."""
+    per unit, its stratum (pairing x map); per stratum, its map. All numbered in sorted key
+    order, so the numbering does not depend on the order of the rows. A custom map is told apart
+    by its map_hash."""
     missing = [c for c in NEEDED if c not in games.columns]
     if missing:
         raise EvalError(f"games: missing column(s) {missing}")
@@ -61,21 +90,46 @@ def pair_units(games: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     unit = keys.groupby(by, sort=True, dropna=False).ngroup().to_numpy()
     first = keys.iloc[np.unique(unit, return_index=True)[1]]  # one game per unit, in unit order
     strata = first.groupby(by[:3], sort=True, dropna=False).ngroup().to_numpy()
-    return unit, strata
+    maps = np.zeros(strata.max() + 1 if strata.size else 0, np.int64)
+    maps[strata] = first.groupby("map", sort=True, dropna=False).ngroup().to_numpy()
+    return Units(unit, strata, maps)
+
+
+def _draws(
+    n: int, times: int, rng: np.random.Generator, rescaled: bool
+) -> tuple[np.ndarray, float]:
+    """`times` resamples of n items: how often each is drawn [times, n] and the weight of a draw.
+    Rescaled, n - 1 draws with replacement each weighing n / (n - 1) (one item keeps weight 1);
+    plain, n draws of weight 1."""
+    m = n - 1 if rescaled and n > 1 else n
+    draw = rng.integers(0, n, size=(times, m))
+    flat = (draw + n * np.arange(times)[:, None]).ravel()
+    return np.bincount(flat, minlength=times * n).reshape(times, n), n / m
 
 
 def draw_weights(
-    strata: np.ndarray, bootstrap: int, rng: np.random.Generator, rescaled: bool = True
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    strata: np.ndarray, bootstrap: int, rng: np.random.Generator, rescaled: bool = True,
+    maps: np.ndarray | None = None,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:  # fmt: skip
     """Per stratum (in order): its units, and each unit's weight in each resample [B, k].
 
     Rescaled (the default): k - 1 draws with replacement, each weighing k / (k - 1); a stratum
-    of one unit keeps it at weight 1. Plain (`rescaled=False`): k draws of weight 1."""
+    of one unit keeps it at weight 1. Plain (`rescaled=False`): k draws of weight 1. `maps`
+    (each stratum's map: the "maps" scheme): the maps are drawn first, the same way, and a
+    stratum's units are drawn again for each copy of its map in the resample."""
+    n_maps = 0 if maps is None else int(np.unique(maps).size)
+    copies, map_weight = (
+        _draws(n_maps, bootstrap, rng, rescaled) if maps is not None and n_maps > 1 else (None, 1.0)
+    )
     for s in np.unique(strata):
         members = np.flatnonzero(strata == s)
         k = members.size
-        m = k - 1 if rescaled and k > 1 else k
-        draw = rng.integers(0, k, size=(bootstrap, m))
-        flat = (draw + k * np.arange(bootstrap)[:, None]).ravel()
-        counts = np.bincount(flat, minlength=bootstrap * k).reshape(bootstrap, k)
-        yield members, counts * (k / m)
+        if copies is None or maps is None:
+            counts, weight = _draws(k, bootstrap, rng, rescaled)
+            yield members, counts * weight
+            continue
+        most = int(copies.max(initial=0))
+        counts, weight = _draws(k, bootstrap * most, rng, rescaled)
+        used = (np.arange(most) < copies[:, maps[s], None]).astype(float)  # [B, most]
+        summed = np.einsum("bc,bck->bk", used, counts.reshape(bootstrap, most, k))
+        yield members, summed * (weight * map_weight)

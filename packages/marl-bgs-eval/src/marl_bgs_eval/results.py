@@ -2,9 +2,10 @@
 
 Loading validates every column (present, right type, allowed values), the content of every row
 (a win has the winning score, points match the deaths, ticks lie within the limit, the map is
-known, each pair holds its two games) and the file's integrity record (game count and SHA-256,
-written by `save`), and raises `EvalError` naming the file, the column and the row. So a cut,
-edited, duplicated or hostile file never reaches the ratings.
+known, each pair holds its two games, games with one trajectory fingerprint end alike) and the
+file's integrity record (game count and SHA-256, written by `save`), and raises `EvalError`
+naming the file, the column and the row. So a cut, edited, duplicated or hostile file never
+reaches the ratings.
 
 The record lives in the Parquet schema metadata, and beside a CSV in `<name>.csv.meta.json`, so
 both open with a plain `pandas.read_parquet`/`read_csv`. CSV files written before that carry it
@@ -32,6 +33,7 @@ import marl_bgs
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.lifecycle import DEATH_POINTS, MAX_POINTS_PER_TICK, RED_ZONE_DEATH_POINTS
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID, MapSpec
+from marl_bgs_eval import fingerprint as fp
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.systems import System
@@ -65,6 +67,10 @@ COLUMNS: dict[str, str] = {
     "tick_limit": INT,
     "winning_score": INT,
 }
+# The game's trajectory fingerprint (`fingerprint`): 16 hex digits, or "" where unknown. Files
+# written before it existed lack the column; a table combined from both holds "" for their games.
+TRAJECTORY = "trajectory"
+OPTIONAL_COLUMNS = {TRAJECTORY: STR}
 METRIC_COLUMNS = {
     c: FLOAT if mt.is_amount(c) else INT for c in mt.priority_columns() + mt.full_columns()
 }
@@ -72,12 +78,15 @@ METRIC_COLUMNS = {
 LEVEL_COLUMNS = {
     level: frozenset(mt.columns(level)) - frozenset(mt.base_columns()) for level in mt.LEVELS
 }
-SCHEMA = {**COLUMNS, **METRIC_COLUMNS}
+SCHEMA = {**COLUMNS, **OPTIONAL_COLUMNS, **METRIC_COLUMNS}
 VALUES = {"result": {"win", "draw", "loss"}, "a_spawn": {"left", "right"}}
 RESULT_OF_OUTCOME = {1: "win", 2: "loss", 3: "draw"}
 IDENTITY = ["seed", "system_a", "system_b", "game"]  # one game; never twice in a table
 PAIR = ["seed", "system_a", "system_b", "pair_id"]  # the two spawn-swapped games of a pair
 SAME_IN_PAIR = ["seed_number", "map", "map_hash", "roster_a", "roster_b", "tick_limit"]
+# One game's setup: games that also share a trajectory fingerprint are one game played again.
+SAME_GAME = ["system_a", "system_b", "map_hash", "roster_a", "roster_b", "tick_limit",
+             "winning_score"]  # fmt: skip
 ROSTER = re.compile(r"[MWHRP]{1,5}")
 HASH = re.compile(r"[0-9a-f]{16}")
 # What both games of a pair show from team A's side when they are mirror images of each other.
@@ -143,14 +152,18 @@ def frame(
     cols["ticks"] = np.asarray(out.ticks)
     cols["tick_limit"], cols["winning_score"] = meta["tick_limit"], meta["winning_score"]
     cols.update({c: metrics[c].to_numpy() for c in mt.base_columns()})
-    table = cast(pd.DataFrame, pd.DataFrame(cols)[list(COLUMNS)])
+    cols[TRAJECTORY] = fp.text(out.trajectory)
+    table = cast(pd.DataFrame, pd.DataFrame(cols)[[*COLUMNS, TRAJECTORY]])
     extra = cast(pd.DataFrame, metrics[[c for c in names if c in METRIC_COLUMNS]])
     return normalize(pd.concat([table, extra], axis=1))
 
 
 def normalize(df: pd.DataFrame) -> pd.DataFrame:
-    """Cast every known column to its schema dtype (a fresh frame with a plain index)."""
+    """Cast every known column to its schema dtype (a fresh frame with a plain index); a
+    missing trajectory (a game from a file without the column) becomes ""."""
     df = df.reset_index(drop=True)
+    if TRAJECTORY in df.columns and bool(df[TRAJECTORY].isna().any()):
+        df[TRAJECTORY] = _unknown_as_empty(pd.Series(df[TRAJECTORY]))
     dtypes = df.dtypes
     cast = {c: SCHEMA[c] for c, d in dtypes.items() if c in SCHEMA and str(d) != SCHEMA[c]}
     if len(cast) > 64:  # a table from a file: one pass over every column
@@ -158,6 +171,11 @@ def normalize(df: pd.DataFrame) -> pd.DataFrame:
     for col, kind in cast.items():  # a few columns (a played table): leave the rest untouched
         df[col] = df[col].astype(kind)
     return df
+
+
+def _unknown_as_empty(s: pd.Series) -> pd.Series:
+    """Missing fingerprints (games of a table without the column, joined to one with it) as ""."""
+    return s.astype(object).where(s.notna(), "")
 
 
 def validate(df: pd.DataFrame, source: str = "results", *, complete: bool = True) -> pd.DataFrame:
@@ -195,6 +213,8 @@ def validate(df: pd.DataFrame, source: str = "results", *, complete: bool = True
 
 def _column(s: pd.Series, col: str, kind: str, source: str) -> pd.Series:
     where = f"{source}: column {col!r}"
+    if col == TRAJECTORY:
+        s = _unknown_as_empty(s)
     if kind == STR:
         if not all(isinstance(v, str) for v in s.tolist()):
             raise EvalError(f"{where}: expected text in every row")
@@ -282,6 +302,9 @@ def _check_maps(df: pd.DataFrame, source: str) -> None:
     shipped = {i: marl_bgs.maps.load(i) for i in marl_bgs.maps.all_ids()}
     bad_hash = ~df["map_hash"].map(lambda v: HASH.fullmatch(v) is not None)
     _fail_rows(df, bad_hash, source, "map_hash must be 16 hex digits")
+    if TRAJECTORY in df.columns:
+        bad = ~df[TRAJECTORY].map(lambda v: v == "" or HASH.fullmatch(v) is not None)
+        _fail_rows(df, bad, source, f"{TRAJECTORY} must be 16 hex digits (or empty: unknown)")
     known = cast(pd.Series, df["map"]).isin([*shipped, CUSTOM_MAP_ID])
     _fail_rows(
         df, ~known, source,
@@ -308,21 +331,14 @@ def _check_games(df: pd.DataFrame, source: str, complete: bool) -> None:
     for col in SAME_IN_PAIR:
         differ = cast(pd.Series, groups[col].transform("nunique")) > 1
         _fail_rows(df, differ, source, f"a pair's games differ in {col}")
-
-
-def mirror_pairs(df: pd.DataFrame) -> pd.Series:
-    """Per pair (index: seed, system_a, system_b, pair_id): whether its two games show exactly
-    the same outcome and counters from team A's side: mirror images of one game, as happens
-    whenever both Systems read only their own frame (the pair shares every random number)."""
-    cols = OUTCOME + [c for c in mt.base_columns() + mt.priority_columns() if c in df.columns]
-    groups = df.groupby([c for c in PAIR if c in df.columns], sort=False)
-    same = groups[cols].nunique().eq(1).all(axis=1)
-    return same & cast(pd.Series, groups.size()).eq(2)
-
-
-def distinct_games(df: pd.DataFrame) -> int:
-    """How many different games a table holds: a mirror-image pair counts once."""
-    return len(df) - int(mirror_pairs(df).sum())
+    if TRAJECTORY in df.columns and bool((df[TRAJECTORY] != "").any()):
+        known = cast(pd.DataFrame, df[df[TRAJECTORY] != ""])
+        same = known.groupby([*SAME_GAME, TRAJECTORY], sort=False)
+        for col in OUTCOME:
+            differ = cast(pd.Series, same[col].transform("nunique")) > 1
+            bad = np.zeros(len(df), bool)
+            bad[np.flatnonzero(df[TRAJECTORY].to_numpy() != "")[differ.to_numpy()]] = True
+            _fail_rows(df, bad, source, f"games with one {TRAJECTORY} differ in {col}")
 
 
 def combine(tables: Sequence[tuple[str, pd.DataFrame]]) -> pd.DataFrame:

@@ -5,8 +5,9 @@ controller, and its wins are compared with random play's by a two-sided Fisher e
 
 Games come in pairs that share a seed number: the snapshot as designed and its mirror image
 (team A on the right), which every agent sees identically in its own frame, so a pair whose two
-games agree is one game of evidence: wins and the test count distinct games (a mirror-image pair
-once). Scenario results never feed Elo.
+games agree is one game of evidence: wins and the test count distinct games (`distinct`: a game
+whose trajectory repeats another's, a mirror image's or a deterministic replay's, once).
+Scenario results never feed Elo.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from scipy.stats import fisher_exact
 from marl_bgs import ConfigError
 from marl_bgs.tdm import scenarios as engine_scenarios
 from marl_bgs_eval import metrics as mt
+from marl_bgs_eval.distinct import repeated
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, play_schedule, schedule
-from marl_bgs_eval.results import PAIR, distinct_games, mirror_pairs, normalize
+from marl_bgs_eval.results import normalize
 from marl_bgs_eval.systems import System, random_system, scripted_system
 
 SCRIPTED_TEAMS = ("tdm-alpha", "tdm-beta", "tdm-gamma")
@@ -74,13 +76,10 @@ def _check_seed(seed: Any) -> None:
 
 
 def distinct_wins(games: pd.DataFrame) -> tuple[int, int]:
-    """(distinct games, distinct wins): a mirror-image pair whose games agree counts once."""
-    mirrored = mirror_pairs(games)
-    once = games.set_index([c for c in PAIR if c in games.columns]).index.isin(
-        mirrored.loc[mirrored].index
-    )
-    won = (games["result"] == "win").to_numpy()
-    return distinct_games(games), int(won[~once].sum() + won[once].sum() // 2)
+    """(distinct games, distinct wins): a game that repeats another (`distinct`: the same
+    trajectory, as a mirror-image pair's two games) counts once."""
+    new = ~repeated(games)
+    return int(new.sum()), int((new & (games["result"] == "win").to_numpy()).sum())
 
 
 def _fisher(wins: int, games: int, reference_wins: int, reference_games: int) -> float:
@@ -97,8 +96,8 @@ def evaluate_scenarios(
 ) -> pd.DataFrame:  # fmt: skip
     """Wins, draws and losses of `system` as team A in each scenario (default: all shipped), and
     the two-sided Fisher exact p of its wins against `reference`'s (default: random play) in
-    the same number of games from the same seed, both counted over distinct games (a
-    mirror-image pair whose games agree is one game). One row per scenario (`SUMMARY_COLUMNS`)."""
+    the same number of games from the same seed, both counted over distinct games (a game that
+    repeats another's trajectory counts once). One row per scenario (`SUMMARY_COLUMNS`)."""
     a = as_system(system, "system")
     ref = random_system() if reference is None else as_system(reference, "reference")
     _check_seed(seed)

@@ -192,6 +192,13 @@ def season(
     winning_score: Annotated[int | None, typer.Option(help="First to this many kills wins")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Games at once")] = None,
     bootstrap: Annotated[int | None, typer.Option(help="Refits for the Elo intervals")] = None,
+    bootstrap_scheme: Annotated[
+        str | None,
+        typer.Option(
+            help="pairs (the rulebook's): resample pairs within pairing and map; "
+            "maps: resample the maps, then pairs within each"
+        ),
+    ] = None,
     replays: Annotated[int | None, typer.Option(help="Games to record as replays")] = None,
     root_seed: Annotated[
         int | None, typer.Option(help="Root seed (default: drawn, published)")
@@ -211,7 +218,7 @@ def season(
         settings = _settings(size, {
             "maps": maps, "pairs_per_map": pairs_per_map, "tick_limit": tick_limit,
             "winning_score": winning_score, "batch_size": batch_size, "bootstrap": bootstrap,
-            "replays": replays,
+            "bootstrap_scheme": bootstrap_scheme, "replays": replays,
             "checks": None if checks is None else tuple(c for c in checks.split(",") if c),
         })  # fmt: skip
         record = seasons.run_season(field, out, settings, root_seed=root_seed)
@@ -219,11 +226,25 @@ def season(
         _fail(err)
         return
     ratings = pd.read_csv(out / "ratings.csv")
+    from marl_bgs_eval import results
+
+    ratings["repeats"] = ["yes" if r else "" for r in ratings["repeats"].tolist()]
     cols = ["rank", "system", "team", "elo", "elo_low", "elo_high", "tier", "wins", "draws",
-            "losses"]  # fmt: skip
+            "losses", "distinct_games", "repeats"]  # fmt: skip
     console.print(_table(ratings.loc[:, cols], f"Season {record['season']} (root seed "
                                         f"{record['root_seed']})"))  # fmt: skip
+    _notes(record, ratings, results.load(out / "games.parquet"))
     console.print(f"season folder: {out}  (serve it: marl-bgs-tournament serve {out})")
+
+
+def _notes(record: dict[str, Any], ratings: pd.DataFrame, games: pd.DataFrame) -> None:
+    """Under a ratings table: where the intervals' width comes from, what a zero width means
+    (when one is), and every pairing whose games repeat."""
+    from marl_bgs_eval.distinct import interval_notes, repeats_lines
+
+    scheme = str(record.get("bootstrap_scheme", "pairs"))
+    for line in [*interval_notes(ratings, record["bootstrap"], scheme), *repeats_lines(games)]:
+        console.print(line, highlight=False, markup=False)
 
 
 @app.command()
@@ -237,6 +258,9 @@ def challenge(
     plugin: Plugins = None,
 ) -> None:
     """Play a challenger against the field; admit it if its Elo beats the lowest member's."""
+    import pandas as pd
+
+    from marl_bgs_eval import results
     from marl_bgs_tournament import season as seasons
 
     load_plugins(plugin)
@@ -249,6 +273,9 @@ def challenge(
     elo = f"Elo {d['elo']:.0f} [{d['elo_low']:.0f}, {d['elo_high']:.0f}]"
     lowest = f"lowest member {d['lowest_member']} {d['lowest_elo']:.0f}"
     console.print(f"{d['name']}: {elo} vs {lowest}: {verdict}")
+    mine = folder / "challengers" / d["name"]
+    record = seasons.read_season(folder)
+    _notes(record, pd.read_csv(mine / "ratings.csv"), results.load(mine / "games.csv"))
 
 
 def submission_checker(path: Path) -> None:

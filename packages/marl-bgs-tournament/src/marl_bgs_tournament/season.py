@@ -34,6 +34,7 @@ from marl_bgs_eval import replay_files, replays, results
 from marl_bgs_eval.crossplay import matchups
 from marl_bgs_eval.progress import note
 from marl_bgs_eval.replay_files import mode_id
+from marl_bgs_eval.resampling import check_scheme
 from marl_bgs_tournament import rulebook
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, load_system, read_manifest
@@ -62,6 +63,7 @@ class Settings:
     winning_score: int = 20
     batch_size: int = 128
     bootstrap: int = 5000
+    bootstrap_scheme: str = "pairs"  # the rulebook's; "maps": resample maps, then pairs
     rating_seed: int = 0
     metrics: str = "full"
     replays: int = 3  # games recorded as replays (the first game of the first pairings)
@@ -217,7 +219,8 @@ def ratings_table(
     games: pd.DataFrame, members: Sequence[str], teams: dict[str, str], settings: Settings
 ) -> pd.DataFrame:
     """The joint fit's leaderboard with divisions, membership and teams."""
-    table = ev.rate(games, bootstrap=settings.bootstrap, seed=settings.rating_seed)
+    table = ev.rate(games, bootstrap=settings.bootstrap, seed=settings.rating_seed,
+                    scheme=settings.bootstrap_scheme)  # fmt: skip
     div = [ev.division(float(e)) for e in table["elo"]]
     table["division_tier"] = [d[0] for d in div]
     table["division"] = pd.array([d[1] for d in div], dtype="Int64")
@@ -238,7 +241,8 @@ def _publish(
     matrix = matchups(games).reindex(index=members, columns=members)
     _write(out / "matchups.csv", lambda p: matrix.to_csv(p, index_label="system_a"))
     measures = ev.system_metrics(games, bootstrap=min(settings.bootstrap, 2000),
-                                 seed=settings.rating_seed)  # fmt: skip
+                                 seed=settings.rating_seed,
+                                 scheme=settings.bootstrap_scheme)  # fmt: skip
     _write(out / "measures.csv", lambda p: measures.to_csv(p, index=False))
     return table
 
@@ -274,6 +278,10 @@ def run_season(
     unknown = sorted(set(settings.checks) - set(rulebook.CHECKS))
     if unknown:
         raise TournamentError(f"checks: unknown {unknown}; allowed {list(rulebook.CHECKS)}")
+    try:
+        check_scheme(settings.bootstrap_scheme)
+    except ev.EvalError as err:
+        raise TournamentError(str(err)) from None
     entrants = [entrant(r) for r in field_refs]
     names = [e.name for e in entrants]
     if len(set(names)) != len(names):
@@ -306,6 +314,7 @@ def run_season(
         "root_seed": root,
         "rating_seed": settings.rating_seed,
         "bootstrap": settings.bootstrap,
+        "bootstrap_scheme": settings.bootstrap_scheme,
         "maps": list(settings.maps),
         "pairs_per_map": settings.pairs_per_map,
         "games_per_pairing": games_per_pairing(len(settings.maps), settings.pairs_per_map),
@@ -331,7 +340,12 @@ def settings_of(record: dict[str, Any], **overrides: Any) -> Settings:
     keys = {k: record[k] for k in ("pairs_per_map", "tick_limit", "winning_score", "batch_size",
                                    "bootstrap", "rating_seed", "metrics")}  # fmt: skip
     checks = tuple(record.get("checks", rulebook.CHECKS))
-    return Settings(maps=tuple(record["maps"]), checks=checks, **keys, **overrides)
+    try:  # seasons written before the option used the default
+        scheme = check_scheme(record.get("bootstrap_scheme", "pairs"))
+    except ev.EvalError as err:
+        raise TournamentError(f"season: {RECORD}: {err}") from None
+    return Settings(maps=tuple(record["maps"]), checks=checks, bootstrap_scheme=scheme, **keys,
+                    **overrides)  # fmt: skip
 
 
 def read_season(folder: str | Path) -> dict[str, Any]:

@@ -23,11 +23,20 @@ import numpy as np
 import pandas as pd
 
 from marl_bgs.core.checks import did_you_mean
+from marl_bgs_eval.distinct import per_system
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.metrics.analysis import MEASURES, SCALE, measure
-from marl_bgs_eval.resampling import NEEDED, check_bootstrap, check_seed, draw_weights, pair_units
+from marl_bgs_eval.resampling import (
+    NEEDED,
+    check_bootstrap,
+    check_scheme,
+    check_seed,
+    draw_weights,
+    pair_units,
+)
 
-COLUMNS = ["system", "measure", "kind", "unit", "value", "low", "high", "games"]
+COLUMNS = ["system", "measure", "kind", "unit", "value", "low", "high", "games",
+           "distinct_games", "repeats"]  # fmt: skip
 
 
 def _check(games: object, bootstrap: object, seed: object, level: object) -> pd.DataFrame:
@@ -65,13 +74,17 @@ def system_metrics(
     bootstrap: int = 2000,
     seed: int = 0,
     level: float = 0.95,
+    scheme: str = "pairs",
 ) -> pd.DataFrame:
     """One row per (System, measure): system, measure, kind, unit, value (pooled over the
     System's games from its own side), low and high (the middle `level` of `bootstrap`
-    resamples of spawn-swapped pairs within every pairing and map; resamples whose denominator
-    is 0 are left out) and games (the games it played; a self-play game counts once). A value
-    is NaN where its denominator is 0 (no kills for a share of kills)."""
+    resamples of spawn-swapped pairs within every pairing and map, or with `scheme="maps"` of
+    maps and then pairs (`resampling`); resamples whose denominator is 0 are left out), games
+    (the games it played; a self-play game counts once), distinct_games and repeats (one of its
+    pairings replays a few games: `distinct`). A value is NaN where its denominator is 0 (no
+    kills for a share of kills)."""
     g = _check(games, bootstrap, seed, level)
+    scheme = check_scheme(scheme)
     names = _names(measures)
     systems = sorted({*g["system_a"].astype(str), *g["system_b"].astype(str)})
     index = {s: k for k, s in enumerate(systems)}
@@ -84,7 +97,7 @@ def system_metrics(
             num, den = m(g, side)
             cols.append(np.stack([SCALE[m.kind] * num.to_numpy(), den.to_numpy()], axis=-1))
         parts[side] = np.stack(cols, axis=1)  # [G, M, 2]
-    unit, strata = pair_units(g)
+    unit, strata, maps = pair_units(g)
     U, M = len(strata), len(names)
     per_unit = {}
     for side in ("a", "b"):
@@ -99,7 +112,8 @@ def system_metrics(
     point = np.zeros((S, M * 2))
     boot = np.zeros((bootstrap, S, M * 2))
     rng = np.random.default_rng(int(seed))
-    for members, weights in draw_weights(strata, int(bootstrap), rng):
+    by_map = maps if scheme == "maps" else None
+    for members, weights in draw_weights(strata, int(bootstrap), rng, maps=by_map):
         for side in ("a", "b"):
             k = sys_of_unit[side][members[0]]
             point[k] += per_unit[side][members].sum(axis=0)
@@ -110,18 +124,16 @@ def system_metrics(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all resamples without a denominator
         low, high = np.nanpercentile(ratios, [q, 100 - q], axis=0)
-    played = {
-        s: int(((g["system_a"].astype(str) == s) | (g["system_b"].astype(str) == s)).sum())
-        for s in systems
-    }
+    counted = per_system(g)
     rows = [
         (s, name, MEASURES[name].kind, MEASURES[name].unit, float(value[i, j]),
-         float(low[i, j]), float(high[i, j]), played[s])
+         float(low[i, j]), float(high[i, j]), int(counted.at[s, "games"]),
+         int(counted.at[s, "distinct_games"]), bool(counted.at[s, "repeats"]))
         for i, s in enumerate(systems)
         for j, name in enumerate(names)
     ]  # fmt: skip
     out = pd.DataFrame(rows, columns=COLUMNS)
-    out.attrs.update(bootstrap=int(bootstrap), seed=int(seed), level=float(level))
+    out.attrs.update(bootstrap=int(bootstrap), seed=int(seed), level=float(level), scheme=scheme)
     return out
 
 

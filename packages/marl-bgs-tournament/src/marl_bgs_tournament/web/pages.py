@@ -9,6 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from marl_bgs_eval.distinct import REPEATS_NOTE, ZERO_WIDTH_NOTE
+from marl_bgs_eval.resampling import SCHEMES
 from marl_bgs_tournament.web import heatmap, replay_key
 from marl_bgs_tournament.web.files import SeasonDataError
 from marl_bgs_tournament.web.render import templates
@@ -42,7 +44,11 @@ def leaderboard(request: Request) -> HTMLResponse:
         season = store.season()
     except SeasonDataError as err:
         problems.append(str(err))
-    return page(request, "leaderboard.html", ratings=ratings, season=season, problems=problems)
+    scheme = (season or {}).get("bootstrap_scheme") or "pairs"  # older seasons: the default
+    notes = {"scheme": SCHEMES[scheme] if season else None, "zero_width": ZERO_WIDTH_NOTE,
+             "repeats": REPEATS_NOTE}  # fmt: skip
+    return page(request, "leaderboard.html", ratings=ratings, season=season, problems=problems,
+                notes=notes)  # fmt: skip
 
 
 @router.get("/matchups", response_class=HTMLResponse)

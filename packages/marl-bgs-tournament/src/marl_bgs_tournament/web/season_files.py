@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from marl_bgs_eval.resampling import SCHEMES
 from marl_bgs_tournament.web import checks as ck
 from marl_bgs_tournament.web.files import SeasonDataError, read_bytes
 
@@ -62,7 +63,7 @@ def _entrants(raw: Any, field: str) -> dict[str, dict[str, Any]]:
 
 
 OPTIONAL_INTS = ("rating_seed", "bootstrap", "pairs_per_map", "tick_limit", "winning_score")
-OPTIONAL_TEXTS = ("mode", "engine_version", "created")
+OPTIONAL_TEXTS = ("mode", "engine_version", "created", "bootstrap_scheme")
 
 
 def season(path: Path) -> dict[str, Any]:
@@ -86,6 +87,8 @@ def season(path: Path) -> dict[str, Any]:
         out[k] = None if d.get(k) is None else ck.integer(d[k], f + k, 0)
     for k in OPTIONAL_TEXTS:
         out[k] = None if d.get(k) is None else ck.text(d[k], f + k)
+    if out["bootstrap_scheme"] not in (None, *SCHEMES):
+        raise SeasonDataError(f"{f}bootstrap_scheme: expected one of {list(SCHEMES)}")
     return out
 
 

@@ -105,6 +105,8 @@ RATING_COLUMNS = (
 
 
 def _rating(c: _Cells) -> dict[str, Any]:
+    # distinct_games and repeats are absent from season folders written before them
+    distinct = c.integer("distinct_games") if "distinct_games" in c.row else None
     row = {
         "rank": c.integer("rank", 1), "system": c.text("system"),
         **{k: c.number(k) for k in ("elo", "elo_low", "elo_high")},
@@ -112,10 +114,13 @@ def _rating(c: _Cells) -> dict[str, Any]:
         "division": c.integer("division", 1, null=True),
         "win_chance": c.number("win_chance", low=0.0, high=1.0),
         **{k: c.integer(k) for k in ("games", "wins", "draws", "losses")},
-        "member": c.boolean("member"), "team": c.text("team"),
+        "member": c.boolean("member"), "team": c.text("team"), "distinct_games": distinct,
+        "repeats": c.boolean("repeats") if "repeats" in c.row else False,
     }  # fmt: skip
     if row["wins"] + row["draws"] + row["losses"] != row["games"]:
         raise SeasonDataError(f"{c.where}: wins + draws + losses differ from games")
+    if distinct is not None and not 0 < distinct <= row["games"]:
+        raise SeasonDataError(f"{c.where}: distinct_games must lie in [1, games]")
     return row
 
 
