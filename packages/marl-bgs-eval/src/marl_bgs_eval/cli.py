@@ -19,12 +19,12 @@ from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import registry
 from marl_bgs_eval import replays as replay_tools
 from marl_bgs_eval.calibration import coverage_study
-from marl_bgs_eval.distinct import ZERO_WIDTH_NOTE, distinct_games, repeated, repeats_lines
+from marl_bgs_eval.distinct import distinct_games, interval_notes, repeated, repeats_lines
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, evaluate
 from marl_bgs_eval.journal import Journal, journal_path
 from marl_bgs_eval.ratings import rate as rate_games
-from marl_bgs_eval.resampling import SCHEMES, check_scheme
+from marl_bgs_eval.resampling import check_scheme
 from marl_bgs_eval.results import check_path, combine, load, save
 from marl_bgs_eval.scenarios import evaluate_scenarios
 
@@ -254,12 +254,9 @@ def _rated(
     except EvalError as err:
         _fail(err)
         raise
-    notes = [f"95% intervals: {bootstrap} refits, {SCHEMES[scheme]} (--bootstrap-scheme {scheme})"]
-    width = table["elo_high"].to_numpy() - table["elo_low"].to_numpy()
-    if width.min() < 0.5:
-        notes.append(ZERO_WIDTH_NOTE)
     marks = ["yes" if r else "" for r in table["repeats"].tolist()]
-    return table.assign(repeats=marks), [*notes, *repeats_lines(games)]
+    notes = [*interval_notes(table, bootstrap, scheme), *repeats_lines(games)]
+    return table.assign(repeats=marks), notes
 
 
 Files = Annotated[list[Path], typer.Argument(help="Results files (.parquet or .csv)")]
