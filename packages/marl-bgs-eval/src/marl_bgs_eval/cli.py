@@ -259,9 +259,9 @@ def _rated(
     files: list[Path], bootstrap: int, seed: int, integrity: bool, scheme: str
 ) -> tuple[pd.DataFrame, list[str]]:
     """The ratings table of the files' games and the lines printed under it."""
-    from marl_bgs_eval.distinct import ZERO_WIDTH_NOTE, repeats_lines
+    from marl_bgs_eval.distinct import interval_notes, repeats_lines
     from marl_bgs_eval.ratings import rate as rate_games
-    from marl_bgs_eval.resampling import SCHEMES, check_scheme
+    from marl_bgs_eval.resampling import check_scheme
     from marl_bgs_eval.results import combine, load
 
     try:
@@ -271,12 +271,9 @@ def _rated(
     except EvalError as err:
         _fail(err)
         raise
-    notes = [f"95% intervals: {bootstrap} refits, {SCHEMES[scheme]} (--bootstrap-scheme {scheme})"]
-    width = table["elo_high"].to_numpy() - table["elo_low"].to_numpy()
-    if width.min() < 0.5:
-        notes.append(ZERO_WIDTH_NOTE)
     marks = ["yes" if r else "" for r in table["repeats"].tolist()]
-    return table.assign(repeats=marks), [*notes, *repeats_lines(games)]
+    notes = [*interval_notes(table, bootstrap, scheme), *repeats_lines(games)]
+    return table.assign(repeats=marks), notes
 
 
 Files = Annotated[list[Path], typer.Argument(help="Results files (.parquet or .csv)")]

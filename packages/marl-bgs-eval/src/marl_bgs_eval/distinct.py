@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from marl_bgs_eval import metrics as mt
+from marl_bgs_eval.resampling import SCHEMES
 from marl_bgs_eval.results import OUTCOME, PAIR, SAME_GAME, TRAJECTORY
 
 REPEATS_NOTE = (
@@ -102,6 +103,14 @@ def per_system(df: pd.DataFrame) -> pd.DataFrame:
             "repeats": bool(((flagged["system_a"] == s) | (flagged["system_b"] == s)).any()),
         }
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def interval_notes(ratings: pd.DataFrame, bootstrap: int, scheme: str) -> list[str]:
+    """The lines under a ratings table (`rate`'s): where its intervals' width comes from, and
+    what a zero width means when an interval has one."""
+    lines = [f"95% intervals: {bootstrap} refits, {SCHEMES[scheme]} (--bootstrap-scheme {scheme})"]
+    width = ratings["elo_high"].to_numpy() - ratings["elo_low"].to_numpy()
+    return [*lines, ZERO_WIDTH_NOTE] if width.min() < 0.5 else lines
 
 
 def repeats_lines(df: pd.DataFrame) -> list[str]:
