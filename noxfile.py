@@ -321,7 +321,8 @@ def packaging(session: nox.Session) -> None:
 @nox.session(name="ci-checks")
 @timed
 def ci_checks(session: nox.Session) -> None:
-    """Unit tests of the helpers under ci/ (the release checks, the timings table)."""
+    """Unit tests of the helpers under ci/ (the release checks, the timings table) and the
+    docs' code-block markers (every block claimed; see docs/testing.md)."""
     session.install("pytest>=8", "packaging>=24")
     session.run("pytest", "ci", *session.posargs)
 

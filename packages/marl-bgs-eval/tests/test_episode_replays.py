@@ -4,7 +4,6 @@ played, files round-trip exactly, and the engine's replay refuses any edit, nami
 from __future__ import annotations
 
 import io
-import re
 import zipfile
 from pathlib import Path
 
@@ -194,17 +193,3 @@ def test_rows_from_an_evaluation_replay_as_played() -> None:
         tb.record_rows(_policy, wrong, seed=1, **settings)
     with pytest.raises(EvalError, match=r"^rows: missing column\(s\) \['ticks'\]"):
         tb.record_rows(_policy, pd.DataFrame(rows.drop(columns="ticks")), seed=1)
-
-
-TWO_BRIDGE_DOC = Path(__file__).resolve().parents[3] / "docs" / "two-bridge.md"
-
-
-@pytest.mark.skipif(not TWO_BRIDGE_DOC.exists(), reason="docs/ is not beside this checkout")
-def test_the_docs_replay_example_runs(tmp_path: Path, monkeypatch) -> None:
-    section = TWO_BRIDGE_DOC.read_text().split("## Replays\n")[1].split("\n## ")[0]
-    (block,) = re.findall(r"```python\n(.*?)```", section, re.S)
-    monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {}
-    exec(compile(block, str(TWO_BRIDGE_DOC), "exec"), namespace)
-    assert (tmp_path / "game-3.episode.zip").is_file()
-    assert len(namespace["rows"]) == 2  # type: ignore[arg-type]

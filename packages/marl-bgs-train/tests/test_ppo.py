@@ -70,6 +70,18 @@ def test_opponent_slices_follow_the_mix():
             assert np.all(np.abs(np.asarray(counts) - quotas) < 1.0)
 
 
+def test_a_batch_with_no_fixed_game_still_builds_its_program():
+    """A scripted team in the mix but too few games for it (3, 1, 0): the update still traces
+    (it once failed on the fixed policies' memories); traced only, nothing compiles."""
+    mix = OpponentMix(current=0.6, copies=0.3, frozen=0.0, scripted=0.1, num_copies=2,
+                      copy_every=16, scripted_teams=("rush",))  # fmt: skip
+    train = make_train(tiny("ippo-rnn", opponents=mix))
+    assert train.slices == (3, 1, 0)
+    assert len(train.fixed) == 1
+    state, _ = jax.eval_shape(train, jax.random.key(0))
+    assert state.opponents.memories == jax.eval_shape(train._fixed_memories, jax.random.key(1))
+
+
 def test_opponent_mix_draws_each_category_at_its_weight(trainer):
     # tiny config: 4 games; no frozen pool, so its 0.2 joins the current weights' 0.4
     assert trainer.slices == (2, 1, 1)

@@ -6,7 +6,10 @@ python -m marl_bgs.demo --games 16 --ticks 300 --map 47
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -54,6 +57,34 @@ def run(team_a: str, team_b: str, map_id: int, games: int, ticks: int, seed: int
     }
 
 
+# The evaluation command the closing hint suggests (marl-bgs-eval's tests parse it).
+EVAL_PLAY = ("play", "tdm-alpha", "random", "--maps", "test")
+# From a clone's root: the packages are not on an index, so evaluation installs with the engine.
+EVAL_INSTALL = "pip install ./packages/marl-bgs-engine ./packages/marl-bgs-eval"
+
+
+def eval_script() -> Path | None:
+    """`marl-bgs-eval` of the environment running this Python (`.nox/demo/bin/` under
+    `nox -s demo`), or None when marl-bgs-eval is not installed there."""
+    script = Path(sys.executable).parent / "marl-bgs-eval"
+    return script if script.is_file() else None
+
+
+def next_steps() -> str:
+    """The demo's closing hint, with commands that work from where it ran."""
+    script = eval_script()
+    play = " ".join(EVAL_PLAY)
+    if script is None:
+        evaluate = f"`{EVAL_INSTALL}` from the clone's root, then `marl-bgs-eval {play}`"
+    else:
+        shown = os.path.relpath(script)
+        evaluate = f"`{shown if not shown.startswith('..') else script} {play}`"
+    return (
+        f"Next: docs/opponents.md (how the scripted teams play), {evaluate} (TDM-Alpha against "
+        "random play on the five test maps), docs/api.md (your own team policy)."
+    )
+
+
 def main() -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
@@ -76,10 +107,7 @@ def main() -> None:
             f"{out['damage']:.0f}, healing {out['healing']:.0f} "
             f"({out['seconds']:.0f} s with compile)"
         )
-    print(
-        "Next: docs/opponents.md (how the scripted teams play), `marl-bgs-eval play tdm-alpha "
-        "random --maps test` (pip install marl-bgs-eval), docs/api.md (your own team policy)."
-    )
+    print(next_steps())
 
 
 if __name__ == "__main__":

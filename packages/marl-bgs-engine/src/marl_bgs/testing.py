@@ -1,25 +1,32 @@
 """Testing helpers: the conformance suite every mode, pool and adapter must pass (see
-`marl_bgs.core.conformance`), runners for code that needs several devices or processes, and the
+`marl_bgs.core.conformance`), runners for code that needs several devices or processes, the
 building blocks of the fuzz suites (`mutated` for data files; `Refused`, `holds`,
-`case_label` and `check_setting` for a mode's settings).
+`case_label` and `check_setting` for a mode's settings), and the runner of the docs' code
+blocks (`run_doc_blocks`, `doc_command_problems`; see `marl_bgs.doc_blocks`).
 
 from marl_bgs.testing import check_env
 check_env(marl_bgs.make("tdm", map_id=47, num_envs=4), ticks=20)
 """
 
+from __future__ import annotations
+
 import copy
 import os
 import re
+import shlex
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from importlib.metadata import distribution
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from marl_bgs import doc_blocks
 from marl_bgs.core.conformance import (
     ConformanceError,
     check_env,
@@ -29,6 +36,10 @@ from marl_bgs.core.conformance import (
 )
 from marl_bgs.core.env import MAX_NUM_ENVS
 from marl_bgs.core.errors import ConfigError
+from marl_bgs.doc_blocks import Block, Command
+
+if TYPE_CHECKING:
+    import typer
 
 
 def run_on_host_devices(script: str, devices: int, timeout: float = 600.0) -> str:
@@ -84,7 +95,9 @@ __all__ = [
     "check_jaxmarl_adapter",
     "check_pettingzoo_adapter",
     "check_setting",
+    "doc_command_problems",
     "holds",
+    "run_doc_blocks",
     "run_local_processes",
     "run_on_host_devices",
     "same_structure",
@@ -188,3 +201,103 @@ def check_setting(
     assert re.match(expect.pattern, message, re.DOTALL), message[:300]
     assert not expect.fast or elapsed < FAST_S, elapsed
     return "error"
+
+
+# --- the docs' code blocks (`marl_bgs.doc_blocks`) -------------------------------------------
+
+
+def run_doc_blocks(blocks: list[Block]) -> dict[str, object]:
+    """Run one page's blocks (those one package claims) in order, in the current folder, at the
+    sizes of `doc_blocks.TINY`: Python in one shared namespace, bash commands in this process
+    through their console script's typer app (install steps skipped), `saved as` blocks written
+    as they are. Returns the namespace; raises on the first failure."""
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    for block in blocks:
+        (claim,) = block.claims
+        if claim.saved_as:
+            Path(claim.saved_as).write_text(block.text, encoding="utf-8")
+        elif block.lang == "python":  # at the page's own line numbers, for tracebacks
+            code = compile("\n" * block.line + doc_blocks.tiny(block.text), block.page, "exec")
+            exec(code, namespace)
+        else:
+            for command in doc_blocks.commands(doc_blocks.tiny(block.text)):
+                if not doc_blocks.is_setup(command):
+                    run_console_command(command, block.where)
+    return namespace
+
+
+def console_app(program: str) -> typer.Typer:
+    """The typer app behind an installed console script (the entry point itself, or the `app`
+    beside its `main()`); LookupError when no installed package ships it."""
+    from importlib.metadata import entry_points
+
+    import typer
+
+    found = entry_points(group="console_scripts", name=program)
+    if not found:
+        raise LookupError(f"{program}: no installed package ships this console script")
+    target = next(iter(found)).load()
+    if not isinstance(target, typer.Typer):
+        target = getattr(sys.modules[target.__module__], "app", target)
+    if not isinstance(target, typer.Typer):
+        raise LookupError(f"{program}: its entry point is not a typer app")
+    return target
+
+
+def run_console_command(command: Command, where: str) -> str:
+    """Run one console-script command in this process (so it reuses the programs this process
+    compiled); return its output, or raise AssertionError with it."""
+    from typer.testing import CliRunner  # typer: every package with a console script has it
+
+    if not command.program.startswith("marl-bgs"):
+        raise AssertionError(
+            f"{where}: the tests run only the packages' console scripts, not "
+            f"{command.program!r}: mark the block illustrative with a reason"
+        )
+    app, args = console_app(command.program), list(command.argv[1:])
+    done = CliRunner().invoke(app, args, env=dict(command.env), prog_name=command.program,
+                              catch_exceptions=False)  # fmt: skip
+    if done.exit_code != 0:
+        raise AssertionError(f"{where}: `{shlex.join(command.argv)}` exited {done.exit_code}:\n"
+                             f"{done.output}")  # fmt: skip
+    return done.output
+
+
+def parse_console_command(command: Command) -> None:
+    """Parse a console-script command against its command line without running it: every
+    subcommand, option and value must be accepted (click raises a UsageError otherwise)."""
+    import typer
+
+    cli = typer.main.get_command(console_app(command.program))
+    ctx = cli.make_context(command.program, list(command.argv[1:]))
+    resolve = getattr(cli, "resolve_command", None)  # a group: parse its subcommand's too
+    while resolve is not None:
+        rest = [*getattr(ctx, "_protected_args", []), *ctx.args]  # click 8.2+ keeps the name here
+        if not rest:
+            return
+        name, sub, args = resolve(ctx, rest)
+        if name is None or sub is None:
+            raise LookupError(f"{command.program}: no command {rest[0]!r}")
+        ctx = sub.make_context(name, args, parent=ctx)
+        resolve = getattr(sub, "resolve_command", None)
+
+
+def scripts_of(package: str) -> list[str]:
+    """The console scripts the installed distribution `package` declares."""
+    points = distribution(package).entry_points
+    return sorted(e.name for e in points if e.group == "console_scripts")
+
+
+def doc_command_problems(root: Path, package: str) -> tuple[int, list[str]]:
+    """Parse every command of every bash block (run or illustrative) whose program is one of
+    `package`'s console scripts: (commands parsed, failures as `page:line: command: error`)."""
+    mine, parsed, found = set(scripts_of(package)), 0, []
+    for block in doc_blocks.all_blocks(root):
+        for command in doc_blocks.commands(block.text) if block.lang == "bash" else []:
+            if command.program in mine:
+                parsed += 1
+                try:
+                    parse_console_command(command)
+                except Exception as error:  # click's UsageError, BadParameter, ...
+                    found.append(f"{block.where}: `{shlex.join(command.argv)}`: {error}")
+    return parsed, found

@@ -100,14 +100,16 @@ def train_run(
     return state
 
 
+# What installs the [tensorboard] extra's one package (the train tests check it is the extra's).
+TENSORBOARD_INSTALL = "pip install 'tensorboardX>=2.6,<3'"
+
+
 def tensorboard_writer(run_dir: Path) -> Any:
     """A TensorBoard writer into `run_dir/tensorboard` (`tensorboard --logdir RUN_DIR`)."""
     try:
         from tensorboardX import SummaryWriter
     except ImportError:
-        raise ConfigError(
-            "tensorboard: needs tensorboardX; pip install 'marl-bgs-train[tensorboard]'"
-        ) from None
+        raise ConfigError(f"tensorboard: needs tensorboardX; {TENSORBOARD_INSTALL}") from None
     return SummaryWriter(str(run_dir / TENSORBOARD))
 
 

@@ -278,7 +278,9 @@ class SelfPlay:
                 memories.append(memory)
             actions.append(fixed_actions)
         carry = jnp.concatenate(carries) if carries else opp.carry
-        opponents = dataclasses.replace(opp, carry=carry, memories=tuple(memories))
+        # With no fixed games (a small batch), each fixed policy keeps its empty memory.
+        kept = tuple(memories) if n_fixed else opp.memories
+        opponents = dataclasses.replace(opp, carry=carry, memories=kept)
         return jnp.concatenate(actions), opponents
 
     def _groups(self, inputs: TeamInputs) -> jax.Array:

@@ -1,0 +1,63 @@
+"""The docs' code blocks that marl-bgs-engine claims run as written, at the tiny sizes of
+`marl_bgs.doc_blocks.TINY` (docs/testing.md, "Code blocks in the docs")."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from marl_bgs import doc_blocks
+from marl_bgs.testing import run_doc_blocks
+
+ROOT = Path(__file__).resolve().parents[3]
+PAGES = doc_blocks.claimed_by(ROOT, "marl-bgs-engine") if (ROOT / "docs").is_dir() else {}
+
+
+def _api(namespace: dict) -> None:
+    assert namespace["rewards"]["a_0"].shape == (3, 4)  # length=3 ticks of num_envs=4 games
+
+
+def _maps(namespace: dict) -> None:
+    assert namespace["spec"].name == "Two Pillars and a Wall"  # the page's JSON, saved and read
+
+
+CHECKS = {"docs/api.md": _api, "docs/maps.md": _maps}
+
+
+@pytest.mark.skipif(not PAGES, reason="docs/ is not beside this checkout")
+@pytest.mark.parametrize("page", sorted(PAGES) or ["-"])
+def test_page_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    namespace = run_doc_blocks(PAGES[page])
+    CHECKS.get(page, lambda _: None)(namespace)
+
+
+def test_every_page_check_names_a_page_run_here() -> None:
+    if PAGES:
+        assert set(CHECKS) <= set(PAGES)
+
+
+def test_the_demo_hint_says_how_to_get_marl_bgs_eval(tmp_path: Path, monkeypatch) -> None:
+    """The demo's closing hint: this environment's marl-bgs-eval where it is installed (under
+    `nox -s demo`: .nox/demo/bin/), else the install from the clone's root (the packages are not
+    on PyPI). marl-bgs-eval's tests parse the command it names."""
+    from marl_bgs import demo
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "env" / "bin" / "python"))
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    hint = demo.next_steps()
+    assert f"`{demo.EVAL_INSTALL}` from the clone's root" in hint
+    assert "marl-bgs-eval play tdm-alpha random --maps test" in hint
+    folders = [a for a in demo.EVAL_INSTALL.split() if a.startswith("./packages/")]
+    assert folders == ["./packages/marl-bgs-engine", "./packages/marl-bgs-eval"]
+    assert all((ROOT / folder).is_dir() for folder in folders) or not PAGES
+    (tmp_path / "env" / "bin" / "marl-bgs-eval").touch()
+    assert "`env/bin/marl-bgs-eval play tdm-alpha random --maps test`" in demo.next_steps()
+    monkeypatch.chdir(tmp_path / "env")
+    assert "`bin/marl-bgs-eval play" in demo.next_steps()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # outside: the whole path, no ../
+    assert f"`{tmp_path / 'env' / 'bin' / 'marl-bgs-eval'} play" in demo.next_steps()
