@@ -6,10 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from marl_bgs import doc_blocks
-from marl_bgs.testing import run_doc_blocks
+from marl_bgs.testing import doc_block_tests
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = doc_blocks.claimed_by(ROOT, "marl-bgs-engine") if (ROOT / "docs").is_dir() else {}
@@ -25,18 +23,9 @@ def _maps(namespace: dict) -> None:
 
 CHECKS = {"docs/api.md": _api, "docs/maps.md": _maps}
 
-
-@pytest.mark.skipif(not PAGES, reason="docs/ is not beside this checkout")
-@pytest.mark.parametrize("page", sorted(PAGES) or ["-"])
-def test_page_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    namespace = run_doc_blocks(PAGES[page])
-    CHECKS.get(page, lambda _: None)(namespace)
-
-
-def test_every_page_check_names_a_page_run_here() -> None:
-    if PAGES:
-        assert set(CHECKS) <= set(PAGES)
+(test_page_runs, test_every_page_check_names_a_page_run_here) = doc_block_tests(
+    __file__, "marl-bgs-engine", CHECKS
+)
 
 
 def test_the_demo_hint_says_how_to_get_marl_bgs_eval(tmp_path: Path, monkeypatch) -> None:

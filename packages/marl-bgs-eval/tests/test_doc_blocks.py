@@ -10,10 +10,7 @@ from pathlib import Path
 import pytest
 
 from marl_bgs import demo, doc_blocks
-from marl_bgs.testing import doc_command_problems, parse_console_command, run_doc_blocks
-
-ROOT = Path(__file__).resolve().parents[3]
-PAGES = doc_blocks.claimed_by(ROOT, "marl-bgs-eval") if (ROOT / "docs").is_dir() else {}
+from marl_bgs.testing import doc_block_tests, parse_console_command
 
 
 def _two_bridge(namespace: dict) -> None:
@@ -27,25 +24,11 @@ def _readme(namespace: dict) -> None:
 
 CHECKS = {"docs/two-bridge.md": _two_bridge, "README.md": _readme}
 
-
-@pytest.mark.skipif(not PAGES, reason="docs/ is not beside this checkout")
-@pytest.mark.parametrize("page", sorted(PAGES) or ["-"])
-def test_page_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    namespace = run_doc_blocks(PAGES[page])
-    CHECKS.get(page, lambda _: None)(namespace)
-
-
-def test_every_page_check_names_a_page_run_here() -> None:
-    if PAGES:
-        assert set(CHECKS) <= set(PAGES)
-
-
-@pytest.mark.skipif(not PAGES, reason="docs/ is not beside this checkout")
-def test_every_eval_command_in_the_docs_parses() -> None:
-    parsed, failed = doc_command_problems(ROOT, "marl-bgs-eval")
-    assert not failed, "\n".join(failed)
-    assert parsed >= 10
+(
+    test_page_runs,
+    test_every_page_check_names_a_page_run_here,
+    test_every_eval_command_in_the_docs_parses,
+) = doc_block_tests(__file__, "marl-bgs-eval", CHECKS, min_commands=10)
 
 
 def test_the_demo_hint_runs_this_environments_marl_bgs_eval() -> None:

@@ -4,15 +4,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
-from marl_bgs import doc_blocks
-from marl_bgs.testing import doc_command_problems, run_doc_blocks
-
-ROOT = Path(__file__).resolve().parents[3]
-PAGES = doc_blocks.claimed_by(ROOT, "marl-bgs-llm") if (ROOT / "docs").is_dir() else {}
+from marl_bgs.testing import doc_block_tests
 
 
 def _llm(namespace: dict) -> None:
@@ -21,22 +13,8 @@ def _llm(namespace: dict) -> None:
 
 CHECKS = {"docs/llm.md": _llm}
 
-
-@pytest.mark.skipif(not PAGES, reason="docs/ is not beside this checkout")
-@pytest.mark.parametrize("page", sorted(PAGES) or ["-"])
-def test_page_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    namespace = run_doc_blocks(PAGES[page])
-    CHECKS.get(page, lambda _: None)(namespace)
-
-
-def test_every_page_check_names_a_page_run_here() -> None:
-    if PAGES:
-        assert set(CHECKS) <= set(PAGES)
-
-
-@pytest.mark.skipif(not PAGES, reason="docs/ is not beside this checkout")
-def test_every_llm_command_in_the_docs_parses() -> None:
-    parsed, failed = doc_command_problems(ROOT, "marl-bgs-llm")
-    assert not failed, "\n".join(failed)
-    assert parsed >= 2
+(
+    test_page_runs,
+    test_every_page_check_names_a_page_run_here,
+    test_every_llm_command_in_the_docs_parses,
+) = doc_block_tests(__file__, "marl-bgs-llm", CHECKS, min_commands=2)

@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import sys
 from importlib.metadata import distribution
-from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 
-from marl_bgs import doc_blocks
 from marl_bgs.core.errors import ConfigError
-from marl_bgs.testing import doc_command_problems, run_doc_blocks
+from marl_bgs.testing import doc_block_tests
 from marl_bgs_train import runs
 from marl_bgs_train.config import load_curriculum
-
-ROOT = Path(__file__).resolve().parents[3]
-PAGES = doc_blocks.claimed_by(ROOT, "marl-bgs-train") if (ROOT / "docs").is_dir() else {}
 
 
 def _training(namespace: dict) -> None:
@@ -29,25 +24,11 @@ def _training(namespace: dict) -> None:
 
 CHECKS = {"docs/training.md": _training}
 
-
-@pytest.mark.skipif(not PAGES, reason="docs/ is not beside this checkout")
-@pytest.mark.parametrize("page", sorted(PAGES) or ["-"])
-def test_page_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    namespace = run_doc_blocks(PAGES[page])
-    CHECKS.get(page, lambda _: None)(namespace)
-
-
-def test_every_page_check_names_a_page_run_here() -> None:
-    if PAGES:
-        assert set(CHECKS) <= set(PAGES)
-
-
-@pytest.mark.skipif(not PAGES, reason="docs/ is not beside this checkout")
-def test_every_train_command_in_the_docs_parses() -> None:
-    parsed, failed = doc_command_problems(ROOT, "marl-bgs-train")
-    assert not failed, "\n".join(failed)
-    assert parsed >= 10
+(
+    test_page_runs,
+    test_every_page_check_names_a_page_run_here,
+    test_every_train_command_in_the_docs_parses,
+) = doc_block_tests(__file__, "marl-bgs-train", CHECKS, min_commands=10)
 
 
 def test_the_tensorboard_hint_installs_the_extra(tmp_path, monkeypatch) -> None:

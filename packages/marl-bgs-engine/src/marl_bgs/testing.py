@@ -301,3 +301,40 @@ def doc_command_problems(root: Path, package: str) -> tuple[int, list[str]]:
                 except Exception as error:  # click's UsageError, BadParameter, ...
                     found.append(f"{block.where}: `{shlex.join(command.argv)}`: {error}")
     return parsed, found
+
+
+def doc_block_tests(
+    test_file: str,
+    package: str,
+    checks: dict[str, Callable[[dict], None]],
+    min_commands: int | None = None,
+) -> tuple[Callable[..., None], ...]:
+    """The tests of the docs' code blocks that `package` claims, for its test module to bind to
+    `test_*` names: each page's blocks run (`run_doc_blocks`) and then meet `checks[page]`;
+    every key of `checks` is a page run here; with `min_commands`, every command of the
+    package's console scripts in the docs parses, and there are at least that many. They skip
+    when docs/ is not beside the checkout (`test_file`: the module's `__file__`)."""
+    import pytest
+
+    root = Path(test_file).resolve().parents[3]
+    pages = doc_blocks.claimed_by(root, package) if (root / "docs").is_dir() else {}
+    no_docs = pytest.mark.skipif(not pages, reason="docs/ is not beside this checkout")
+
+    @no_docs
+    @pytest.mark.parametrize("page", sorted(pages) or ["-"])
+    def page_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.chdir(tmp_path)
+        namespace = run_doc_blocks(pages[page])
+        checks.get(page, lambda _: None)(namespace)
+
+    def every_check_names_a_page_run_here() -> None:
+        assert not pages or set(checks) <= set(pages)
+
+    @no_docs
+    def every_command_in_the_docs_parses() -> None:
+        parsed, failed = doc_command_problems(root, package)
+        assert not failed, "\n".join(failed)
+        assert parsed >= (min_commands or 0)
+
+    tests = (page_runs, every_check_names_a_page_run_here)
+    return tests if min_commands is None else (*tests, every_command_in_the_docs_parses)

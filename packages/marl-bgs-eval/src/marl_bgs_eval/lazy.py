@@ -124,3 +124,15 @@ def startup_imports(distribution: str) -> list[tuple[str, int, float, list[str]]
         )
         rows = json.loads(out.read_text(encoding="utf-8"))
     return [(str(c), int(code or 0), float(s), list(found)) for c, code, s, found in rows]
+
+
+def assert_light_startup(distribution: str, at_least: int) -> float:
+    """Check `startup_imports(distribution)`: at least `at_least` invocations, none importing a
+    `HEAVY` module, `--help` exiting 0 and an unknown option 2 (AssertionError naming the
+    command line otherwise). Returns the slowest invocation's seconds."""
+    rows = startup_imports(distribution)
+    assert len(rows) >= at_least, rows
+    for line, code, _, heavy in rows:
+        assert heavy == [], f"{line} imported {heavy}"
+        assert code == (0 if line.endswith("--help") else 2), line
+    return round(max(seconds for _, _, seconds, _ in rows), 3)
