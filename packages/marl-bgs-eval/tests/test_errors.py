@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 import marl_bgs_eval as ev
+from marl_bgs_eval import registry
 
 
 def test_unknown_system_name(kit) -> None:
@@ -77,7 +78,7 @@ def test_results_files_are_validated(base_games: pd.DataFrame, tmp_path) -> None
         ev.load(tmp_path / "none.csv")
 
 
-def test_a_misspelled_name_gets_a_did_you_mean() -> None:
+def test_a_misspelled_name_gets_a_did_you_mean(monkeypatch: pytest.MonkeyPatch) -> None:
     """System names (and prefix families), scripted teams, metric levels, families and
     measures: the closest known name is suggested; a name close to none gets no hint."""
     from marl_bgs_eval.metrics import check_level
@@ -87,6 +88,8 @@ def test_a_misspelled_name_gets_a_did_you_mean() -> None:
     hint = r" \(did you mean '{}'\?\)"
     with pytest.raises(ev.EvalError, match="unknown System 'tdm-alfa'" + hint.format("tdm-alpha")):
         ev.get_system("tdm-alfa")
+    # a prefix family, as marl-bgs-train registers `ckpt:` (not installed beside eval alone)
+    monkeypatch.setitem(registry._PREFIXES, "ckpt", lambda path: ev.get_system("idle"))
     with pytest.raises(ev.EvalError, match="System 'ckp:runs/x'" + hint.format("ckpt:runs/x")):
         ev.get_system("ckp:runs/x")
     with pytest.raises(ev.EvalError, match=r"unknown System 'nobody'; registered: \["):

@@ -57,6 +57,7 @@ _FILES = """
 A map is a UTF-8 JSON file in format `marl-bgs-map-v1`; the shipped maps
 (`packages/marl-bgs-engine/src/marl_bgs/tdm/maps/data/`) use it too. This file loads as it stands:
 
+<!-- runs-in: marl-bgs-engine, saved as my_map.json -->
 ```json
 {
   "format": "marl-bgs-map-v1",
@@ -131,6 +132,7 @@ left pad 0`. Besides the keys and limits above:
 
 Using a custom map:
 
+<!-- runs-in: marl-bgs-engine -->
 ```python
 import marl_bgs
 

@@ -187,7 +187,8 @@ def _intro(scenarios: list[Scenario]) -> str:
     the spawn shield, dashed circles the Mage and Warrior auras, arrows the last actions (red
     damage, green healing, grey the move). Red Zones (x <= 5, x >= 15) are shaded; dead units are
     not drawn."""
-    code = f"""```python
+    code = f"""<!-- runs-in: marl-bgs-engine -->
+```python
 import marl_bgs
 from marl_bgs.tdm import scenarios
 
