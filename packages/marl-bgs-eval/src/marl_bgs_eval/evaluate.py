@@ -27,6 +27,7 @@ from marl_bgs_eval.progress import progress_bar
 from marl_bgs_eval.registry import get_system
 from marl_bgs_eval.seeds import root_key
 from marl_bgs_eval.systems import System
+from marl_bgs_eval.watch import Watch
 
 INT32_MAX = 2**31 - 1
 MapsLike = str | int | Path | MapSpec | Sequence[int | str | Path | MapSpec]
@@ -182,6 +183,7 @@ def evaluate(
     on_games: Callable[[pd.DataFrame], None] | None = None,
     resume: pd.DataFrame | None = None,
     mesh: Mesh | None = None,
+    watch: Watch | None = None,
     **env_kwargs: Any,
 ) -> pd.DataFrame:
     """Play `games_per_map` games per map (and roster pair) between two Systems, team A vs B.
@@ -196,6 +198,8 @@ def evaluate(
     `resume` takes the games an interrupted run already finished and plays only the rest.
     `mesh` (a `jax.sharding.Mesh`) splits each batch's games over its devices (first axis; the
     batch size must divide evenly); the games and results are the same as on one device.
+    `watch(event, team, tick)` is told on the host as each team starts and ends each move and
+    each game's memory (`marl_bgs_eval.watch`: how the tournament's sandbox times a program).
     """
     a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
     specs = resolve_maps(maps, split)
@@ -238,7 +242,7 @@ def evaluate(
     if earlier is not None:
         perm = perm[~np.isin(sched["game"].to_numpy()[perm], earlier["game"].to_numpy())]
     played = play_schedule(
-        env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games, mesh
+        env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games, mesh, watch
     )
     frames = [f for f in (earlier, played) if f is not None and len(f)]
     games = pd.concat(frames, ignore_index=True).sort_values("game", kind="stable")
@@ -282,6 +286,7 @@ def play_schedule(
     env: Any, sched: pd.DataFrame, rows: np.ndarray, teams: tuple[System, System], level: str,
     meta: dict[str, int], batch: int, chunk: int, progress: bool,
     on_games: Callable[[pd.DataFrame], None] | None, mesh: Mesh | None,
+    watch: Watch | None = None,
 ) -> pd.DataFrame | None:  # fmt: skip
     """Play the scheduled games `rows` (schedule indices, in device order); report each batch
     of finished games to `on_games` as it ends; return them all (None if there were none)."""
@@ -304,7 +309,7 @@ def play_schedule(
         root=root_key(meta["seed"]),
         params=(a.params, b.params),
     )
-    start, run = programs(batch, env.shared_sight, a, b, level, chunk, mesh)
+    start, run = programs(batch, env.shared_sight, a, b, level, chunk, mesh, watch)
     carry = start(plan)
     reported = np.zeros(g_pad, bool)
     frames = []

@@ -27,6 +27,7 @@ from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.metrics.timing import Memory
 from marl_bgs_eval.seeds import action_keys, memory_keys
 from marl_bgs_eval.systems import System
+from marl_bgs_eval.watch import Watch, fenced_act, fenced_init
 
 
 class Plan(NamedTuple):
@@ -118,38 +119,44 @@ _PROGRAMS: dict[Any, Programs] = {}
 
 def programs(
     batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int,
-    mesh: Mesh | None = None,
+    mesh: Mesh | None = None, watch: Watch | None = None,
 ) -> Programs:  # fmt: skip
     """The jitted (start, run-a-chunk) pair for these static settings; with a `mesh`, the batch's
-    games are split over its devices (the env's games sharding). Parametric Systems are keyed by
-    their `program_key` (their weights come with the plan), others by identity."""
-    key = (batch, shared_sight, team_a.program_key(), team_b.program_key(), level, chunk, mesh)
+    games are split over its devices (the env's games sharding); with a `watch`, each team's
+    moves and memory starts are fenced by host calls (`marl_bgs_eval.watch`). Parametric Systems
+    are keyed by their `program_key` (their weights come with the plan), others by identity."""
+    key = (batch, shared_sight, team_a.program_key(), team_b.program_key(), level, chunk, mesh,
+           watch)  # fmt: skip
     if key not in _PROGRAMS:
-        _PROGRAMS[key] = _build(batch, shared_sight, team_a, team_b, level, chunk, mesh)
+        _PROGRAMS[key] = _build(batch, shared_sight, team_a, team_b, level, chunk, mesh, watch)
     return _PROGRAMS[key]
 
 
 def _build(
     batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int,
-    mesh: Mesh | None,
+    mesh: Mesh | None, watch: Watch | None,
 ) -> Programs:  # fmt: skip
     env = marl_bgs.make("tdm", num_envs=batch, shared_sight=shared_sight, mesh=mesh)
 
-    def bound(plan: Plan) -> tuple[System, System]:
-        return team_a.bind(plan.params[0]), team_b.bind(plan.params[1])
+    def bound(plan: Plan, tick: jax.Array) -> tuple[System, System]:
+        teams = team_a.bind(plan.params[0]), team_b.bind(plan.params[1])
+        if watch is None:
+            return teams
+        return fenced_act(teams[0], 0, watch, tick), fenced_act(teams[1], 1, watch, tick)
 
-    def fresh_memory(plan: Plan, rows: jax.Array) -> tuple[Any, Any]:
-        teams = bound(plan)
+    def fresh_memory(plan: Plan, rows: jax.Array, tick: jax.Array) -> tuple[Any, Any]:
+        teams = team_a.bind(plan.params[0]), team_b.bind(plan.params[1])
         seeds, games = plan.seed_number[rows], plan.game_number[rows]
-        return tuple(
-            jax.vmap(s.init)(memory_keys(plan.root, seeds, games, t)) for t, s in enumerate(teams)
-        )
+        keys = [memory_keys(plan.root, seeds, games, t) for t in range(2)]
+        if watch is None:
+            return tuple(jax.vmap(s.init)(k) for s, k in zip(teams, keys, strict=True))
+        return tuple(fenced_init(s.init, t, watch, tick, keys[t]) for t, s in enumerate(teams))
 
     def start(plan: Plan) -> Carry:
         g_pad = plan.seed_number.shape[0]
         rows = jnp.arange(batch, dtype=jnp.int32)
         clipped = jnp.minimum(rows, g_pad - 1)
-        mem_a, mem_b = fresh_memory(plan, clipped)
+        mem_a, mem_b = fresh_memory(plan, clipped, jnp.int32(0))
         width = mt.width(level)
         out = Out(
             outcome=jnp.zeros(g_pad, jnp.int32),
@@ -177,7 +184,8 @@ def _build(
     def tick(c: Carry, plan: Plan) -> Carry:
         g_pad = plan.seed_number.shape[0]
         seeds = plan.seed_number[jnp.maximum(c.slot_game, 0)]
-        t = play_tick(env, bound(plan), plan.root, seeds, c.state, (c.mem_a, c.mem_b))
+        t = play_tick(env, bound(plan, c.state.tick), plan.root, seeds, c.state,
+                      (c.mem_a, c.mem_b))  # fmt: skip
         nxt, mems, whos = t.state, t.memories, t.whos
         pair_mask = join_teams(t.inputs[0].masks.pair, t.inputs[1].masks.pair)
         added, memory = mt.tally(level, t.before, t.facts, pair_mask, c.memory)
@@ -217,7 +225,7 @@ def _build(
             new_row = k.next_game + jnp.cumsum(finished, dtype=jnp.int32) - 1
             real = finished & (new_row < plan.n_games)
             take = jnp.minimum(new_row, g_pad - 1)
-            fresh_a, fresh_b = fresh_memory(plan, take)
+            fresh_a, fresh_b = fresh_memory(plan, take, k.state.tick)
             return k._replace(
                 state=where_games(real, _take(plan.starts, take), k.state),
                 mem_a=where_games(real, fresh_a, k.mem_a),

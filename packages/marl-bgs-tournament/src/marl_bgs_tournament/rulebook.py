@@ -20,6 +20,11 @@ weights_unchanged  a parametric System's weights hash the same before and after 
                    copied into its memory (where play could change them), and for a file equal
                    the manifest's hashes
 training_declared  the manifest declares its training, no test map (47-51) and no scenario
+full_games         whole games of the tick limit (no game ends early) against random at every
+                   batch size the file declares: a failure late in a game (a "time bomb") shows.
+                   Run through `marl_bgs_tournament.sandbox`, every move is timed against the
+                   rulebook's limits (`sandbox.LIMITS`); run here, a program that never ends
+                   hangs this process
 
 The perturbation test, the memory and the weights checks share one recording: `games` games on
 the test maps, random against random, for `ticks` ticks (early in a game the teams do not see
@@ -67,15 +72,18 @@ import pandas as pd
 import marl_bgs
 from marl_bgs import GameState, TeamInputs, team_inputs
 from marl_bgs.tdm import classes as C
+from marl_bgs.tdm.config import LIMITS as RULE_LIMITS
 from marl_bgs.tdm.perception import perceive
-from marl_bgs_eval import EvalError, System, random_system
+from marl_bgs_eval import EvalError, System, evaluate, random_system
 from marl_bgs_eval.play import play_tick
 from marl_bgs_eval.seeds import action_keys, memory_keys, root_key
+from marl_bgs_eval.watch import Watch
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import MAX_MEMORY_BYTES, load_system, read_manifest, weight_sha256
 
 # --- the limits: rulebook v1 (paper Table S7) ---------------------------------------------------
-RULEBOOK = "v1"
+RULEBOOK = "v2"  # v2: the full_games check and the sandbox's limits
+TICK_LIMIT = 300  # ticks of a rulebook game (a season's default)
 PLAY_BATCH = 512  # games at once for the play limits
 MIN_STEPS_PER_S = 5_000.0  # game steps (games x ticks) per second, GPU
 MAX_DEVICE_BYTES = 10 * 10**9  # 10 GB of device memory at PLAY_BATCH games
@@ -91,7 +99,7 @@ TICKS = 8  # its ticks: every recorded state is checked
 MIN_WEIGHT_SIZE = 8  # weight leaves this small (or constant) are not searched for in memory
 PERTURBED = ("health", "cooldown", "stun", "trap", "slow_charge", "slow_hunter", "slow_poison",
              "antiheal", "freedom", "burst", "last_move", "last_ult")  # fmt: skip
-CHECKS = ("play_limits", "information_limits", "memory_reset", "weights_unchanged",
+CHECKS = ("full_games", "play_limits", "information_limits", "memory_reset", "weights_unchanged",
           "training_declared")  # fmt: skip
 COLUMNS = ("check", "passed", "value", "limit", "detail")
 
@@ -647,23 +655,66 @@ def training_declared(manifest: dict[str, Any] | str | Path | None) -> Row:
     return Row("training_declared", not problems, value, limit, detail)
 
 
+# --- 6. full games ---------------------------------------------------------------------------
+
+
+def _spread(batch: int) -> tuple[list[int], int]:
+    """Test maps and games per map that fill one batch of `batch` games (at least 2 games)."""
+    for m in range(len(TEST_MAPS), 0, -1):
+        if batch % (2 * m) == 0:
+            return list(TEST_MAPS[:m]), batch // m
+    return list(TEST_MAPS[:1]), batch + batch % 2
+
+
+def full_games(
+    system: System, manifest: dict[str, Any] | str | Path | None = None, *,
+    tick_limit: int = TICK_LIMIT, seed: int = 0, watch: Watch | None = None,
+) -> Row:  # fmt: skip
+    """Games of `tick_limit` ticks against random, none ending early, at every batch size the
+    manifest declares (without one: `CPU_BATCH`); `watch` hears every move (the sandbox)."""
+    sys = _as_system(system)
+    m = _as_manifest(manifest)
+    sizes = [CPU_BATCH] if m is None else [int(b) for b in m["batch_sizes"]]
+    limit = f"{tick_limit} ticks at batch sizes {sizes}"
+    played = 0
+    for b in sizes:
+        maps, per_map = _spread(b)
+        games = evaluate(sys, random_system(), maps=maps, games_per_map=per_map, batch_size=b,
+                         tick_limit=tick_limit, winning_score=RULE_LIMITS["winning_score"][1],
+                         metrics="none", seed=seed, watch=watch)  # fmt: skip
+        short = games[games["ticks"] < tick_limit]
+        if len(short):
+            return Row("full_games", False, played, limit,
+                       f"game {int(short['game'].iat[0])} at batch {b} ended after "
+                       f"{int(short['ticks'].iat[0])} of {tick_limit} ticks")  # fmt: skip
+        played += len(games)
+    detail = f"{played} games of {tick_limit} ticks against random at batch sizes {sizes}"
+    return Row("full_games", True, played, limit, detail)
+
+
 # --- all checks --------------------------------------------------------------------------------
 
 
 def _guarded(name: str, check: Callable[[], Row]) -> Row:
+    """A check's row; a System that crashes it fails it, named. Running out of memory is not
+    a check's result but the machine's limit: it ends every check (the sandbox refuses)."""
     try:
         return check()
-    except Exception as err:  # a System that crashes a check fails it, named
+    except Exception as err:
+        if isinstance(err, MemoryError) or "RESOURCE_EXHAUSTED" in str(err):
+            raise
         return Row(name, False, None, None, f"error: {type(err).__name__}: {str(err)[:300]}")
 
 
 def check_entrant(
     system: System | str | Path, manifest: dict[str, Any] | str | Path | None = None, *,
     games: int = GAMES, ticks: int = TICKS, seed: int = 0,
-    checks: Sequence[str] = CHECKS,
+    checks: Sequence[str] = CHECKS, tick_limit: int = TICK_LIMIT,
+    watch: Watch | None = None, before: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:  # fmt: skip
     """Every check of one entrant: a System (with its manifest, a dict or its file's path) or a
-    System file's path. One row per check: check, passed, value, limit, detail."""
+    System file's path. One row per check: check, passed, value, limit, detail. `watch` hears
+    the moves of `full_games`; `before(check)` hears of each check first (the sandbox's clock)."""
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
         raise TournamentError(f"checks: unknown {unknown}; allowed {list(CHECKS)}")
@@ -673,6 +724,7 @@ def check_entrant(
     sys = _as_system(system)
     m = _as_manifest(manifest)
     run = {
+        "full_games": lambda: full_games(sys, m, tick_limit=tick_limit, seed=seed, watch=watch),
         "play_limits": lambda: play_limits(sys, seed=seed),
         "information_limits": lambda: information_limits(sys, games=games, ticks=ticks, seed=seed),
         "memory_reset": lambda: memory_reset(sys, games=games, ticks=ticks, seed=seed),
@@ -680,7 +732,11 @@ def check_entrant(
                                                        seed=seed),
         "training_declared": lambda: training_declared(m),
     }  # fmt: skip
-    rows = [_guarded(name, run[name]) for name in checks]
+    rows = []
+    for name in checks:
+        if before is not None:
+            before(name)
+        rows.append(_guarded(name, run[name]))
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table["passed"] = table["passed"].astype(bool)
     return table

@@ -1,0 +1,98 @@
+"""The sandboxed jobs as the tournament calls them: check one System file, play games."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from marl_bgs_eval import EvalError, replay_files, results
+from marl_bgs_tournament import rulebook
+from marl_bgs_tournament.errors import TournamentError
+from marl_bgs_tournament.portable import read_manifest
+from marl_bgs_tournament.sandbox.jobs import GAMES_FILE
+from marl_bgs_tournament.sandbox.limits import LIMITS, Limits
+from marl_bgs_tournament.sandbox.run import Refused, run_job
+
+INDEX_KEYS = ("game", "system_a", "system_b", "map", "result", "file")
+
+
+def check_file(
+    path: str | Path, *, checks: Sequence[str] = rulebook.CHECKS,
+    tick_limit: int = rulebook.TICK_LIMIT, seed: int = 0, limits: Limits = LIMITS,
+    progress: bool = False,
+) -> pd.DataFrame:  # fmt: skip
+    """The rulebook's checks of a System file, run in a child process under `limits`: the
+    table of `rulebook.check_entrant`; Refused when a limit ended the child."""
+    path = Path(path)
+    unknown = [c for c in checks if c not in rulebook.CHECKS]
+    if unknown:
+        raise TournamentError(f"checks: unknown {unknown}; allowed {list(rulebook.CHECKS)}")
+    manifest = read_manifest(path)
+    job = {"kind": "check", "file": str(path.resolve()), "checks": list(checks),
+           "tick_limit": int(tick_limit), "seed": int(seed)}  # fmt: skip
+
+    def collect(result: dict[str, Any], _: Path) -> pd.DataFrame:
+        rows = result.get("table")
+        ok = isinstance(rows, list) and len(rows) == len(checks) and all(
+            isinstance(r, dict) and set(r) == set(rulebook.COLUMNS) for r in rows
+        )  # fmt: skip
+        if not ok or [r["check"] for r in rows] != list(checks):
+            raise Refused("the sandbox's child returned no rulebook table")
+        table = pd.DataFrame(rows, columns=list(rulebook.COLUMNS))
+        table["passed"] = table["passed"].astype(bool)
+        return table
+
+    return run_job(job, collect, names=(str(manifest["name"]), "random"),
+                   tick_limit=tick_limit, limits=limits, progress=progress)  # fmt: skip
+
+
+def play_games(
+    plan: pd.DataFrame, sources: dict[str, str], settings: Any, root_seed: int, *,
+    out: Path | None = None, replays: int = 0, limits: Limits = LIMITS,
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:  # fmt: skip
+    """The pairings of `plan` between entrants given by source (`builtin:<name>` or
+    `file:<path>`), played in a child process under `limits`: (games, replay index). The
+    replays of the first `replays` pairings are checked and saved under out/replays/."""
+    if replays and out is None:
+        raise TournamentError("out: the folder for replays is needed when replays > 0")
+    first = plan.iloc[0] if len(plan) else {"system_a": "team A", "system_b": "team B"}
+    job = {
+        "kind": "play", "systems": dict(sources), "plan": plan.to_dict("records"),
+        "settings": dataclasses.asdict(settings) | {"progress": False},
+        "root_seed": int(root_seed), "replays": int(replays),
+    }  # fmt: skip
+
+    def collect(result: dict[str, Any], folder: Path) -> tuple[pd.DataFrame, list[dict]]:
+        try:
+            games = results.load(folder / GAMES_FILE)
+        except EvalError as err:
+            raise Refused(f"the sandbox's child returned unreadable games: {err}") from None
+        index = result.get("replays")
+        if not isinstance(index, list) or len(index) > replays:
+            raise Refused("the sandbox's child returned no replay index")
+        for row in index:
+            _save_replay(row, folder, out, games)
+        return games, index
+
+    return run_job(job, collect, names=(str(first["system_a"]), str(first["system_b"])),
+                   tick_limit=settings.tick_limit, limits=limits,
+                   progress=settings.progress)  # fmt: skip
+
+
+def _save_replay(row: Any, folder: Path, out: Path | None, games: pd.DataFrame) -> None:
+    """Check one replay the child recorded against its games and save it under out/."""
+    ok = isinstance(row, dict) and set(row) == set(INDEX_KEYS) and isinstance(row["game"], int)
+    if not ok or row["file"] != f"replays/game-{row['game']}.replay.zip" or out is None:
+        raise Refused("the sandbox's child returned a malformed replay index")
+    if row["game"] not in set(games["game"].astype(int)):
+        raise Refused(f"the sandbox's child recorded game {row['game']}, which it did not play")
+    try:
+        replay = replay_files.load(folder / row["file"])
+    except EvalError as err:
+        raise Refused(f"the sandbox's child recorded an unreadable replay: {err}") from None
+    (out / "replays").mkdir(exist_ok=True)
+    replay_files.save(replay, out / row["file"])

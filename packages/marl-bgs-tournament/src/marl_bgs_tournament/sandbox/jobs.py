@@ -1,0 +1,72 @@
+"""What the child process does with a submitted program: the rulebook's checks of one System
+file, or a season's games between entrants. Runs only inside the child (`sandbox.child`): every
+result is written to its working folder for the service to read and check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+import marl_bgs_eval as ev
+from marl_bgs_eval import results
+from marl_bgs_tournament import matches, rulebook
+from marl_bgs_tournament.errors import TournamentError
+from marl_bgs_tournament.portable import load_system, read_manifest
+from marl_bgs_tournament.sandbox.report import Report
+
+GAMES_FILE = "games.parquet"
+
+
+def system_of(source: str) -> ev.System:
+    """An entrant's System from its source: `builtin:<registered name>` or `file:<path>`."""
+    kind, _, where = source.partition(":")
+    if kind == "file":
+        return load_system(Path(where))
+    if kind == "builtin":
+        return ev.get_system(where)
+    raise TournamentError(f"source: expected builtin:<name> or file:<path>, got {source[:80]!r}")
+
+
+def check(job: dict[str, Any], report: Report) -> dict[str, Any]:
+    """The rulebook's checks of job["file"]: {"table": rows}."""
+    report.phase("loading and vetting the System file")
+    path = Path(job["file"])
+    manifest = read_manifest(path)
+    system = load_system(path)
+    table = rulebook.check_entrant(
+        system, manifest, checks=tuple(job["checks"]), tick_limit=int(job["tick_limit"]),
+        seed=int(job["seed"]), watch=report.move,
+        before=lambda name: report.phase(f"rulebook check {name}"),
+    )  # fmt: skip
+    return {"table": table.to_dict("records")}
+
+
+def play(job: dict[str, Any], report: Report) -> dict[str, Any]:
+    """The pairings of job["plan"] between job["systems"] (name -> source), saved as
+    GAMES_FILE, and replays of the first `job["replays"]` pairings under replays/."""
+    report.phase("loading the entrants")
+    systems = {name: system_of(source) for name, source in job["systems"].items()}
+    settings = _settings(job["settings"])
+    plan = pd.DataFrame(job["plan"])
+
+    def before(a: str, b: str, tick_limit: int) -> None:
+        report.phase(f"compiling {a} vs {b}")
+        report.teams(a, b, tick_limit)
+
+    games = matches.play_pairings(plan, systems, settings, int(job["root_seed"]),
+                                  watch=report.move, before=before)  # fmt: skip
+    results.save(games, Path(GAMES_FILE))
+    report.phase("recording replays")
+    index = matches.record_replays(Path("."), games, systems, int(job["replays"]))
+    return {"replays": index}
+
+
+def _settings(values: dict[str, Any]) -> Any:
+    from marl_bgs_tournament.season import Settings  # the season's own settings type
+
+    return Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+JOBS = {"check": check, "play": play}
