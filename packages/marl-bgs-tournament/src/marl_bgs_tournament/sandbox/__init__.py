@@ -8,6 +8,6 @@ crashes is refused with its reason and the service goes on.
 
 from marl_bgs_tournament.sandbox.api import check_file, play_games
 from marl_bgs_tournament.sandbox.limits import LIMITS, Limits
-from marl_bgs_tournament.sandbox.run import Refused, run_job
+from marl_bgs_tournament.sandbox.run import RefusedError, run_job
 
-__all__ = ["LIMITS", "Limits", "Refused", "check_file", "play_games", "run_job"]
+__all__ = ["LIMITS", "Limits", "RefusedError", "check_file", "play_games", "run_job"]

@@ -15,7 +15,7 @@ from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import read_manifest
 from marl_bgs_tournament.sandbox.jobs import GAMES_FILE
 from marl_bgs_tournament.sandbox.limits import LIMITS, Limits
-from marl_bgs_tournament.sandbox.run import Refused, run_job
+from marl_bgs_tournament.sandbox.run import RefusedError, run_job
 
 INDEX_KEYS = ("game", "system_a", "system_b", "map", "result", "file")
 
@@ -26,7 +26,7 @@ def check_file(
     progress: bool = False,
 ) -> pd.DataFrame:  # fmt: skip
     """The rulebook's checks of a System file, run in a child process under `limits`: the
-    table of `rulebook.check_entrant`; Refused when a limit ended the child."""
+    table of `rulebook.check_entrant`; RefusedError when a limit ended the child."""
     path = Path(path)
     unknown = [c for c in checks if c not in rulebook.CHECKS]
     if unknown:
@@ -41,7 +41,7 @@ def check_file(
             isinstance(r, dict) and set(r) == set(rulebook.COLUMNS) for r in rows
         )  # fmt: skip
         if not ok or [r["check"] for r in rows] != list(checks):
-            raise Refused("the sandbox's child returned no rulebook table")
+            raise RefusedError("the sandbox's child returned no rulebook table")
         table = pd.DataFrame(rows, columns=list(rulebook.COLUMNS))
         table["passed"] = table["passed"].astype(bool)
         return table
@@ -70,10 +70,10 @@ def play_games(
         try:
             games = results.load(folder / GAMES_FILE)
         except EvalError as err:
-            raise Refused(f"the sandbox's child returned unreadable games: {err}") from None
+            raise RefusedError(f"the sandbox's child returned unreadable games: {err}") from None
         index = result.get("replays")
         if not isinstance(index, list) or len(index) > replays:
-            raise Refused("the sandbox's child returned no replay index")
+            raise RefusedError("the sandbox's child returned no replay index")
         for row in index:
             _save_replay(row, folder, out, games)
         return games, index
@@ -87,12 +87,12 @@ def _save_replay(row: Any, folder: Path, out: Path | None, games: pd.DataFrame) 
     """Check one replay the child recorded against its games and save it under out/."""
     ok = isinstance(row, dict) and set(row) == set(INDEX_KEYS) and isinstance(row["game"], int)
     if not ok or row["file"] != f"replays/game-{row['game']}.replay.zip" or out is None:
-        raise Refused("the sandbox's child returned a malformed replay index")
+        raise RefusedError("the sandbox's child returned a malformed replay index")
     if row["game"] not in set(games["game"].astype(int)):
-        raise Refused(f"the sandbox's child recorded game {row['game']}, which it did not play")
+        raise RefusedError(f"the sandbox's child recorded game {row['game']}, not one it played")
     try:
         replay = replay_files.load(folder / row["file"])
     except EvalError as err:
-        raise Refused(f"the sandbox's child recorded an unreadable replay: {err}") from None
+        raise RefusedError(f"the sandbox's child recorded an unreadable replay: {err}") from None
     (out / "replays").mkdir(exist_ok=True)
     replay_files.save(replay, out / row["file"])

@@ -69,14 +69,15 @@ class Limits:
             ("host work", f"{self.host_seconds:g} s", "loading and vetting a file, compiling, "
              "each rulebook check: any stretch with no timed move"),
             ("CPU time", f"{self.cpu_seconds:,} s", "the whole child process, all threads"),
-            ("memory", _size(self.memory_bytes), "the child's address space (CPU hosts)"),
-            ("files", _size(self.file_bytes), "the largest file it writes, and its working "
+            ("memory", size_text(self.memory_bytes), "the child's address space (CPU hosts)"),
+            ("files", size_text(self.file_bytes), "the largest file it writes, and its working "
              "folder"),
             ("open files", f"{self.open_files}", "at once"),
         ]  # fmt: skip
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """Bytes as GiB or MiB (how the limits are shown)."""
     return f"{n / (1 << 30):g} GiB" if n >= 1 << 30 else f"{n / MIB:g} MiB"
 
 

@@ -5,11 +5,12 @@ process group can be ended), in a fresh temporary working folder that is also it
 TMPDIR, with a cleaned environment (`CHILD_ENV` only: no tokens, keys or passwords the service
 holds), no inherited descriptors but stdin (the job) and its report pipe, and stdout/stderr
 into a log in that folder. A `Watchdog` reads the report pipe; when a deadline passes, the
-group is killed and `Refused` names the limit ("tdm-x exceeded 2 s per tick at tick 41").
+group is killed and `RefusedError` names the limit ("tdm-x exceeded 2 s per tick at tick 41").
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from typing import Any, TypeVar
 from marl_bgs_eval.progress import note
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.sandbox.child import ERROR, MAX_JOB_BYTES, RESULT
-from marl_bgs_tournament.sandbox.limits import LIMITS, Limits
+from marl_bgs_tournament.sandbox.limits import LIMITS, Limits, size_text
 from marl_bgs_tournament.sandbox.watchdog import MAX_LINE, Watchdog
 
 T = TypeVar("T")
@@ -40,7 +41,7 @@ LOG_TAIL = 2000
 MEMORY_SIGNS = re.compile(r"RESOURCE_EXHAUSTED|bad_alloc|MemoryError|Cannot allocate memory")
 
 
-class Refused(TournamentError):
+class RefusedError(TournamentError):
     """A job the sandbox ended or refused: `reason` says which limit or check."""
 
     def __init__(self, reason: str) -> None:
@@ -55,10 +56,8 @@ def child_env(folder: Path) -> dict[str, str]:
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 
@@ -72,14 +71,14 @@ def _clean(text: str, folder: Path) -> str:
 
 
 def _watch(proc: subprocess.Popen, pipe: int, dog: Watchdog, progress: bool) -> None:
-    """Read report lines until the child closes the pipe; kill it and raise Refused when a
+    """Read report lines until the child closes the pipe; kill it and raise RefusedError when a
     deadline passes or a line is malformed. With `progress`, each new phase is printed."""
     pending, phase = b"", dog.phase
     while True:
         wait = dog.deadline - time.monotonic()
         if wait < 0:  # exactly at the limit still passes
             _kill(proc)
-            raise Refused(dog.reason)
+            raise RefusedError(dog.reason)
         ready, _, _ = select.select([pipe], [], [], max(wait, 0.001))
         if not ready:
             continue
@@ -98,11 +97,11 @@ def _watch(proc: subprocess.Popen, pipe: int, dog: Watchdog, progress: bool) -> 
                 phase = dog.phase
         except (ValueError, UnicodeDecodeError):
             _kill(proc)
-            raise Refused("the sandbox's child sent a malformed report") from None
+            raise RefusedError("the sandbox's child sent a malformed report") from None
 
 
 def _ending(proc: subprocess.Popen, limits: Limits, folder: Path, dog: Watchdog) -> None:
-    """Why a finished child failed (Refused), or nothing when it succeeded."""
+    """Why a finished child failed (RefusedError), or nothing when it succeeded."""
     _, status, usage = os.wait4(proc.pid, 0)
     code = proc.returncode = os.waitstatus_to_exitcode(status)
     cpu = usage.ru_utime + usage.ru_stime
@@ -110,11 +109,12 @@ def _ending(proc: subprocess.Popen, limits: Limits, folder: Path, dog: Watchdog)
         error = json.loads((folder / ERROR).read_text()[:8000])
         message = _clean(str(error.get("message", "")), folder)
         if error.get("kind") == "memory":
-            raise Refused(f"exceeded the memory limit ({limits.rows()[4][1]}) during "
-                          f"{dog.phase}: {message[:300]}")  # fmt: skip
-        raise Refused(message)
+            memory = size_text(limits.memory_bytes)
+            raise RefusedError(f"exceeded the memory limit ({memory}) during {dog.phase}: "
+                               f"{message[:300]}")  # fmt: skip
+        raise RefusedError(message)
     if code in (-signal.SIGXCPU, -signal.SIGKILL) and cpu >= limits.cpu_seconds:
-        raise Refused(f"exceeded the CPU-time limit of {limits.cpu_seconds:,} s")
+        raise RefusedError(f"exceeded the CPU-time limit of {limits.cpu_seconds:,} s")
     if code != 0:
         tail = (
             (folder / LOG).read_text(errors="replace")[-LOG_TAIL:]
@@ -122,13 +122,14 @@ def _ending(proc: subprocess.Popen, limits: Limits, folder: Path, dog: Watchdog)
             else ""
         )
         if MEMORY_SIGNS.search(tail):
-            raise Refused(f"exceeded the memory limit ({limits.rows()[4][1]}) during {dog.phase}")
+            memory = size_text(limits.memory_bytes)
+            raise RefusedError(f"exceeded the memory limit ({memory}) during {dog.phase}")
         how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
-        raise Refused(f"the program's process ended with {how} during {dog.phase}")
+        raise RefusedError(f"the program's process ended with {how} during {dog.phase}")
     if _folder_bytes(folder) > limits.file_bytes:
-        raise Refused(f"wrote more than the file limit ({limits.rows()[5][1]})")
+        raise RefusedError(f"wrote more than the file limit ({size_text(limits.file_bytes)})")
     if not (folder / RESULT).is_file() or (folder / RESULT).stat().st_size > MAX_RESULT_BYTES:
-        raise Refused("the sandbox's child left no readable result")
+        raise RefusedError("the sandbox's child left no readable result")
 
 
 def run_job(
