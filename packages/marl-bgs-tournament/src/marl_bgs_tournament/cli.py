@@ -114,15 +114,22 @@ def export(
 @app.command()
 def check(
     file: Annotated[Path, typer.Argument(help="A System file (*.mbgs)")],
+    tick_limit: Annotated[
+        int | None, typer.Option(help="Ticks of the full_games check (the rulebook's 300)")
+    ] = None,
 ) -> None:
-    """Run the rulebook's automated checks on a System file; exit 1 if one fails."""
-    from marl_bgs_tournament import portable
+    """Run the rulebook's automated checks on a System file in the sandbox (a child process
+    under the rulebook's time and memory limits); exit 1 if one fails or a limit ends it."""
+    from marl_bgs_tournament import portable, rulebook, sandbox
     from marl_bgs_tournament import season as seasons
-    from marl_bgs_tournament.rulebook import check_entrant
 
     try:
         manifest = portable.read_manifest(file)
-        report = check_entrant(portable.load_system(file), manifest)
+        ticks = rulebook.TICK_LIMIT if tick_limit is None else tick_limit
+        report = sandbox.check_file(file, tick_limit=ticks, progress=True)
+    except sandbox.RefusedError as err:
+        console.print(f"[red]refused:[/red] {err.reason}", highlight=False)
+        raise typer.Exit(code=1) from None
     except (TournamentError, ev.EvalError) as err:
         _fail(err)
         return

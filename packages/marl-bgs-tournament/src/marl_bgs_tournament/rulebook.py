@@ -682,11 +682,12 @@ def full_games(
         games = evaluate(sys, random_system(), maps=maps, games_per_map=per_map, batch_size=b,
                          tick_limit=tick_limit, winning_score=RULE_LIMITS["winning_score"][1],
                          metrics="none", seed=seed, watch=watch)  # fmt: skip
-        short = games[games["ticks"] < tick_limit]
-        if len(short):
+        ticks = games["ticks"].to_numpy()
+        if (ticks < tick_limit).any():
+            k = int(np.argmax(ticks < tick_limit))
             return Row("full_games", False, played, limit,
-                       f"game {int(short['game'].iat[0])} at batch {b} ended after "
-                       f"{int(short['ticks'].iat[0])} of {tick_limit} ticks")  # fmt: skip
+                       f"game {int(games['game'].to_numpy()[k])} at batch {b} ended after "
+                       f"{int(ticks[k])} of {tick_limit} ticks")  # fmt: skip
         played += len(games)
     detail = f"{played} games of {tick_limit} ticks against random at batch sizes {sizes}"
     return Row("full_games", True, played, limit, detail)

@@ -37,10 +37,9 @@ def check_file(
 
     def collect(result: dict[str, Any], _: Path) -> pd.DataFrame:
         rows = result.get("table")
-        ok = isinstance(rows, list) and len(rows) == len(checks) and all(
+        if not isinstance(rows, list) or not all(
             isinstance(r, dict) and set(r) == set(rulebook.COLUMNS) for r in rows
-        )  # fmt: skip
-        if not ok or [r["check"] for r in rows] != list(checks):
+        ) or [r["check"] for r in rows] != list(checks):  # fmt: skip
             raise RefusedError("the sandbox's child returned no rulebook table")
         table = pd.DataFrame(rows, columns=list(rulebook.COLUMNS))
         table["passed"] = table["passed"].astype(bool)

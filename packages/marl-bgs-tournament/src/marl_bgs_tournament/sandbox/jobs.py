@@ -48,7 +48,9 @@ def play(job: dict[str, Any], report: Report) -> dict[str, Any]:
     GAMES_FILE, and replays of the first `job["replays"]` pairings under replays/."""
     report.phase("loading the entrants")
     systems = {name: system_of(source) for name, source in job["systems"].items()}
-    settings = _settings(job["settings"])
+    from marl_bgs_tournament.season import Settings  # (season runs jobs through this package)
+
+    settings = Settings.from_dict(job["settings"])
     plan = pd.DataFrame(job["plan"])
 
     def before(a: str, b: str, tick_limit: int) -> None:
@@ -61,12 +63,6 @@ def play(job: dict[str, Any], report: Report) -> dict[str, Any]:
     report.phase("recording replays")
     index = matches.record_replays(Path("."), games, systems, int(job["replays"]))
     return {"replays": index}
-
-
-def _settings(values: dict[str, Any]) -> Any:
-    from marl_bgs_tournament.season import Settings  # the season's own settings type
-
-    return Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 
 JOBS = {"check": check, "play": play}
