@@ -27,7 +27,6 @@ from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.metrics.timing import Memory
 from marl_bgs_eval.seeds import action_keys, memory_keys
 from marl_bgs_eval.systems import System
-from marl_bgs_eval.watch import Watch, fenced_act, fenced_init
 
 
 class Plan(NamedTuple):
@@ -119,44 +118,38 @@ _PROGRAMS: dict[Any, Programs] = {}
 
 def programs(
     batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int,
-    mesh: Mesh | None = None, watch: Watch | None = None,
+    mesh: Mesh | None = None,
 ) -> Programs:  # fmt: skip
     """The jitted (start, run-a-chunk) pair for these static settings; with a `mesh`, the batch's
-    games are split over its devices (the env's games sharding); with a `watch`, each team's
-    moves and memory starts are fenced by host calls (`marl_bgs_eval.watch`). Parametric Systems
-    are keyed by their `program_key` (their weights come with the plan), others by identity."""
-    key = (batch, shared_sight, team_a.program_key(), team_b.program_key(), level, chunk, mesh,
-           watch)  # fmt: skip
+    games are split over its devices (the env's games sharding). Parametric Systems are keyed by
+    their `program_key` (their weights come with the plan), others by identity."""
+    key = (batch, shared_sight, team_a.program_key(), team_b.program_key(), level, chunk, mesh)
     if key not in _PROGRAMS:
-        _PROGRAMS[key] = _build(batch, shared_sight, team_a, team_b, level, chunk, mesh, watch)
+        _PROGRAMS[key] = _build(batch, shared_sight, team_a, team_b, level, chunk, mesh)
     return _PROGRAMS[key]
 
 
 def _build(
     batch: int, shared_sight: bool, team_a: System, team_b: System, level: str, chunk: int,
-    mesh: Mesh | None, watch: Watch | None,
+    mesh: Mesh | None,
 ) -> Programs:  # fmt: skip
     env = marl_bgs.make("tdm", num_envs=batch, shared_sight=shared_sight, mesh=mesh)
 
-    def bound(plan: Plan, tick: jax.Array) -> tuple[System, System]:
-        teams = team_a.bind(plan.params[0]), team_b.bind(plan.params[1])
-        if watch is None:
-            return teams
-        return fenced_act(teams[0], 0, watch, tick), fenced_act(teams[1], 1, watch, tick)
+    def bound(plan: Plan) -> tuple[System, System]:
+        return team_a.bind(plan.params[0]), team_b.bind(plan.params[1])
 
-    def fresh_memory(plan: Plan, rows: jax.Array, tick: jax.Array) -> tuple[Any, Any]:
-        teams = team_a.bind(plan.params[0]), team_b.bind(plan.params[1])
+    def fresh_memory(plan: Plan, rows: jax.Array) -> tuple[Any, Any]:
+        teams = bound(plan)
         seeds, games = plan.seed_number[rows], plan.game_number[rows]
-        keys = [memory_keys(plan.root, seeds, games, t) for t in range(2)]
-        if watch is None:
-            return tuple(jax.vmap(s.init)(k) for s, k in zip(teams, keys, strict=True))
-        return tuple(fenced_init(s.init, t, watch, tick, keys[t]) for t, s in enumerate(teams))
+        return tuple(
+            jax.vmap(s.init)(memory_keys(plan.root, seeds, games, t)) for t, s in enumerate(teams)
+        )
 
     def start(plan: Plan) -> Carry:
         g_pad = plan.seed_number.shape[0]
         rows = jnp.arange(batch, dtype=jnp.int32)
         clipped = jnp.minimum(rows, g_pad - 1)
-        mem_a, mem_b = fresh_memory(plan, clipped, jnp.int32(0))
+        mem_a, mem_b = fresh_memory(plan, clipped)
         width = mt.width(level)
         out = Out(
             outcome=jnp.zeros(g_pad, jnp.int32),
@@ -184,8 +177,7 @@ def _build(
     def tick(c: Carry, plan: Plan) -> Carry:
         g_pad = plan.seed_number.shape[0]
         seeds = plan.seed_number[jnp.maximum(c.slot_game, 0)]
-        t = play_tick(env, bound(plan, c.state.tick), plan.root, seeds, c.state,
-                      (c.mem_a, c.mem_b))  # fmt: skip
+        t = play_tick(env, bound(plan), plan.root, seeds, c.state, (c.mem_a, c.mem_b))
         nxt, mems, whos = t.state, t.memories, t.whos
         pair_mask = join_teams(t.inputs[0].masks.pair, t.inputs[1].masks.pair)
         added, memory = mt.tally(level, t.before, t.facts, pair_mask, c.memory)
@@ -225,7 +217,7 @@ def _build(
             new_row = k.next_game + jnp.cumsum(finished, dtype=jnp.int32) - 1
             real = finished & (new_row < plan.n_games)
             take = jnp.minimum(new_row, g_pad - 1)
-            fresh_a, fresh_b = fresh_memory(plan, take, k.state.tick)
+            fresh_a, fresh_b = fresh_memory(plan, take)
             return k._replace(
                 state=where_games(real, _take(plan.starts, take), k.state),
                 mem_a=where_games(real, fresh_a, k.mem_a),

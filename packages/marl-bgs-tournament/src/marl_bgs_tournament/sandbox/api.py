@@ -45,7 +45,7 @@ def check_file(
         table["passed"] = table["passed"].astype(bool)
         return table
 
-    return run_job(job, collect, names=(str(manifest["name"]), "random"),
+    return run_job(job, collect, who=str(manifest["name"]),
                    tick_limit=tick_limit, limits=limits, progress=progress)  # fmt: skip
 
 
@@ -77,7 +77,7 @@ def play_games(
             _save_replay(row, folder, out, games)
         return games, index
 
-    return run_job(job, collect, names=(str(first["system_a"]), str(first["system_b"])),
+    return run_job(job, collect, who=f"{first['system_a']} vs {first['system_b']}",
                    tick_limit=settings.tick_limit, limits=limits,
                    progress=settings.progress)  # fmt: skip
 

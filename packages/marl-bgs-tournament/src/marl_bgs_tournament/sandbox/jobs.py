@@ -37,7 +37,7 @@ def check(job: dict[str, Any], report: Report) -> dict[str, Any]:
     system = load_system(path)
     table = rulebook.check_entrant(
         system, manifest, checks=tuple(job["checks"]), tick_limit=int(job["tick_limit"]),
-        seed=int(job["seed"]), watch=report.move,
+        seed=int(job["seed"]), watch=report.tick,
         before=lambda name: report.phase(f"rulebook check {name}"),
     )  # fmt: skip
     return {"table": table.to_dict("records")}
@@ -54,11 +54,11 @@ def play(job: dict[str, Any], report: Report) -> dict[str, Any]:
     plan = pd.DataFrame(job["plan"])
 
     def before(a: str, b: str, tick_limit: int) -> None:
+        report.games(f"{a} vs {b}", tick_limit)
         report.phase(f"compiling {a} vs {b}")
-        report.teams(a, b, tick_limit)
 
     games = matches.play_pairings(plan, systems, settings, int(job["root_seed"]),
-                                  watch=report.move, before=before)  # fmt: skip
+                                  watch=report.tick, before=before)  # fmt: skip
     results.save(games, Path(GAMES_FILE))
     report.phase("recording replays")
     index = matches.record_replays(Path("."), games, systems, int(job["replays"]))

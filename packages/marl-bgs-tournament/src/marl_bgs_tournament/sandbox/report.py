@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from marl_bgs_tournament.sandbox.watchdog import move_line, phase_line, teams_line
+from marl_bgs_tournament.sandbox.watchdog import games_line, phase_line, tick_line
 
 
 class Report:
@@ -17,10 +17,10 @@ class Report:
         """Host work `label` begins."""
         os.write(self.fd, phase_line(label))
 
-    def teams(self, a: str, b: str, tick_limit: int) -> None:
-        """The games that follow are `a` against `b` with `tick_limit` ticks."""
-        os.write(self.fd, teams_line(a, b, tick_limit))
+    def games(self, who: str, tick_limit: int) -> None:
+        """The games that follow are played by `who` with `tick_limit` ticks."""
+        os.write(self.fd, games_line(tick_limit, who))
 
-    def move(self, event: int, team: int, tick: int) -> None:
-        """A fence of a team's move (a `marl_bgs_eval.watch.Watch`)."""
-        os.write(self.fd, move_line(event, team, tick))
+    def tick(self, event: int, tick: int) -> None:
+        """A tick starts or ends (a `marl_bgs_eval.watch.Watch`)."""
+        os.write(self.fd, tick_line(event, tick))

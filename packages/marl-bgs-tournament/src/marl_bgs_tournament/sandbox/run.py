@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -134,11 +134,11 @@ def _ending(proc: subprocess.Popen, limits: Limits, folder: Path, dog: Watchdog)
 
 def run_job(
     job: dict[str, Any], collect: Callable[[dict[str, Any], Path], T], *,
-    names: Sequence[str] = ("team A", "team B"), tick_limit: int = 300,
+    who: str = "the program", tick_limit: int = 300,
     limits: Limits = LIMITS, progress: bool = False,
 ) -> T:  # fmt: skip
     """Run `job` in a child; `collect(result, folder)` reads what it left (its files are
-    removed afterwards). `names` and `tick_limit`: the teams of its first games; `progress`
+    removed afterwards). `who` and `tick_limit`: who plays its first games; `progress`
     prints each phase of its work on stderr."""
     text = json.dumps({**job, "limits": limits.as_dict()}).encode()
     if len(text) > MAX_JOB_BYTES:
@@ -155,7 +155,7 @@ def run_job(
                 )  # fmt: skip
             os.close(write_end)
             write_end = -1
-            dog = Watchdog(limits, names, tick_limit, time.monotonic())
+            dog = Watchdog(limits, who, tick_limit, time.monotonic())
             try:
                 assert proc.stdin is not None
                 proc.stdin.write(text)
