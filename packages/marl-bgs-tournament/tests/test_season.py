@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 import marl_bgs_eval as ev
-from marl_bgs_eval import play, replay_files
+from marl_bgs_eval import replay_files
 from marl_bgs_tournament import Settings, TournamentError, challenge, run_season
+from marl_bgs_tournament import season as season_module
 from marl_bgs_tournament.cli import app
 from marl_bgs_tournament.schedule import TEST_MAPS
 from marl_bgs_tournament.season import (
@@ -27,22 +28,36 @@ SMALL = Settings(pairs_per_map=1, tick_limit=100, winning_score=3, batch_size=16
 FIELD = ["mix0", "mix5", "mix9"]
 
 
+def _programs_built(run):
+    """run() and the play programs its sandboxed games built (System files play only there)."""
+    built = []
+    real = season_module.sandbox.play_games
+
+    def spy(*args, **kwargs):
+        played = real(*args, **kwargs)
+        built.append(played.programs)
+        return played
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(season_module.sandbox, "play_games", spy)
+        return run(), sum(built)
+
+
 @pytest.fixture(scope="module")
 def season(mix_files, tmp_path_factory):
-    """The season folder after the round robin, and the number of new compiled play programs."""
-    before = len(play._PROGRAMS)
+    """The season folder after the round robin, and the number of play programs it built."""
     out = tmp_path_factory.mktemp("season") / "s0"
-    record = run_season([mix_files[n] for n in FIELD], out, SMALL, root_seed=11)
-    return out, record, len(play._PROGRAMS) - before
+    record, built = _programs_built(
+        lambda: run_season([mix_files[n] for n in FIELD], out, SMALL, root_seed=11)
+    )
+    return out, record, built
 
 
 @pytest.fixture(scope="module")
 def challenged(season, mix_files):
-    """The season after one challenger, with the games and decision it produced."""
+    """The season after one challenger, with the decision and the play programs it built."""
     out, _, _ = season
-    before = len(play._PROGRAMS)
-    decision = challenge(out, mix_files["mix1"], root_seed=12)
-    return decision, len(play._PROGRAMS) - before
+    return _programs_built(lambda: challenge(out, mix_files["mix1"], root_seed=12))
 
 
 def test_the_round_robin_plays_every_scheduled_game_once(season) -> None:
@@ -82,8 +97,8 @@ def test_every_table_of_a_season_folder_opens_with_plain_pandas(season) -> None:
 
 
 def test_one_program_serves_every_pairing_of_one_architecture(season, challenged) -> None:
-    assert season[2] == 1  # three pairings, one compile
-    assert challenged[1] == 0  # the challenger's three pairings reuse it
+    assert season[2] == 1  # three pairings of three files, one program
+    assert challenged[1] == 1  # the challenger's three pairings: one too (its own process)
 
 
 def test_ratings_are_one_joint_fit_of_all_games(season) -> None:
@@ -197,12 +212,12 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
     assert result.exit_code == 0, result.output
     assert "mix0" in result.stdout
     assert "mix9" in result.stdout
-    # not a terminal: the pairing and its games as plain lines on stderr, then the rating
-    lines = result.stderr.splitlines()
-    assert lines[:2] == ["pairing 1/1: mix0 vs mix9", "mix0 vs mix9: 0/10 games, 0%, 0 s elapsed"]
-    assert all(line.startswith("mix0 vs mix9: ") for line in lines[2:-1])  # every 30 s, 10%
-    assert lines[-2].startswith("mix0 vs mix9: 10/10 games, 100%, ")
-    assert lines[-1] == f"rating 10 games (100 refits) into {out}"
+    # not a terminal: the sandbox's steps as plain lines on stderr, then the rating
+    assert result.stderr.splitlines() == [
+        "sandbox: loading the entrants",
+        "sandbox: compiling and playing mix0 vs mix9",
+        f"rating 10 games (100 refits) into {out}",
+    ]
     assert "distinct_games" in result.stdout
     assert "95% intervals: 100 refits, maps resampled, then spawn-swapped pairs" in result.stdout
     assert "(--bootstrap-scheme maps)" in result.stdout
@@ -287,7 +302,7 @@ def test_an_upload_is_checked_played_and_published_by_the_real_service(
 SHARDED = """
 import jax, marl_bgs_eval as ev
 from marl_bgs_tournament import Settings
-from marl_bgs_tournament.season import device_mesh, play_pairings
+from marl_bgs_tournament.matches import device_mesh, play_pairings
 from marl_bgs_tournament.schedule import field_schedule
 assert jax.device_count() == 2 and device_mesh(4) is not None
 settings = Settings(maps=(47, 48), pairs_per_map=2, tick_limit=30, batch_size=4, metrics="none")
@@ -311,7 +326,7 @@ def test_pairings_play_on_every_visible_device_with_the_same_games() -> None:
 def test_a_batch_that_does_not_divide_among_the_devices_is_refused(monkeypatch) -> None:
     import jax
 
-    from marl_bgs_tournament.season import device_mesh
+    from marl_bgs_tournament.matches import device_mesh
 
     assert device_mesh(16) is None  # one device: no mesh
     monkeypatch.setattr(jax, "device_count", lambda: 3)

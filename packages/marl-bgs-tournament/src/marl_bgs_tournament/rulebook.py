@@ -101,6 +101,7 @@ PERTURBED = ("health", "cooldown", "stun", "trap", "slow_charge", "slow_hunter",
              "antiheal", "freedom", "burst", "last_move", "last_ult")  # fmt: skip
 CHECKS = ("full_games", "play_limits", "information_limits", "memory_reset", "weights_unchanged",
           "training_declared")  # fmt: skip
+MANIFEST_CHECKS = ("training_declared",)  # checks that read the manifest alone, no program
 COLUMNS = ("check", "passed", "value", "limit", "detail")
 
 

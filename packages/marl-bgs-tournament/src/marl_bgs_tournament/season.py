@@ -156,7 +156,8 @@ def _play(
     Systems are the organisers' own code)."""
     if any(e.path is not None for e in entrants.values()):
         sources = {name: e.play_source() for name, e in entrants.items()}
-        return sandbox.play_games(plan, sources, settings, root_seed, out=out, replays=replays)
+        played = sandbox.play_games(plan, sources, settings, root_seed, out=out, replays=replays)
+        return played.games, played.replays
     systems = {name: cast(ev.System, e.system) for name, e in entrants.items()}
     games = matches.play_pairings(plan, systems, settings, root_seed)
     index = matches.record_replays(out, games, systems, replays) if out and replays else []

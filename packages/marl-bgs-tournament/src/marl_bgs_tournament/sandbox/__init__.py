@@ -3,11 +3,11 @@ bounds (`Limits`, the rulebook's `LIMITS`), so a program that hangs, allocates w
 crashes is refused with its reason and the service goes on.
 
     table = sandbox.check_file("entrant.mbgs")          # the rulebook's checks, sandboxed
-    games, replays = sandbox.play_games(plan, sources, settings, root_seed, out=folder)
+    played = sandbox.play_games(plan, sources, settings, root_seed, out=folder, replays=2)
 """
 
-from marl_bgs_tournament.sandbox.api import check_file, play_games
+from marl_bgs_tournament.sandbox.api import Played, check_file, play_games
 from marl_bgs_tournament.sandbox.limits import LIMITS, Limits
 from marl_bgs_tournament.sandbox.run import RefusedError, run_job
 
-__all__ = ["LIMITS", "Limits", "RefusedError", "check_file", "play_games", "run_job"]
+__all__ = ["LIMITS", "Limits", "Played", "RefusedError", "check_file", "play_games", "run_job"]

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 import marl_bgs_eval as ev
+from marl_bgs_eval import play as play_programs
 from marl_bgs_eval import results
 from marl_bgs_tournament import matches, rulebook
 from marl_bgs_tournament.errors import TournamentError
@@ -45,7 +46,8 @@ def check(job: dict[str, Any], report: Report) -> dict[str, Any]:
 
 def play(job: dict[str, Any], report: Report) -> dict[str, Any]:
     """The pairings of job["plan"] between job["systems"] (name -> source), saved as
-    GAMES_FILE, and replays of the first `job["replays"]` pairings under replays/."""
+    GAMES_FILE, and replays of the first `job["replays"]` pairings under replays/; also how
+    many play programs were built (Systems of one architecture share them)."""
     report.phase("loading the entrants")
     systems = {name: system_of(source) for name, source in job["systems"].items()}
     from marl_bgs_tournament.season import Settings  # (season runs jobs through this package)
@@ -55,14 +57,18 @@ def play(job: dict[str, Any], report: Report) -> dict[str, Any]:
 
     def before(a: str, b: str, tick_limit: int) -> None:
         report.games(f"{a} vs {b}", tick_limit)
-        report.phase(f"compiling {a} vs {b}")
+        report.phase(f"compiling and playing {a} vs {b}")
 
+    compiled = len(play_programs._PROGRAMS)
     games = matches.play_pairings(plan, systems, settings, int(job["root_seed"]),
                                   watch=report.tick, before=before)  # fmt: skip
+    compiled = len(play_programs._PROGRAMS) - compiled
     results.save(games, Path(GAMES_FILE))
-    report.phase("recording replays")
-    index = matches.record_replays(Path("."), games, systems, int(job["replays"]))
-    return {"replays": index}
+    index = []
+    if job["replays"]:
+        report.phase("recording replays")
+        index = matches.record_replays(Path("."), games, systems, int(job["replays"]))
+    return {"replays": index, "programs": compiled}
 
 
 JOBS = {"check": check, "play": play}
