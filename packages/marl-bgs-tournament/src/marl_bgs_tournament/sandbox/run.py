@@ -75,10 +75,11 @@ def _watch(proc: subprocess.Popen, pipe: int, dog: Watchdog, progress: bool) -> 
     deadline passes or a line is malformed. With `progress`, each new phase is printed."""
     pending, phase = b"", dog.phase
     while True:
-        wait = dog.deadline - time.monotonic()
-        if wait < 0:  # exactly at the limit still passes
+        now = time.monotonic()
+        if dog.expired(now):
             _kill(proc)
             raise RefusedError(dog.reason)
+        wait = dog.deadline - now
         ready, _, _ = select.select([pipe], [], [], max(wait, 0.001))
         if not ready:
             continue

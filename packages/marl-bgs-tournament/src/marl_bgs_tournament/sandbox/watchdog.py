@@ -64,6 +64,10 @@ class Watchdog:
         self.deadline = now + self.limits.host_seconds
         self.reason = f"exceeded {self.limits.host_seconds:g} s of host work ({self.phase})"
 
+    def expired(self, now: float) -> bool:
+        """Whether the deadline has passed (exactly at it has not)."""
+        return now > self.deadline
+
     def line(self, raw: bytes, now: float) -> None:
         """Take one report line (ValueError for a malformed one)."""
         text = raw.decode("ascii").strip()
