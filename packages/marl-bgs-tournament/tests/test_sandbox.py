@@ -53,7 +53,8 @@ def test_a_tick_may_take_exactly_the_move_limit_and_no_more() -> None:
 def test_the_first_games_memory_has_the_move_limit() -> None:
     dog = _dog()
     dog.line(tick_line(INIT_START, 0), 5.0)
-    assert not dog.expired(7.0) and dog.expired(7.0 + 1e-6)
+    assert not dog.expired(7.0)
+    assert dog.expired(7.0 + 1e-6)
     assert dog.reason == "mine exceeded 2 s to start the games' memory"
     dog.line(tick_line(INIT_END, 0), 6.0)
     assert not dog.expired(7.5)
@@ -111,7 +112,8 @@ def test_the_child_inherits_no_secret_and_lives_in_its_folder(monkeypatch, tmp_p
     monkeypatch.setenv("SERVICE_TOKEN", "s3cret")
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
     env = child_env(tmp_path)
-    assert "SERVICE_TOKEN" not in env and "s3cret" not in env.values()
+    assert "SERVICE_TOKEN" not in env
+    assert "s3cret" not in env.values()
     assert env["HOME"] == env["TMPDIR"] == str(tmp_path)
     assert env["JAX_PLATFORMS"] == "cpu"
 
