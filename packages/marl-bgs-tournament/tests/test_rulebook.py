@@ -24,10 +24,12 @@ from marl_bgs.tdm.classes import MAX_HEALTH
 from marl_bgs_tournament import rulebook as rb
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import MAX_MEMORY_BYTES, export_system, load_system
+from marl_bgs_tournament.sandbox import check_file
 
 CPU = jax.default_backend() == "cpu"
-BATCHES = (1, 16) if CPU else (1, 16, rb.PLAY_BATCH)  # a GPU plays the limits at 512 games
+BATCHES = (16,) if CPU else (16, rb.PLAY_BATCH)  # a GPU plays the limits at 512 games
 TRAINING = {"maps": [0, 1, 2], "scenarios": []}
+TICK_LIMIT = 40  # the full_games check's games here (the rulebook's are 300 ticks)
 
 
 def _idle(n: int) -> jax.Array:
@@ -73,13 +75,19 @@ def linear_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_rule_abiding_file_passes_every_check(linear_file: Path) -> None:
-    table = rb.check_entrant(linear_file)
+    """As `marl-bgs-tournament check` runs them: in the sandbox's child process."""
+    table = check_file(linear_file, tick_limit=TICK_LIMIT)
     assert list(table.columns) == list(rb.COLUMNS)
     assert list(table["check"]) == list(rb.CHECKS)
     assert bool(table["passed"].all()), table.to_string()
     row = table.set_index("check")
     assert row.at["information_limits", "value"] > 0  # the perturbation had units to change
     assert row.at["memory_reset", "value"] == 5 * 9 * 4 + 4
+    assert row.at["full_games", "value"] == sum(max(b, 2) for b in BATCHES)  # whole batches
+    assert (
+        f"games of {TICK_LIMIT} ticks against random at batch sizes {list(BATCHES)}"
+        in (row.at["full_games", "detail"])
+    )
     if CPU:
         assert row.at["play_limits", "value"] >= rb.CPU_MIN_SPEED_RATIO
         assert "compiled act at 16 games x 32" in row.at["play_limits", "detail"]  # no 512 size
@@ -282,6 +290,6 @@ def test_check_entrant_names_a_crash_and_refuses_unknown_checks() -> None:
 def test_an_exported_scripted_team_passes_every_check(tmp_path: Path) -> None:
     path = tmp_path / "beta.mbgs"
     export_system(ev.get_system("tdm-beta"), path, team="tests", training=TRAINING,
-                  batch_sizes=BATCHES[1:])  # fmt: skip
-    table = rb.check_entrant(path)
+                  batch_sizes=BATCHES)  # fmt: skip
+    table = check_file(path)
     assert bool(table["passed"].all()), table.to_string()

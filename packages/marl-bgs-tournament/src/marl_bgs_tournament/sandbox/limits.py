@@ -2,10 +2,10 @@
 them here).
 
 A submitted program runs in a child process (`marl_bgs_tournament.sandbox`) that the service
-times from outside and that the kernel bounds from inside. A move is one team's actions for a
-whole batch of games at one tick (every game of a batch moves at once), or its memory for the
-games that start; a game lasts at most `tick_limit` ticks, so `game_seconds` bounds a team's
-moves over any `tick_limit` ticks in a row.
+times from outside and that the kernel bounds from inside. The service times each tick of a
+batch of games (every game of a batch moves at once: both teams' actions, the engine's step
+and the memory of games that start) and the first games' memory; a game lasts at most
+`tick_limit` ticks, so `game_seconds` over any `tick_limit` ticks in a row bounds every game.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ MIB = 1 << 20
 class Limits:
     """What one child process may use (rulebook v2 by default: `LIMITS`)."""
 
-    move_seconds: float = 2.0  # wall clock of one team's move (one batch of games, one tick)
-    game_seconds: float = 60.0  # wall clock of one team's moves over any tick_limit ticks
+    move_seconds: float = 2.0  # wall clock of one tick of a batch of games (both teams, engine)
+    game_seconds: float = 150.0  # wall clock of any tick_limit ticks in a row (any one game)
     host_seconds: float = 300.0  # any stretch with no move running: loading, compiling, a check
     cpu_seconds: int = 3600  # CPU time of the whole child (RLIMIT_CPU), every thread together
     memory_bytes: int = 16 << 30  # address space of the child (RLIMIT_AS; CPU backend)
@@ -62,10 +62,10 @@ class Limits:
     def rows(self) -> list[tuple[str, str, str]]:
         """(limit, value, what it bounds) for the docs and the leaderboard."""
         return [
-            ("move", f"{self.move_seconds:g} s", "one team's move: its actions for a batch of "
-             "games at one tick, or its memory for the games that start"),
-            ("game", f"{self.game_seconds:g} s", "one team's moves over any tick_limit ticks "
-             "in a row (so in any one game)"),
+            ("tick", f"{self.move_seconds:g} s", "one tick of a batch of games (both teams' "
+             "moves, the engine's step), or the first games' memory"),
+            ("game", f"{self.game_seconds:g} s", "any tick_limit ticks in a row (so any one "
+             "game)"),
             ("host work", f"{self.host_seconds:g} s", "loading and vetting a file, compiling, "
              "each rulebook check: any stretch with no timed move"),
             ("CPU time", f"{self.cpu_seconds:,} s", "the whole child process, all threads"),
