@@ -213,21 +213,24 @@ def web_site(web_season_dir: Path) -> Iterator[str]:
 
 class FakeRunner:
     """A runner for tests: waits for `gate`, then for a file naming `name=<x>` writes
-    challengers/<x>/decision.json and adds <x> to ratings.csv; a file holding FAIL raises."""
+    challengers/<x>/decision.json and adds <x> to ratings.csv; a file holding FAIL raises, one
+    holding LEAK fails as a careless runner would: naming the file by its server path."""
 
     def __init__(self) -> None:
         self.gate = threading.Event()
         self.gate.set()
-        self.calls: list[tuple[Path, Path, str]] = []
+        self.calls: list[tuple[Path, Path, str, str | None]] = []
 
-    def __call__(self, season_dir: Path, path: Path, team: str) -> None:
+    def __call__(self, season_dir: Path, path: Path, team: str, token: str | None) -> None:
         from marl_bgs_tournament.errors import TournamentError
 
-        self.calls.append((season_dir, path, team))
+        self.calls.append((season_dir, path, team, token))
         self.gate.wait(30)
         text = path.read_bytes()[len(MAGIC) :].decode()
         if "FAIL" in text:
             raise TournamentError("runner: the System crashed in game 3")
+        if "LEAK" in text:
+            raise FileNotFoundError(2, "No such file or directory", str(season_dir / "entrants"))
         if not text.startswith("name="):
             return
         name = text.removeprefix("name=").strip()
@@ -256,20 +259,32 @@ def check_magic(path: Path) -> None:
             raise TournamentError("file: not a System file (it lacks the System file header)")
 
 
+@contextmanager
+def _upload_site(source: Path, folder: Path, **options: Any) -> Iterator[tuple[str, Path, Any]]:
+    from marl_bgs_tournament.web import create_app
+
+    shutil.copytree(source, folder)
+    runner = FakeRunner()
+    app = create_app(folder, checker=check_magic, runner=runner,
+                     **{"max_upload_bytes": 64 << 10, "max_queue": 3, **options})  # fmt: skip
+    with _running(app) as url:
+        yield url, folder, runner
+        runner.gate.set()
+
+
 @pytest.fixture
 def web_upload_site(web_season_dir: Path, tmp_path: Path) -> Iterator[tuple[str, Path, FakeRunner]]:
     """A real server of a copy of the season folder that takes uploads: 64 KiB at most, three
     waiting at once. Yields (URL, its season folder, its runner)."""
-    from marl_bgs_tournament.web import create_app
+    with _upload_site(web_season_dir, tmp_path / "season") as site:
+        yield site
 
-    folder = tmp_path / "season"
-    shutil.copytree(web_season_dir, folder)
-    runner = FakeRunner()
-    app = create_app(folder, checker=check_magic, runner=runner, max_upload_bytes=64 << 10,
-                     max_queue=3)  # fmt: skip
-    with _running(app) as url:
-        yield url, folder, runner
-        runner.gate.set()
+
+@pytest.fixture
+def web_upload_site_with(web_season_dir: Path, tmp_path: Path) -> Callable[..., Any]:
+    """`with web_upload_site_with(**create_app_options) as (url, folder, runner):` the upload
+    site with other limits."""
+    return lambda **options: _upload_site(web_season_dir, tmp_path / "season", **options)
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ every pairing), the joint Elo fit, a challenger, the published folder and the co
 from __future__ import annotations
 
 import json
+import secrets
 
 import pandas as pd
 import pytest
@@ -160,6 +161,32 @@ def record_file(out, name):
     return out / "entrants" / f"{name}.mbgs"
 
 
+def test_naming_a_members_team_without_its_token_takes_no_seat(season, challenged, mix_files):
+    """The attack one seat per team allowed: a challenger naming the top member's team (so that,
+    admitted, it evicts that member) is refused before any game unless it gives that team's
+    token; the tokens were shown once (returned, printed) and are in no file of the folder."""
+    out, record, _ = season
+    decision, _ = challenged
+    top = pd.read_csv(out / "ratings.csv").query("member").iloc[0]
+    kept = [out / "season.json", out / "ratings.csv", out / "all-games.parquet", out / "teams.json"]
+    before = [p.read_bytes() for p in kept]
+    for token in (None, secrets.token_urlsafe(32)):
+        with pytest.raises(TournamentError, match=f"^token: .*'{top['team']}'"):
+            challenge(out, mix_files["mix95"], team=str(top["team"]), token=token)
+    cli = CliRunner().invoke(app, ["challenge", str(out), str(mix_files["mix95"]), "--team",
+                                   str(top["team"])],
+                             env={"MARL_BGS_TEAM_TOKEN": secrets.token_urlsafe(32)})  # fmt: skip
+    assert cli.exit_code == 2
+    assert f"token: this is not team '{top['team']}''s token" in cli.output
+    assert [p.read_bytes() for p in kept] == before
+    assert not (out / "challengers" / "mix95").exists()
+    assert set(record["tokens"]) == {f"team-{n}" for n in FIELD}
+    assert decision["token"] is not None  # mix1's team was new: its token, once
+    shown = [*record["tokens"].values(), decision["token"]]
+    files = [p.read_bytes() for p in out.rglob("*") if p.is_file()]
+    assert not any(t.encode() in f for t in shown for f in files)
+
+
 def test_every_challenger_meets_a_member_on_the_same_games(season, challenged, mix_files) -> None:
     out, _, _ = season
     challenge(out, mix_files["mix95"], root_seed=13)
@@ -219,6 +246,8 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
         f"rating 10 games (100 refits) into {out}",
     ]
     assert "distinct_games" in result.stdout
+    assert "team team-mix0: token " in result.stdout  # printed once, kept nowhere
+    assert "team team-mix9: token " in result.stdout
     assert "95% intervals: 100 refits, maps resampled, then spawn-swapped pairs" in result.stdout
     assert "(--bootstrap-scheme maps)" in result.stdout
     assert read_season(out)["root_seed"] == 5
@@ -253,9 +282,11 @@ def test_a_file_plays_exactly_as_the_system_it_was_exported_from(season, mix_ori
 def test_an_upload_is_checked_played_and_published_by_the_real_service(
     season, challenged, mix_originals, web_running, tmp_path
 ) -> None:
-    """The web service with the real checker and runner: a System file uploaded over HTTP is
-    checked, played by the worker against the field and shows among the challengers; a file whose
-    training touched a test map is refused before it is queued."""
+    """The web service with the real checker and runner: a System file uploaded over HTTP (under
+    the service's own status file's name) is checked, played by the worker against the field and
+    shows among the challengers, its team given a token once; a file whose training touched a
+    test map is refused before it is queued, and so is an upload naming a registered team
+    without its token."""
     import time
 
     import httpx
@@ -274,17 +305,23 @@ def test_an_upload_is_checked_played_and_published_by_the_real_service(
                       training={"maps": maps, "scenarios": []})  # fmt: skip
     app = create_app(out, checker=submission_checker, runner=submission_runner)
 
-    def upload(url: str, name: str) -> httpx.Response:
-        return httpx.post(f"{url}/api/submissions", data={"team": f"{name}-lab"}, timeout=60,
-                          files={"file": (f"{name}.mbgs", files[name].read_bytes())})  # fmt: skip
+    def upload(url: str, name: str, team: str = "", token: str = "") -> httpx.Response:
+        return httpx.post(f"{url}/api/submissions", timeout=60,
+                          data={"team": team or f"{name}-lab", "token": token},
+                          files={"file": ("status.json", files[name].read_bytes())})  # fmt: skip
 
     with web_running(app) as url:
         refused = upload(url, "cheat")
         assert refused.status_code == 422
         assert "47" in refused.text
+        assert str(out) not in refused.text
         sent = upload(url, "late")
         assert sent.status_code == 202, sent.text
-        sid = sent.json()["id"]
+        for team in ("team-mix0", "late-lab"):  # a member's team; the team just given its token
+            taken = upload(url, "late", team=team)
+            assert (taken.status_code, taken.json()["field"]) == (422, "token"), taken.text
+            assert f"team '{team}' is registered" in taken.json()["error"]
+        sid, token = sent.json()["id"], sent.json()["token"]
         status = {}
         for _ in range(600):
             status = httpx.get(f"{url}/api/submissions/{sid}", timeout=30).json()
@@ -296,7 +333,10 @@ def test_an_upload_is_checked_played_and_published_by_the_real_service(
         assert "late" in page
     decision = json.loads((out / "challengers" / "late" / "decision.json").read_text())
     assert decision["team"] == "late-lab"
+    assert "token" not in decision
     assert read_season(out)["challengers"][-1]["name"] == "late"
+    assert status["file"] == "status.json"
+    assert not any(token.encode() in p.read_bytes() for p in out.rglob("*") if p.is_file())
 
 
 SHARDED = """

@@ -5,9 +5,9 @@ intervals to all games at once, and writes the season folder (`docs/tournament.m
 files). `challenge(folder, entrant)` plays a challenger as team A against every member, fits the
 field's games and the challenger's together, and admits it only if its Elo beats the lowest
 member's; that member leaves (or, if the challenger's team already holds a seat, that seat's
-entrant leaves: one seat per submitting team). Each challenger's games, ratings and decision are
-published, admitted or not. Only Team Deathmatch games on the season's maps enter the fit:
-scenario results never feed Elo.
+entrant leaves: one seat per submitting team; a team proves who it is with its token, see
+`teams`). Each challenger's games, ratings and decision are published, admitted or not. Only Team
+Deathmatch games on the season's maps enter the fit: scenario results never feed Elo.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from marl_bgs_tournament.schedule import (
     field_schedule,
     games_per_pairing,
 )
+from marl_bgs_tournament.teams import ORGANISERS, claim, issue
 
 RULEBOOK = "v1"
-ORGANISERS = "organisers"  # the team of built-in entrants (scripted teams, baselines)
 RECORD = "season.json"
 ALL_GAMES = "all-games.parquet"  # every game ever played in the season, members' and challengers'
 
@@ -244,7 +244,8 @@ def run_season(
     root_seed: int | None = None,
     season: int = 0,
 ) -> dict[str, Any]:
-    """Play the field's round robin and publish the season folder `out`; returns its record."""
+    """Play the field's round robin and publish the season folder `out`; returns its record and,
+    under `tokens`, each System file team's new token (`teams.issue`: shown once, in no file)."""
     out = Path(out)
     unknown = sorted(set(settings.checks) - set(rulebook.CHECKS))
     if unknown:
@@ -300,8 +301,9 @@ def run_season(
         "schedule": json.loads(str(plan.to_json(orient="records"))),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    tokens = issue(out, [e.team for e in entrants if e.path is not None])
     _json(out / RECORD, record)
-    return record
+    return {**record, "tokens": tokens}
 
 
 def settings_of(record: dict[str, Any], **overrides: Any) -> Settings:
@@ -359,19 +361,27 @@ def challenge(
     ref: str | Path,
     *,
     team: str | None = None,
+    token: str | None = None,
     root_seed: int | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Play a challenger against every member and decide its admission; publishes its games,
     ratings and decision under challengers/<name>/ and, if admitted, the new field's tables.
-    Every game ever played in the season stays in all-games.parquet."""
+    Every game ever played in the season stays in all-games.parquet. A registered team must give
+    its `token` before any game is played (`teams.claim`); the returned decision adds `token`:
+    a new team's token, issued by this challenge (shown once, in no file), else None."""
     folder = Path(folder)
     with _locked(folder):
-        return _challenge(folder, ref, team, root_seed, progress)
+        return _challenge(folder, ref, team, token, root_seed, progress)
 
 
 def _challenge(
-    folder: Path, ref: str | Path, team: str | None, root_seed: int | None, progress: bool
+    folder: Path,
+    ref: str | Path,
+    team: str | None,
+    token: str | None,
+    root_seed: int | None,
+    progress: bool,
 ) -> dict[str, Any]:
     record = read_season(folder)
     settings = settings_of(record, progress=progress)
@@ -379,6 +389,16 @@ def _challenge(
     mine_dir = folder / "challengers" / new.name
     if new.name in record["entrants"] or (mine_dir / "decision.json").exists():
         raise TournamentError(f"challenger: the name {new.name!r} has already entered this season")
+    entered = {str(e["team"]) for e in record["entrants"].values()}
+    with claim(folder, new.team, token, entered=entered) as issued:
+        return {**_decide(folder, record, settings, new, root_seed), "token": issued}
+
+
+def _decide(
+    folder: Path, record: dict[str, Any], settings: Settings, new: Entrant, root_seed: int | None
+) -> dict[str, Any]:
+    """The challenger's games, the joint fit and its admission, published."""
+    mine_dir = folder / "challengers" / new.name
     vet(new, settings, mine_dir / "rulebook.csv")
     members: list[str] = list(record["field"])
     field = {name: _member(folder, name, record) for name in members} | {new.name: new}
