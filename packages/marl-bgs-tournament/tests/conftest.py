@@ -381,3 +381,53 @@ def mix_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def mix_originals() -> dict[str, Any]:
     """The Systems the field's files were exported from."""
     return {name: mix_system(name, idle) for name, idle in MIX_WEIGHTS.items()}
+
+
+# --- hostile programs for the sandbox's tests -------------------------------------------------
+
+
+def _time_bomb(at: int, name: str = ""):
+    """Plays like random, then from tick `at` (counted in its memory) never ends a move."""
+    import jax
+    import jax.numpy as jnp
+
+    import marl_bgs_eval as ev
+    from marl_bgs import TeamDeathmatch
+
+    def act(keys, memory, inputs):
+        legal = jax.vmap(TeamDeathmatch().sample_legal)(keys, inputs.masks)
+
+        def forever(x):  # |x| >= 0 for ever: XLA cannot know it
+            return jax.lax.while_loop(lambda c: c >= 0, jnp.abs, x)
+
+        late = jnp.max(memory)
+        stuck = jax.lax.cond(late >= at, forever, lambda x: x, late)
+        return jnp.where(stuck == -7, 0, legal).astype(jnp.int32), memory + 1
+
+    return ev.system(act, name=name or f"bomb{at}", init=lambda key: jnp.int32(0))
+
+
+def _memory_hog(floats: int):
+    """Carries `floats` float32 per game through a loop (XLA must hold them all at once)."""
+    import jax
+    import jax.numpy as jnp
+
+    import marl_bgs_eval as ev
+
+    def act(keys, memory, inputs):
+        big = jnp.zeros((inputs.obs.shape[0], floats), jnp.float32) + inputs.obs[:, 0, :1]
+        _, big = jax.lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] * 2.0),
+                                    (0, big))  # fmt: skip
+        never = (big[:, :1, None] > 1e30).astype(jnp.int32)
+        return never * jnp.ones((1, 5, 3), jnp.int32), memory
+
+    return ev.system(act, name="hog")
+
+
+@pytest.fixture(scope="session")
+def hostile() -> Any:
+    """Hostile System builders: `hostile.time_bomb(at, name)` (never ends a move from tick
+    `at`) and `hostile.memory_hog(floats)` (holds `floats` float32 per game at once)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(time_bomb=_time_bomb, memory_hog=_memory_hog)

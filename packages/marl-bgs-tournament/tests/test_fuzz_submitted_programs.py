@@ -84,54 +84,18 @@ def _exported(system, path: Path) -> Path:
     return path
 
 
-def time_bomb(at: int):
-    """Plays like random, then from tick `at` (counted in its memory) never ends a move."""
-    import jax
-    import jax.numpy as jnp
-
-    import marl_bgs_eval as ev
-    from marl_bgs import TeamDeathmatch
-
-    def act(keys, memory, inputs):
-        legal = jax.vmap(TeamDeathmatch().sample_legal)(keys, inputs.masks)
-
-        def forever(x):  # |x| >= 0 for ever: XLA cannot know it
-            return jax.lax.while_loop(lambda c: c >= 0, jnp.abs, x)
-
-        late = jnp.max(memory)
-        stuck = jax.lax.cond(late >= at, forever, lambda x: x, late)
-        return jnp.where(stuck == -7, 0, legal).astype(jnp.int32), memory + 1
-
-    return ev.system(act, name=f"bomb{at}", init=lambda key: jnp.int32(0))
-
-
-def memory_hog(floats: int):
-    """Carries `floats` float32 per game through a loop (XLA must hold them all at once)."""
-    import jax
-    import jax.numpy as jnp
-
-    import marl_bgs_eval as ev
-
-    def act(keys, memory, inputs):
-        big = jnp.zeros((inputs.obs.shape[0], floats), jnp.float32) + inputs.obs[:, 0, :1]
-        _, big = jax.lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] * 2.0),
-                                    (0, big))  # fmt: skip
-        never = (big[:, :1, None] > 1e30).astype(jnp.int32)
-        return never * jnp.ones((1, 5, 3), jnp.int32), memory
-
-    return ev.system(act, name="hog")
-
-
 def _sandbox_folders() -> set[str]:
     return {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("marl-bgs-sandbox-")}
 
 
-def test_a_time_bomb_after_the_old_horizon_is_refused_at_its_tick(tmp_path, record_property):
+def test_a_time_bomb_after_the_old_horizon_is_refused_at_its_tick(
+    hostile, tmp_path, record_property
+) -> None:
     """It plays 41 ticks as random (the old checks ran 32), then hangs: the full_games check
     plays whole games under the watchdog, which ends the child and names the tick."""
     from marl_bgs_tournament.cli import app
 
-    path = _exported(time_bomb(41), tmp_path / "bomb.mbgs")
+    path = _exported(hostile.time_bomb(41), tmp_path / "bomb.mbgs")
     before = _sandbox_folders()
     result = CliRunner().invoke(app, ["check", str(path), "--tick-limit", "45"])
     assert result.exit_code == 1, result.output
@@ -141,8 +105,10 @@ def test_a_time_bomb_after_the_old_horizon_is_refused_at_its_tick(tmp_path, reco
     record_property("outcome", "error")
 
 
-def test_an_allocation_beyond_the_memory_limit_is_refused(tmp_path, record_property) -> None:
-    path = _exported(memory_hog(1 << 27), tmp_path / "hog.mbgs")  # 16 games x 512 MiB
+def test_an_allocation_beyond_the_memory_limit_is_refused(
+    hostile, tmp_path, record_property
+) -> None:
+    path = _exported(hostile.memory_hog(1 << 27), tmp_path / "hog.mbgs")  # 16 games x 512 MiB
     with pytest.raises(RefusedError, match=r"exceeded the memory limit \(5 GiB\) during rulebook "
                        "check full_games: .*RESOURCE_EXHAUSTED"):  # fmt: skip
         check_file(path, checks=("full_games",), tick_limit=4, limits=Limits(memory_bytes=5 << 30))

@@ -280,13 +280,14 @@ def test_a_file_plays_exactly_as_the_system_it_was_exported_from(season, mix_ori
 
 
 def test_an_upload_is_checked_played_and_published_by_the_real_service(
-    season, challenged, mix_originals, web_running, tmp_path
+    season, challenged, mix_originals, web_running, hostile, tmp_path
 ) -> None:
     """The web service with the real checker and runner: a System file uploaded over HTTP (under
     the service's own status file's name) is checked, played by the worker against the field and
     shows among the challengers, its team given a token once; a file whose training touched a
     test map is refused before it is queued, and so is an upload naming a registered team
-    without its token."""
+    without its token. A program that never ends a move, uploaded first, is ended by the
+    sandbox and refused with its reason while the service answers, and the worker goes on."""
     import time
 
     import httpx
@@ -297,12 +298,14 @@ def test_an_upload_is_checked_played_and_published_by_the_real_service(
     from marl_bgs_tournament.web import create_app
 
     out, _, _ = season
-    files = {}
+    files = {"hang": tmp_path / "hang.mbgs"}
     for name, maps in (("cheat", [47]), ("late", [3])):
         files[name] = tmp_path / f"{name}.mbgs"
         entry = ev.system(mix_originals["mix0"].act, name=name, params={"idle": jnp.float32(0.3)})
         export_system(entry, files[name], team=f"{name}-lab", batch_sizes=(1, 16),
                       training={"maps": maps, "scenarios": []})  # fmt: skip
+    export_system(hostile.time_bomb(0, name="hang"), files["hang"], team="hang-lab",
+                  batch_sizes=(16,), training={"maps": [3], "scenarios": []})  # fmt: skip
     app = create_app(out, checker=submission_checker, runner=submission_runner)
 
     def upload(url: str, name: str, team: str = "", token: str = "") -> httpx.Response:
@@ -310,7 +313,17 @@ def test_an_upload_is_checked_played_and_published_by_the_real_service(
                           data={"team": team or f"{name}-lab", "token": token},
                           files={"file": ("status.json", files[name].read_bytes())})  # fmt: skip
 
+    def wait(url: str, sid: str) -> dict:
+        for _ in range(600):
+            status = httpx.get(f"{url}/api/submissions/{sid}", timeout=30).json()
+            if status["state"] in ("done", "failed"):
+                return status
+            time.sleep(0.5)
+        raise AssertionError(f"submission {sid} still {status['state']}")
+
     with web_running(app) as url:
+        hang = upload(url, "hang")
+        assert hang.status_code == 202, hang.text
         refused = upload(url, "cheat")
         assert refused.status_code == 422
         assert "47" in refused.text
@@ -321,13 +334,12 @@ def test_an_upload_is_checked_played_and_published_by_the_real_service(
             taken = upload(url, "late", team=team)
             assert (taken.status_code, taken.json()["field"]) == (422, "token"), taken.text
             assert f"team '{team}' is registered" in taken.json()["error"]
+        hung = wait(url, hang.json()["id"])
+        assert hung["state"] == "failed"
+        assert "hang vs mix0 exceeded 2 s per tick at tick 0" in hung["message"]
+        assert httpx.get(f"{url}/api/ratings", timeout=30).status_code == 200  # still serving
         sid, token = sent.json()["id"], sent.json()["token"]
-        status = {}
-        for _ in range(600):
-            status = httpx.get(f"{url}/api/submissions/{sid}", timeout=30).json()
-            if status["state"] in ("done", "failed"):
-                break
-            time.sleep(0.5)
+        status = wait(url, sid)
         assert status["state"] == "done", status
         page = httpx.get(f"{url}/challengers", timeout=30).text
         assert "late" in page
