@@ -174,16 +174,17 @@ def test_memory_from_a_python_counter_fails_memory_reset() -> None:
     assert "['n']" in row.detail
 
 
-def test_memory_over_the_limit_fails_memory_reset() -> None:
+@pytest.mark.parametrize("extra", [0, 1])
+def test_memory_at_the_limit_passes_and_one_byte_over_fails_memory_reset(extra: int) -> None:
     def init(key: jax.Array) -> jax.Array:
         del key
-        return jnp.zeros(MAX_MEMORY_BYTES // 4 + 1, jnp.float32)
+        return jnp.zeros(MAX_MEMORY_BYTES + extra, jnp.uint8)
 
     row = rb.memory_reset(ev.system(lambda k, m, i: (_idle(i.obs.shape[0]), m + 1), name="big",
                                     init=init))  # fmt: skip
-    assert not row.passed
-    assert row.value == MAX_MEMORY_BYTES + 4
-    assert f"more than {MAX_MEMORY_BYTES}" in row.detail
+    assert row.value == MAX_MEMORY_BYTES + extra
+    assert row.passed == (extra == 0), row.detail
+    assert (f"more than {MAX_MEMORY_BYTES}" in row.detail) == bool(extra)
     assert "start fresh" not in row.detail
 
 

@@ -167,3 +167,11 @@ def test_the_kernel_refuses_memory_file_size_and_open_files_past_their_limits(tm
         f"files refused {errno.EMFILE}",
     ], out
     assert os.path.getsize(tmp_path / "file") == 1 << 20  # nothing beyond the limit
+
+
+def test_the_documented_limits_are_the_rulebooks() -> None:
+    """docs/tournament.md's table of limits says what `LIMITS` holds (the one owner)."""
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "tournament.md").read_text()
+    table = doc[doc.index("**The limits**") :]
+    for limit, value, _ in LIMITS.rows():
+        assert f"| {limit} | {value} |" in table, limit
