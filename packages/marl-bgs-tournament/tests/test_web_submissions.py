@@ -269,3 +269,55 @@ def test_the_submissions_folder_has_a_bound(web_upload_site_with: Any) -> None:
         assert after.status_code == 202, after.text
         assert _wait(url, after.json()["id"])["state"] == "done"
         assert not list((folder / "submissions").rglob("system.mbgs"))
+
+
+def _rss() -> int:
+    """This process's resident memory now (bytes): the test server runs in it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def test_repeated_refused_uploads_leave_the_services_memory_as_it_was(
+    web_season_dir: Path, web_running, tmp_path: Path
+) -> None:
+    """Six 15 MB System files refused by the real checker (their training touched a test map):
+    each refusal names its cause, nothing of them stays in the service's memory (it reads the
+    manifest and hashes members streamed; no program of an upload is loaded in the service),
+    and the service answers after."""
+    import shutil
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    import marl_bgs_eval as ev
+    from marl_bgs_tournament import export_system
+    from marl_bgs_tournament.cli import submission_checker
+    from marl_bgs_tournament.web import create_app
+
+    pad = np.random.default_rng(0).standard_normal(16 << 18).astype(np.float32)  # 16 MiB
+    play = ev.random_system().act
+    system = ev.system(lambda params, keys, memory, inputs: play(keys, memory, inputs),
+                       name="heavy", params={"pad": jnp.asarray(pad)})  # fmt: skip
+    path = tmp_path / "heavy.mbgs"
+    export_system(system, path, team="heavy-lab", batch_sizes=(1,),
+                  training={"maps": [47], "scenarios": []})  # fmt: skip
+    body = path.read_bytes()
+    assert len(body) > 15_000_000  # deflate takes little off random floats
+    folder = tmp_path / "season"
+    shutil.copytree(web_season_dir, folder)
+    app = create_app(folder, checker=submission_checker, runner=lambda *a: None)
+    with web_running(app) as url:
+        first = _post(url, body, team="heavy-lab", name="heavy.mbgs")  # warm the path up
+        assert first.status_code == 422, first.text
+        before = _rss()
+        for _ in range(6):
+            r = _post(url, body, team="heavy-lab", name="heavy.mbgs")
+            assert r.status_code == 422
+            assert r.json()["field"] == "file"
+            assert "test map" in r.json()["error"]
+        grown = _rss() - before
+        assert httpx.get(url + "/api/ratings", timeout=30).status_code == 200
+    assert grown < 30 << 20, f"the service kept {grown >> 20} MiB of six refused 15 MB files"
+    assert _stored(folder) == []  # nothing of them on disk either
