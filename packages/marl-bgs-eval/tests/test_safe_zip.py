@@ -6,12 +6,13 @@ from __future__ import annotations
 import hashlib
 import io
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
 
 from marl_bgs_eval import EvalError
-from marl_bgs_eval.fuzzing import patch_central, zip_bytes
+from marl_bgs_eval.fuzzing import npy_bytes, patch_central, zip_bytes
 from marl_bgs_eval.safe_zip import (
     MAX_RATIO,
     NPY_HEADER_BYTES,
@@ -63,22 +64,19 @@ def test_a_stream_is_held_to_its_declared_size(declared, message, method) -> Non
                 read_bounded(zf, zf.getinfo("w.bin"), len(BODY) + 1, "f")
 
 
-def _npy(array: np.ndarray, header: int | None = None) -> bytes:
-    """`array` as .npy bytes; with `header`, its header padded to that many bytes."""
-    buf = io.BytesIO()
-    np.lib.format.write_array(buf, array, allow_pickle=False)
-    data = buf.getvalue()
-    if header is None:
-        return data
-    text = data[10 : 10 + int.from_bytes(data[8:10], "little")].rstrip()
-    text = text + b" " * (header - 10 - len(text) - 1) + b"\n"
-    return data[:8] + len(text).to_bytes(2, "little") + text + array.tobytes()
+def test_a_stream_is_held_to_its_crc() -> None:
+    data = patch_central(zip_bytes([("w.bin", BODY)]), "w.bin", crc=zlib.crc32(BODY) ^ 1)
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as zf,
+        pytest.raises(EvalError, match=r"^f: w.bin: its CRC-32 differs from the zip's"),
+    ):
+        read_bounded(zf, zf.getinfo("w.bin"), len(BODY), "f")
 
 
 def test_an_array_is_read_streamed_into_its_own_memory() -> None:
     array = np.arange(3000, dtype=np.float32).reshape(30, 100)
     for header in (None, NPY_HEADER_BYTES):  # the room a weight's member has for its header
-        data = _npy(array, header)
+        data = npy_bytes(array, header)
         with (
             zipfile.ZipFile(io.BytesIO(zip_bytes([("w.npy", data)]))) as zf,
             MemberStream(zf, zf.getinfo("w.npy"), "f: w.npy") as stream,
@@ -87,7 +85,7 @@ def test_an_array_is_read_streamed_into_its_own_memory() -> None:
             assert stream.count == len(data)
             assert stream.finish() == hashlib.sha256(data).hexdigest()
         np.testing.assert_array_equal(got, array)
-    for body, held in ((_npy(array)[:-4], 11996), (_npy(array) + bytes(4), 12004)):
+    for body, held in ((npy_bytes(array)[:-4], 11996), (npy_bytes(array) + bytes(4), 12004)):
         with (  # a declared size that does not fit the shape: nothing is allocated
             zipfile.ZipFile(io.BytesIO(zip_bytes([("w.npy", body)]))) as zf,
             MemberStream(zf, zf.getinfo("w.npy"), "f: w.npy") as stream,

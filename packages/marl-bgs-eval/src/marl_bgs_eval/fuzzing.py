@@ -14,6 +14,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 Members = list[tuple[str, bytes]]
 # Fields of a zip's central directory entry (what `zipfile` trusts): offset and struct format
 CENTRAL_FIELDS = {"flags": (8, "<H"), "method": (10, "<H"), "crc": (16, "<I"),
@@ -74,3 +76,16 @@ def patch_central(data: bytes, name: str, **fields: int) -> bytes:
             return bytes(out)
         pos = data.find(b"PK\x01\x02", pos + 46)
     raise ValueError(f"no member {name!r} in the zip's central directory")
+
+
+def npy_bytes(array: np.ndarray, header: int | None = None) -> bytes:
+    """`array` as .npy bytes (version 1.0); with `header`, its header (magic, length and text)
+    padded with spaces to exactly that many bytes, as a reader must still take it."""
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.asarray(array), allow_pickle=False, version=(1, 0))
+    data = buf.getvalue()
+    if header is None:
+        return data
+    text = data[10 : 10 + int.from_bytes(data[8:10], "little")].rstrip()
+    text += b" " * (header - 10 - len(text) - 1) + b"\n"
+    return data[:8] + len(text).to_bytes(2, "little") + text + np.asarray(array).tobytes()

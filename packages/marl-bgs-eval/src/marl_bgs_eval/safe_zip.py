@@ -14,6 +14,7 @@ import hashlib
 import io
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -65,14 +66,17 @@ def check_member(info: zipfile.ZipInfo, limit: int, where: str) -> None:
 class MemberStream:
     """One member's bytes, decompressed a chunk at a time and hashed as they come. It never
     yields more than the member declares: a stream that holds more is refused at the first byte
-    past the declared size, one that holds less when it ends (`finish`)."""
+    past the declared size, one that holds less, or other bytes than its CRC-32, when it ends
+    (`finish`)."""
 
     def __init__(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str) -> None:
-        # zipfile cuts a stream at the declared size; let it run one byte past, to see a lie
+        # zipfile cuts a stream at the declared size, and checks the CRC there: let it run one
+        # byte past, to see a lie, and check the CRC here, once the size is known to hold
         probe = copy.copy(info)
         probe.file_size = info.file_size + 1
-        self.declared, self.count, self.where = info.file_size, 0, where
-        self._sha = hashlib.sha256()
+        del probe.CRC
+        self.declared, self.count, self.where, self._want_crc = info.file_size, 0, where, info.CRC
+        self._sha, self._crc = hashlib.sha256(), 0
         self._digest: str | None = None
         self._file = zf.open(probe)
 
@@ -83,16 +87,19 @@ class MemberStream:
         if self.count > self.declared:
             raise EvalError(f"{self.where}: holds more than the {self.declared} bytes it declares")
         self._sha.update(data)
+        self._crc = zlib.crc32(data, self._crc)
         return data
 
     def finish(self) -> str:
         """Read to the end; the sha256 of every byte, once the stream held exactly what it
-        declares."""
+        declares and its CRC-32 agrees."""
         if self._digest is None:
             while self.read(CHUNK):
                 pass
             if self.count != self.declared:
                 raise EvalError(f"{self.where}: holds {self.count} bytes, declares {self.declared}")
+            if self._crc != self._want_crc:
+                raise EvalError(f"{self.where}: its CRC-32 differs from the zip's (damaged)")
             self._digest = self._sha.hexdigest()
         return self._digest
 
