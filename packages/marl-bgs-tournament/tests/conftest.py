@@ -431,3 +431,34 @@ def hostile() -> Any:
     from types import SimpleNamespace
 
     return SimpleNamespace(time_bomb=_time_bomb, memory_hog=_memory_hog)
+
+
+def _system_zip(
+    path: Path,
+    replace: dict[str, bytes] | None = None,
+    edit: Callable[[dict[str, Any]], Any] | None = None,
+    method: int = 8,  # zipfile.ZIP_DEFLATED
+) -> bytes:
+    """The bytes of a copy of the System file at `path` whose members `replace` names are
+    replaced (the manifest lists their sha256: everything the reader hashes agrees) and whose
+    manifest `edit(dict)` changed."""
+    import hashlib
+
+    from marl_bgs_eval.fuzzing import zip_bytes, zip_members
+
+    members = dict(zip_members(path))
+    manifest = json.loads(members["manifest.json"])
+    for name, data in (replace or {}).items():
+        members[name] = data
+        manifest["members"][name] = hashlib.sha256(data).hexdigest()
+    if edit is not None:
+        edit(manifest)
+    members["manifest.json"] = json.dumps(manifest).encode()
+    return zip_bytes(list(members.items()), method)
+
+
+@pytest.fixture(scope="session")
+def system_zip() -> Callable[..., bytes]:
+    """`system_zip(path, replace={member: bytes}, edit=fn, method=zipfile.ZIP_STORED)`: a crafted
+    copy of a System file, as bytes (see `_system_zip`)."""
+    return _system_zip
