@@ -94,7 +94,7 @@ def test_a_rule_abiding_file_passes_every_check(linear_file: Path) -> None:
 
 
 def test_the_perturbation_changes_only_hidden_enemies() -> None:
-    state = rb._recording(rb.GAMES, rb.TICKS, 0).states[-1]
+    state = rb.recording._recording(rb.GAMES, rb.TICKS, 0).states[-1]
     changed, n = rb.perturb_hidden(state, jax.random.key(1))
     hidden = np.asarray(rb.hidden_enemies(state))
     assert int(n) == hidden.sum() > 0
@@ -128,13 +128,13 @@ def _peeking(key_data: np.ndarray, memory: tuple, inputs: ev.TeamInputs) -> tupl
 
 
 def test_a_system_reading_hidden_state_fails_information(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = rb._team_inputs
+    real = rb.recording._team_inputs
 
     def side_channel(states: Any) -> Any:
         SECRET["state"] = states
         return real(states)
 
-    monkeypatch.setattr(rb, "_team_inputs", side_channel)
+    monkeypatch.setattr(rb.recording, "_team_inputs", side_channel)
     row = rb.information_limits(ev.system(_peeking, name="peeking", host=True))
     assert not row.passed
     assert row.value > 0
@@ -144,13 +144,13 @@ def test_a_system_reading_hidden_state_fails_information(monkeypatch: pytest.Mon
 
 
 def test_an_engine_leak_is_named_by_its_leaf(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = rb._team_inputs
+    real = rb.recording._team_inputs
 
     def leaky(states: Any) -> Any:  # the last enemy's health in every observation
         inputs = real(states)
         return inputs._replace(obs=inputs.obs.at[..., 0].add(states.units.health[:, 9, None]))
 
-    monkeypatch.setattr(rb, "_team_inputs", leaky)
+    monkeypatch.setattr(rb.recording, "_team_inputs", leaky)
     row = rb.information_limits(ev.idle_system())
     assert not row.passed
     assert "ENGINE leak" in row.detail
