@@ -89,8 +89,11 @@ class Entrant:
     path: Path | None = None  # the System file, if any
 
     def play_source(self) -> str:
-        """Where the sandbox's child finds it: `file:<path>` or `builtin:<name>`."""
-        return self.source if self.path is None else f"file:{self.path.resolve()}"
+        """Where the sandbox's child finds it: `file:<sha256>:<path>` (the file as it was
+        checked here) or `builtin:<name>`."""
+        if self.path is None:
+            return self.source
+        return f"file:{self.sha256}:{self.path.resolve()}"
 
     def store(self, folder: Path) -> None:
         """Keep a System file in the season folder (entrants/<name>.mbgs), so a later challenge

@@ -69,7 +69,7 @@ def play_games(
     out: Path | None = None, replays: int = 0, limits: Limits = LIMITS,
 ) -> Played:  # fmt: skip
     """The pairings of `plan` between entrants given by source (`builtin:<name>` or
-    `file:<path>`), played in a child process under `limits`. The replays of the first
+    `file:<sha256>:<path>`), played in a child process under `limits`. The replays of the first
     `replays` pairings are checked and saved under out/replays/."""
     if replays and out is None:
         raise TournamentError("out: the folder for replays is needed when replays > 0")

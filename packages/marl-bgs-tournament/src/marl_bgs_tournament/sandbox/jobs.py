@@ -14,20 +14,26 @@ from marl_bgs_eval import play as play_programs
 from marl_bgs_eval import results
 from marl_bgs_tournament import matches, rulebook
 from marl_bgs_tournament.errors import TournamentError
-from marl_bgs_tournament.portable import load_system, read_manifest
+from marl_bgs_tournament.portable import file_sha256, load_system, read_manifest
 from marl_bgs_tournament.sandbox.report import Report
 
 GAMES_FILE = "games.parquet"
 
 
 def system_of(source: str) -> ev.System:
-    """An entrant's System from its source: `builtin:<registered name>` or `file:<path>`."""
+    """An entrant's System from its source: `builtin:<registered name>`, or
+    `file:<sha256>:<path>`, loaded only if the file is still the one the service checked."""
     kind, _, where = source.partition(":")
     if kind == "file":
-        return load_system(Path(where))
+        sha, _, name = where.partition(":")
+        if file_sha256(name) != sha:
+            raise TournamentError(f"{Path(name).name}: changed since the service checked it")
+        return load_system(Path(name))
     if kind == "builtin":
         return ev.get_system(where)
-    raise TournamentError(f"source: expected builtin:<name> or file:<path>, got {source[:80]!r}")
+    raise TournamentError(
+        f"source: expected builtin:<name> or file:<sha256>:<path>, got {source[:80]!r}"
+    )
 
 
 def check(job: dict[str, Any], report: Report) -> dict[str, Any]:

@@ -61,6 +61,18 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+def _json_record(path: Path, limit: int) -> dict[str, Any]:
+    """A JSON object the child left (RefusedError when it is not one)."""
+    try:
+        with path.open("rb") as f:
+            value = json.loads(f.read(limit + 1))
+    except (OSError, ValueError):
+        value = None
+    if not isinstance(value, dict):
+        raise RefusedError(f"the sandbox's child left no readable {path.name}")
+    return value
+
+
 def _folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
@@ -107,7 +119,7 @@ def _ending(proc: subprocess.Popen, limits: Limits, folder: Path, dog: Watchdog)
     code = proc.returncode = os.waitstatus_to_exitcode(status)
     cpu = usage.ru_utime + usage.ru_stime
     if (folder / ERROR).is_file() and code != 0:
-        error = json.loads((folder / ERROR).read_text()[:8000])
+        error = _json_record(folder / ERROR, 8000)
         message = _clean(str(error.get("message", "")), folder)
         if error.get("kind") == "memory":
             memory = size_text(limits.memory_bytes)
@@ -166,8 +178,7 @@ def run_job(
             finally:
                 if proc.poll() is None:
                     _kill(proc)
-            result = json.loads((folder / RESULT).read_text())
-            return collect(result, folder)
+            return collect(_json_record(folder / RESULT, MAX_RESULT_BYTES), folder)
         finally:
             os.close(read_end)
             if write_end >= 0:
