@@ -182,7 +182,7 @@ def test_what_the_child_leaves_is_read_as_untrusted(tmp_path) -> None:
 
     for bad in (b"", b"[1, 2]", b'{"kind": "memory"', b"\xff" * 10, b'{"a": 1}' + b" " * 100):
         (tmp_path / "result.json").write_bytes(bad)
-        with pytest.raises(RefusedError, match="left no readable result.json"):
+        with pytest.raises(RefusedError, match=r"left no readable result\.json"):
             _json_record(tmp_path / "result.json", 64)
     (tmp_path / "result.json").write_bytes(b'{"table": []}')
     assert _json_record(tmp_path / "result.json", 64) == {"table": []}
@@ -196,7 +196,7 @@ def test_a_file_changed_after_the_service_checked_it_is_not_loaded(tmp_path) -> 
     path.write_bytes(b"as checked")
     sha = file_sha256(path)
     path.write_bytes(b"swapped after the check")
-    with pytest.raises(TournamentError, match="entry.mbgs: changed since the service checked it"):
+    with pytest.raises(TournamentError, match=r"entry\.mbgs: changed since the service checked it"):
         system_of(f"file:{sha}:{path}")
-    with pytest.raises(TournamentError, match="source: expected builtin:<name> or file:"):
+    with pytest.raises(TournamentError, match=r"source: expected builtin:<name> or file:"):
         system_of("http://example.org/x.mbgs")

@@ -62,10 +62,11 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def _json_record(path: Path, limit: int) -> dict[str, Any]:
-    """A JSON object the child left (RefusedError when it is not one)."""
+    """A JSON object of at most `limit` bytes the child left (RefusedError when it is not)."""
     try:
         with path.open("rb") as f:
-            value = json.loads(f.read(limit + 1))
+            data = f.read(limit + 1)
+        value = json.loads(data) if len(data) <= limit else None
     except (OSError, ValueError):
         value = None
     if not isinstance(value, dict):
