@@ -7,7 +7,8 @@ itself never runs the program.
   times) fed to the watchdog, which must refuse every malformed line and keep every deadline
   within its limit
 - real programs in the real child: one that plays like random and then never ends a move from
-  tick 41 (past the old checks' 32 ticks), and one that allocates beyond the memory limit
+  tick 41 (past the old checks' 32 ticks), one that allocates beyond the memory limit, and one
+  that keeps the rules (accepted: the table comes back whole)
 """
 
 from __future__ import annotations
@@ -113,3 +114,19 @@ def test_an_allocation_beyond_the_memory_limit_is_refused(
                        "check full_games: .*RESOURCE_EXHAUSTED"):  # fmt: skip
         check_file(path, checks=("full_games",), tick_limit=4, limits=Limits(memory_bytes=5 << 30))
     record_property("outcome", "error")
+
+
+def test_a_rule_abiding_program_passes_in_the_child(hostile, tmp_path, record_property) -> None:
+    """The same time bomb, 41 ticks from going off: whole games of 40 ticks pass, and the
+    child's table comes back as `check_entrant` makes it."""
+    from marl_bgs_tournament import rulebook
+
+    path = _exported(hostile.time_bomb(41), tmp_path / "calm.mbgs")
+    checks = ("full_games", "memory_reset", "training_declared")
+    table = check_file(path, checks=checks, tick_limit=40)
+    assert list(table.columns) == list(rulebook.COLUMNS)
+    assert list(table["check"]) == list(checks)
+    assert bool(table["passed"].all()), table.to_string()
+    assert table["detail"].iat[0] == "16 games of 40 ticks against random at batch sizes [16]"
+    assert table["value"].iat[1] == 4  # its memory: one int32 per game
+    record_property("outcome", "accepted")

@@ -24,7 +24,6 @@ from marl_bgs.tdm.classes import MAX_HEALTH
 from marl_bgs_tournament import rulebook as rb
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import MAX_MEMORY_BYTES, export_system, load_system
-from marl_bgs_tournament.sandbox import check_file
 
 CPU = jax.default_backend() == "cpu"
 BATCHES = (16,) if CPU else (16, rb.PLAY_BATCH)  # a GPU plays the limits at 512 games
@@ -75,8 +74,9 @@ def linear_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_rule_abiding_file_passes_every_check(linear_file: Path) -> None:
-    """As `marl-bgs-tournament check` runs them: in the sandbox's child process."""
-    table = check_file(linear_file, tick_limit=TICK_LIMIT)
+    """Here, in this process (the sandbox runs the same `check_entrant` in its child:
+    test_fuzz_submitted_programs.py)."""
+    table = rb.check_entrant(linear_file, tick_limit=TICK_LIMIT)
     assert list(table.columns) == list(rb.COLUMNS)
     assert list(table["check"]) == list(rb.CHECKS)
     assert bool(table["passed"].all()), table.to_string()
@@ -292,5 +292,5 @@ def test_an_exported_scripted_team_passes_every_check(tmp_path: Path) -> None:
     path = tmp_path / "beta.mbgs"
     export_system(ev.get_system("tdm-beta"), path, team="tests", training=TRAINING,
                   batch_sizes=BATCHES)  # fmt: skip
-    table = check_file(path)
+    table = rb.check_entrant(path)
     assert bool(table["passed"].all()), table.to_string()
