@@ -162,10 +162,14 @@ FAR_ENEMIES = [U(5, "W", 19.0, 1.0), U(6, "M", 19.0, 3.0)]  # out of everyone's 
 
 
 def _decide(env, units, name="tdm-alpha", memory=None, **kw):
-    """Team A's actions [5, 3] for one authored game on the open map 0 (and its memory)."""
-    state = marl_bgs.batch_states([marl_bgs.author_state(map_id=0, units=units, **kw)])
+    """Team A's actions [5, 3] for one authored game on the open map 0 (and its memory). The
+    game is batched `env.num_envs` times: the batch size every other test of a style compiled."""
+    game = marl_bgs.author_state(map_id=0, units=units, **kw)
+    state = marl_bgs.batch_states([game] * env.num_envs)
     acts, memory = _act(name, _inputs_a(env, state), memory)
-    return np.asarray(acts[0]), memory
+    acts = np.asarray(acts)
+    assert (acts == acts[:1]).all()  # copies of one game, one decision
+    return acts[0], memory
 
 
 @pytest.mark.parametrize("name", ["tdm-alpha", "tdm-beta", "tdm-gamma"])
@@ -230,13 +234,20 @@ def test_agents_keep_out_of_their_own_red_zone_with_enemies_near(env47):
     assert 5.6 + float(marl_bgs.core.arena.MOVE_VECTORS[move][0]) >= 5.0
 
 
-def test_every_scripted_team_plays_every_map_roster_and_spawn_end():
-    # All 52 maps, full and unequal rosters (1-5 a side, repeated classes), both spawn ends: 40
-    # ticks of each style against the next one, every action legal, positions on the field.
+@pytest.fixture(scope="module")
+def every_map():
+    """All 52 maps, game g on map g: full and unequal rosters (1-5 a side, repeated classes)
+    in turn, team A's spawn end swapped in odd games. (env, start states)."""
     rosters = [("MWHRP", "MWHRP"), ("MW", "HRPWM"), ("P", "RRR"), ("WWHH", "M")]
     env = marl_bgs.make("tdm", map_id=list(range(52)), num_envs=52, rosters=rosters)
     games = np.arange(52)
-    start = env.start_games(games, games % len(rosters), games % 2 == 1)
+    return env, env.start_games(games, games % len(rosters), games % 2 == 1)
+
+
+def test_every_scripted_team_plays_every_map_roster_and_spawn_end(every_map):
+    # All 52 maps, full and unequal rosters, both spawn ends: 40 ticks of each style against the
+    # next one, every action legal, positions on the field.
+    env, start = every_map
 
     def summarize(out):
         facts = out.info["facts"]
@@ -261,7 +272,7 @@ def test_move_ends_equal_a_plain_test_against_every_obstacle():
 
     maps = [39, 45, 47, 12]
     env = marl_bgs.make("tdm", map_id=maps, num_envs=64)
-    _, state = env.reset(jax.random.key(0))
+    state = env.start_games(np.arange(64) % len(maps), np.zeros(64, int), np.zeros(64, bool))
     rng = np.random.default_rng(5)
     trial = rng.uniform([0.5, 0.5], [19.5, 9.5], (64, 400, 2)).astype(np.float32)
     fits = np.asarray(jax.vmap(body_fits)(jnp.asarray(trial), state.obstacles))  # [64, 400]
@@ -295,13 +306,12 @@ def test_a_team_that_finds_nobody_searches_the_enemy_end():
         assert (scored > 0).all(), (name, scored)
 
 
-def test_every_route_step_is_walkable_on_every_map():
+def test_every_route_step_is_walkable_on_every_map(every_map):
     # A step the route grid counts (`route.terrain`) is one a body walks straight, touching no
     # obstacle: 201 points along every counted step of all 52 maps fit against all obstacles.
     from marl_bgs.tdm.scripted import route
 
-    env = marl_bgs.make("tdm", map_id=list(range(52)), num_envs=52)
-    _, state = env.reset(jax.random.key(0))
+    _, state = every_map
     points, steps, _ = jax.jit(jax.vmap(route.terrain))(state.obstacles)
     points, steps = np.asarray(points), np.asarray(steps)
     along = np.linspace(0.0, 1.0, 201, dtype=np.float32)[:, None]
