@@ -4,6 +4,8 @@ contract (team inputs, policies, the two-team step) and the opponent-folded env.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -274,6 +276,28 @@ def test_opponent_env_for_team_b():
     assert np.all(np.asarray(info["facts"].requested[:, 5:]) == 0)
     with pytest.raises(ConfigError, match=r"^actions: .*missing agent\(s\) \['b_4'\]"):
         env.step(jax.random.key(1), state, {a: zeros[a] for a in env.agents[:4]})
+
+
+@dataclass  # compared by value, so unhashable: the env compiles the opponent's act on its own
+class _StandStill:
+    name: str = "stand-still"
+
+    def act(self, keys, memory, inputs):
+        return jnp.zeros((*inputs.obs.shape[:2], 3), jnp.int32), memory
+
+    def init(self, key):
+        return ()
+
+
+def test_an_unhashable_opponent_policy_plays_too():
+    base = marl_bgs.make("tdm", map_id=47, num_envs=2)
+    env = marl_bgs.OpponentEnv(base, _StandStill(), team=1)
+    _, state = env.reset(jax.random.key(0))
+    moves = {a: jnp.ones((2, 3), jnp.int32).at[:, 1:].set(0) for a in env.agents}  # north
+    for t in range(2):
+        _, state, _, _, info = env.step(jax.random.key(t), state, moves)
+        assert np.all(np.asarray(info["facts"].requested[:, :5]) == 0)  # the opponent stood
+        assert np.all(np.asarray(info["facts"].requested[:, 5:, 0]) == 1)
 
 
 # --- one owner per fact ---------------------------------------------------------------------------

@@ -153,8 +153,10 @@ def test_line_search_checks_the_designed_line_and_counts_first_ticks(monkeypatch
     from marl_bgs.tdm.scenarios import search as line_search
     from marl_bgs.tdm.scenarios.search import search, search_page
 
-    # All 1,620 first-tick children in one chunk: one call of each program (compiling dominates).
-    monkeypatch.setattr(line_search, "CHUNK", 2048)
+    # Chunks of the replays' batch: the 1,620 first-tick children take 68 calls of each program
+    # (every chunk boundary is crossed), and the line's replays reuse the program that
+    # `_replays` compiled for this controller (compiling dominates, running is quick).
+    monkeypatch.setattr(line_search, "CHUNK", PLANS)
     line_search._programs.cache_clear()
     sc = load(2)  # two agents on team A: 1,620 first-tick joint actions
     try:

@@ -127,33 +127,56 @@ def test_actions_are_legal_deterministic_and_ignore_keys(name, env47, played):
         assert np.all(np.asarray(masks.pair)[g, k, a[..., 1], a[..., 2]])
 
 
-def _outcomes(env, policies, ticks: int = 300, seed: int = 0) -> np.ndarray:
-    """Outcome [n] of `env.num_envs` games played from reset for `ticks` (1: team A won)."""
-    step = marl_bgs.team_step(env, policies)
-    n = env.num_envs
-    _, state = env.reset(jax.random.key(seed))
-    memories = tuple(jax.vmap(p.init)(jax.random.split(jax.random.key(seed), n)) for p in policies)
+# --- against random play and against a team that stands still: one program per style --------
+# 14 games from fixed starts, full rosters: games 0-7 on test maps 48 and 50 (each map from each
+# spawn end twice) against uniformly random legal play; games 8-13 on maps 14, 44 and 46 (where
+# TDM-Alpha, TDM-Beta or TDM-Gamma once sat at its rally point for 300 ticks) from both spawn
+# ends against a team that stands still.
+FIELD_MAPS = [48, 50, 14, 44, 46]
+FIELD_MAP = np.array([0, 1] * 4 + [2, 3, 4] * 2)
+FIELD_SWAP = np.array([0, 0, 1, 1] * 2 + [0] * 3 + [1] * 3, bool)
+STILL = np.arange(14) >= 8
 
-    @jax.jit
-    def play(state, memories):
-        def body(carry, t):
-            key = jax.random.fold_in(jax.random.key(seed + 1), t)
-            keys = [jax.random.split(jax.random.fold_in(key, team), n) for team in (0, 1)]
-            out = step(carry[0], carry[1], keys)
-            return (out.state, out.memories), None
 
-        return jax.lax.scan(body, (state, memories), jnp.arange(ticks))[0][0]
+def _standing_still_in(games: np.ndarray, policy):
+    """`policy`, except that in `games` its agents stand still (choice 0 of every head, as
+    `idle_policy` plays)."""
+    still = jnp.asarray(games)
 
-    return np.asarray(play(state, memories).outcome)
+    def act(keys, memory, inputs):
+        actions, memory = policy.act(keys, memory, inputs)
+        return jnp.where(still[:, None, None], 0, actions), memory
+
+    return marl_bgs.Policy(name=f"{policy.name}, still in some games", act=act, init=policy.init)
+
+
+@pytest.fixture(scope="module")
+def field():
+    """`field(name)`: (outcome, team A's score), int [300 ticks, 14 games], of the style `name`
+    as team A in the 14 games above, played once per style (finished games restart)."""
+    env = marl_bgs.make("tdm", map_id=FIELD_MAPS, num_envs=len(STILL))
+    start = env.start_games(FIELD_MAP, np.zeros(len(STILL), int), FIELD_SWAP)
+    opponent = _standing_still_in(STILL, marl_bgs.random_policy(env.mode))
+    played = {}
+
+    def play(name):
+        if name not in played:
+            run = jax.jit(marl_bgs.team_rollout(env, [POLICIES[name], opponent], 300,
+                                                lambda out: (out.state.outcome,
+                                                             out.state.score[:, 0])))  # fmt: skip
+            played[name] = tuple(np.asarray(x) for x in run(jax.random.key(0), start))
+        return played[name]
+
+    return play
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_scripted_team_beats_random_play(name):
-    # Test maps 48 and 50, both spawn ends; the full record (200 games per team on maps 47-51)
-    # is in docs/opponents.md.
-    env = marl_bgs.make("tdm", map_id=[48, 50], num_envs=8)
-    outcome = _outcomes(env, [POLICIES[name], marl_bgs.random_policy(env.mode)])
-    assert np.sum(outcome == 1) >= 7, outcome
+def test_every_scripted_team_beats_random_play(name, field):
+    # Games 0-7 (maps 48 and 50, both spawn ends); the full record (200 games per team on maps
+    # 47-51) is in docs/opponents.md. Each game's first outcome (1: team A won).
+    outcomes = field(name)[0][:, ~STILL]
+    first = outcomes[np.argmax(outcomes != 0, axis=0), np.arange(outcomes.shape[1])]
+    assert np.sum(first == 1) >= 7, first
 
 
 # --- the kit: each rule of how the scripted teams use their classes ------------------------------
@@ -162,10 +185,14 @@ FAR_ENEMIES = [U(5, "W", 19.0, 1.0), U(6, "M", 19.0, 3.0)]  # out of everyone's 
 
 
 def _decide(env, units, name="tdm-alpha", memory=None, **kw):
-    """Team A's actions [5, 3] for one authored game on the open map 0 (and its memory)."""
-    state = marl_bgs.batch_states([marl_bgs.author_state(map_id=0, units=units, **kw)])
+    """Team A's actions [5, 3] for one authored game on the open map 0 (and its memory). The
+    game is batched `env.num_envs` times: the batch size every other test of a style compiled."""
+    game = marl_bgs.author_state(map_id=0, units=units, **kw)
+    state = marl_bgs.batch_states([game] * env.num_envs)
     acts, memory = _act(name, _inputs_a(env, state), memory)
-    return np.asarray(acts[0]), memory
+    acts = np.asarray(acts)
+    assert (acts == acts[:1]).all()  # copies of one game, one decision
+    return acts[0], memory
 
 
 @pytest.mark.parametrize("name", ["tdm-alpha", "tdm-beta", "tdm-gamma"])
@@ -230,13 +257,20 @@ def test_agents_keep_out_of_their_own_red_zone_with_enemies_near(env47):
     assert 5.6 + float(marl_bgs.core.arena.MOVE_VECTORS[move][0]) >= 5.0
 
 
-def test_every_scripted_team_plays_every_map_roster_and_spawn_end():
-    # All 52 maps, full and unequal rosters (1-5 a side, repeated classes), both spawn ends: 40
-    # ticks of each style against the next one, every action legal, positions on the field.
+@pytest.fixture(scope="module")
+def every_map():
+    """All 52 maps, game g on map g: full and unequal rosters (1-5 a side, repeated classes)
+    in turn, team A's spawn end swapped in odd games. (env, start states)."""
     rosters = [("MWHRP", "MWHRP"), ("MW", "HRPWM"), ("P", "RRR"), ("WWHH", "M")]
     env = marl_bgs.make("tdm", map_id=list(range(52)), num_envs=52, rosters=rosters)
     games = np.arange(52)
-    start = env.start_games(games, games % len(rosters), games % 2 == 1)
+    return env, env.start_games(games, games % len(rosters), games % 2 == 1)
+
+
+def test_every_scripted_team_plays_every_map_roster_and_spawn_end(every_map):
+    # All 52 maps, full and unequal rosters, both spawn ends: 40 ticks of each style against the
+    # next one, every action legal, positions on the field.
+    env, start = every_map
 
     def summarize(out):
         facts = out.info["facts"]
@@ -261,7 +295,7 @@ def test_move_ends_equal_a_plain_test_against_every_obstacle():
 
     maps = [39, 45, 47, 12]
     env = marl_bgs.make("tdm", map_id=maps, num_envs=64)
-    _, state = env.reset(jax.random.key(0))
+    state = env.start_games(np.arange(64) % len(maps), np.zeros(64, int), np.zeros(64, bool))
     rng = np.random.default_rng(5)
     trial = rng.uniform([0.5, 0.5], [19.5, 9.5], (64, 400, 2)).astype(np.float32)
     fits = np.asarray(jax.vmap(body_fits)(jnp.asarray(trial), state.obstacles))  # [64, 400]
@@ -279,29 +313,21 @@ def test_move_ends_equal_a_plain_test_against_every_obstacle():
     assert 0.05 < np.mean(covered < 1.0) < 0.95  # both free and blocked moves are tested
 
 
-def test_a_team_that_finds_nobody_searches_the_enemy_end():
+def test_a_team_that_finds_nobody_searches_the_enemy_end(field):
     # Against a team that stands still, waiting at the rally point would draw every game; each
-    # style crosses these maps (where TDM-Alpha, TDM-Beta or TDM-Gamma once sat at its rally
-    # point for 300 ticks) and scores from both spawn ends.
-    maps = [14, 44, 46]
-    env = marl_bgs.make("tdm", map_id=maps, num_envs=6)
-    games = np.arange(6)
-    start = env.start_games(games % 3, np.zeros(6, int), games >= 3)
-    idle = marl_bgs.core.team.idle_policy(env.mode)
+    # style crosses maps 14, 44 and 46 (games 8-13) and scores from both spawn ends within 150
+    # ticks.
     for name in ("tdm-alpha", "tdm-beta", "tdm-gamma"):
-        play = jax.jit(marl_bgs.team_rollout(env, [POLICIES[name], idle], 150,
-                                             lambda out: out.state.score[:, 0]))  # fmt: skip
-        scored = np.asarray(play(jax.random.key(0), start)).max(axis=0)
+        scored = field(name)[1][:150, STILL].max(axis=0)
         assert (scored > 0).all(), (name, scored)
 
 
-def test_every_route_step_is_walkable_on_every_map():
+def test_every_route_step_is_walkable_on_every_map(every_map):
     # A step the route grid counts (`route.terrain`) is one a body walks straight, touching no
     # obstacle: 201 points along every counted step of all 52 maps fit against all obstacles.
     from marl_bgs.tdm.scripted import route
 
-    env = marl_bgs.make("tdm", map_id=list(range(52)), num_envs=52)
-    _, state = env.reset(jax.random.key(0))
+    _, state = every_map
     points, steps, _ = jax.jit(jax.vmap(route.terrain))(state.obstacles)
     points, steps = np.asarray(points), np.asarray(steps)
     along = np.linspace(0.0, 1.0, 201, dtype=np.float32)[:, None]

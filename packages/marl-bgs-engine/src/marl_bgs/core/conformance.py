@@ -101,8 +101,28 @@ def _check_rewards(env: Any, reward: dict, ended: np.ndarray) -> None:
             _check(a == -b, f"game {g}: final rewards {r[g].tolist()} are not opposite")
 
 
+# The reference computations below run compiled (one program per mode and batch shape, shared by
+# every check of equal modes); run op by op, each tick of a check re-dispatched hundreds of
+# small programs.
+@partial(jax.jit, static_argnames=("mode",))
+def _invariants(mode: Any, state: Any, nxt: Any, facts: Any) -> dict[str, jax.Array]:
+    return jax.vmap(mode.tick_invariants)(state, nxt, facts)
+
+
+@partial(jax.jit, static_argnames=("mode",))
+def _masks(mode: Any, state: Any) -> Any:
+    return jax.vmap(mode.masks)(state)
+
+
+@partial(jax.jit, static_argnames=("mode", "reward_fn"))
+def _rules(mode: Any, reward_fn: Any, state: Any, flat: jax.Array) -> Any:
+    """The mode's own tick of a batch of games from flat actions: (next, reward, facts, cut)."""
+    one = lambda s, f: game_tick(mode, reward_fn, s, mode.unflatten_actions(f), None)  # noqa: E731
+    return jax.vmap(one)(state, flat)
+
+
 def _check_invariants(env: Any, state: Any, nxt: Any, facts: Any, t: int) -> None:
-    checks = jax.vmap(env.mode.tick_invariants)(state, nxt, facts)
+    checks = _invariants(env.mode, state, nxt, facts)
     for name, ok in checks.items():
         bad = np.nonzero(~np.asarray(ok))[0]
         _check(bad.size == 0, f"tick {t}: {name} (games {bad[:5].tolist()})")
@@ -185,6 +205,20 @@ def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int =
     key = jax.random.key(seed)
     obs, state = jax.vmap(env.reset)(jax.random.split(key, games))
     step, step_env = jax.jit(jax.vmap(env.step)), jax.jit(jax.vmap(env.step_env))
+    avail_of = jax.jit(jax.vmap(env.get_avail_actions))
+    legal = jax.jit(jax.vmap(partial(_legal_flat, mode)))
+    restarts = jax.jit(
+        jax.vmap(
+            lambda k, s: pools.draw(
+                jax.random.split(k)[1],
+                native.pool,
+                jnp.int32(0),
+                s.episode + 1,
+                native.side_rule,
+                mode.start,
+            )
+        )
+    )
     for t in range(ticks):
         key, k_act, k_step = jax.random.split(key, 3)
         for agent in spec.agents:
@@ -195,20 +229,17 @@ def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int =
             _check(np.all((o >= space.low) & (o <= space.high)), f"obs[{agent}]: outside its space")
         world = np.asarray(obs["world_state"])
         _check(world.shape == (games, env.state_size), f"world_state: shape {world.shape}")
-        masks = jax.vmap(mode.masks)(state)
-        avail = jax.vmap(env.get_avail_actions)(state)
+        masks = _masks(mode, state)
+        avail = avail_of(state)
         _check(
             np.array_equal(np.stack([avail[a] for a in spec.agents], 1), masks.flat),
             "avail != masks",
         )
-        flat = jax.vmap(partial(_legal_flat, mode))(jax.random.split(k_act, games), masks)
+        flat = legal(jax.random.split(k_act, games), masks)
         actions = {a: flat[:, i] for i, a in enumerate(spec.agents)}
         keys = jax.random.split(k_step, games)
         _, nxt, reward, done, info = step_env(keys, state, actions)
-        rules = jax.vmap(
-            lambda s, f: game_tick(mode, native.reward_fn, s, mode.unflatten_actions(f), None)
-        )
-        expected, expected_reward, facts, truncated = rules(state, flat)
+        expected, expected_reward, facts, truncated = _rules(mode, native.reward_fn, state, flat)
         same_structure(state, nxt, "state after step_env")
         _check(
             same_values(nxt, expected), f"tick {t}: next state differs from the mode's transition"
@@ -226,17 +257,7 @@ def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int =
         _check(np.array_equal(info["truncated"][:, 0], truncated), f"tick {t}: truncated differs")
         _check_invariants(native, state, expected, facts, t)
         obs, after, *_ = step(keys, state, actions)
-        restart = jax.vmap(
-            lambda k, s: pools.draw(
-                jax.random.split(k)[1],
-                native.pool,
-                jnp.int32(0),
-                s.episode + 1,
-                native.side_rule,
-                mode.start,
-            )
-        )(keys, state)
-        want = where_games(expected.outcome != 0, restart, expected)
+        want = where_games(expected.outcome != 0, restarts(keys, state), expected)
         _check(
             same_values(after, want),
             f"tick {t}: step does not restart finished games with their next episode",
@@ -254,11 +275,12 @@ def check_pettingzoo_adapter(env: Any, ticks: int = 12, seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     obs, _ = env.reset(seed=seed)
     rules = jax.jit(lambda s, a: game_tick(mode, native.reward_fn, s, a, None))
+    masks_of = jax.jit(mode.masks)
     for t in range(ticks):
         if not env.agents:
             obs, _ = env.reset()
         state = env.game_state
-        flat_masks = np.asarray(mode.masks(state).flat)
+        flat_masks = np.asarray(masks_of(state).flat)
         for i, agent in enumerate(env.agents):
             _check(
                 env.observation_space(agent).contains(obs[agent]),

@@ -11,6 +11,8 @@ The opponent reads only its own team's inputs; its keys are folded from the step
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import jax
@@ -40,6 +42,22 @@ def _game_keys(key: jax.Array, use: int, n: int) -> jax.Array:
     return jax.vmap(lambda g: jax.random.fold_in(base, g))(jnp.arange(n))
 
 
+@partial(jax.jit, static_argnums=(0, 1))
+def _shared_act(spec: Any, opponent: TeamPolicy, keys: jax.Array, memory: Any, inputs: Any) -> Any:
+    return act_team(spec, opponent, keys, memory, inputs)
+
+
+def _compiled_act(spec: Any, opponent: TeamPolicy) -> Callable[..., Any]:
+    """The opponent's `act_team` under `jit`: one program per spec and policy object, shared by
+    every env (an unhashable policy gets its own). Called eagerly, a policy would run op by op,
+    and a scripted team's loops were compiled anew on every step."""
+    try:
+        hash(opponent)
+    except TypeError:
+        return jax.jit(partial(act_team, spec, opponent))
+    return partial(_shared_act, spec, opponent)
+
+
 class OpponentEnv:
     """A single-team view of a `BatchedEnv`: team `team` is yours, the rest play `opponent`."""
 
@@ -56,6 +74,7 @@ class OpponentEnv:
                 f" got {type(opponent).__name__}"
             )
         self.env, self.opponent, self.team = env, opponent, team
+        self._act = _compiled_act(env.spec, opponent)
         self.spec = env.spec
         self.agents = tuple(env.agents[i] for i in env.spec.teams[team])
         self.num_envs = env.num_envs
@@ -111,7 +130,7 @@ class OpponentEnv:
         other = 1 - self.team
         inputs = team_inputs(self.env, state.game)
         keys = _game_keys(key, _OPPONENT_ACT, self.num_envs)
-        theirs, memory = act_team(self.spec, self.opponent, keys, state.memory, inputs[other])
+        theirs, memory = self._act(keys, state.memory, inputs[other])
         parts = [mine, theirs] if self.team == 0 else [theirs, mine]
         _, game, reward, done, info = self.env.step(key, state.game, jnp.concatenate(parts, 1))
         nxt = OpponentState(game=game, memory=memory)

@@ -101,11 +101,12 @@ def train(
     states = checkpoints.manager(run_dir, keep=1, folder=STATE_DIR)
     state: Any
     if resume:
+        logged = _log_rows(run_dir, config.checkpoint_every)  # a bad log fails before the restore
         state = checkpoints.restore(
             states, jax.eval_shape(trainer.init, jax.random.key(config.seed))
         )
         steps = int(state.steps)
-        rows = _log_rows(run_dir, config.checkpoint_every)[: steps // config.checkpoint_every]
+        rows = logged[: steps // config.checkpoint_every]
         if len(rows) < steps // config.checkpoint_every:
             raise ConfigError(
                 f"run_dir: {run_dir / LOG_FILE} holds {len(rows)} checkpoint rows; the saved "

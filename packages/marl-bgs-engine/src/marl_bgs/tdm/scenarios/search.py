@@ -288,7 +288,8 @@ def search(
         roots = child_roots[keep]
     report.first_tick_winning = len(winning_roots)
     report.designed = len(line)
-    result = play(sc, plans=line[None])
+    # Replayed in a full chunk of copies: the program `_first_tick_with_line` plays, not another.
+    result = play(sc, plans=np.repeat(line[None], CHUNK, 0))
     report.designed_wins = bool(result["outcome"][len(line) - 1, 0] == A_WINS)
     if not len(played):
         report.first_tick_with_line = _first_tick_with_line(sc, line, first_choices)
