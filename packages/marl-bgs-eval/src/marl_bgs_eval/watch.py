@@ -15,4 +15,3 @@ from collections.abc import Callable
 
 Watch = Callable[[int, int], None]  # (event, tick) on the host
 INIT_START, INIT_END, TICK_START, TICK_END = range(4)
-EVENTS = ("init_start", "init_end", "tick_start", "tick_end")  # names, by event number
