@@ -36,9 +36,9 @@ from marl_bgs_eval.evaluate import as_system, resolve_maps
 from marl_bgs_eval.play import HUMAN, join_teams, play_tick
 from marl_bgs_eval.replay_files import named_leaves
 from marl_bgs_eval.replays import Replay, tick_record
-from marl_bgs_eval.results import roster_text
 from marl_bgs_eval.seeds import memory_keys, root_key
 from marl_bgs_eval.systems import System
+from marl_bgs_eval.tdm.results import roster_text
 
 Action = tuple[int, int, int]  # (move, target, ultimate), own frame
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, cast
 
 import jax
@@ -13,60 +12,27 @@ import pandas as pd
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh
 
-import marl_bgs
-from marl_bgs import ConfigError
+from marl_bgs import BatchedEnv, ConfigError, ModeKit
 from marl_bgs.core.env import available_memory, game_state_bytes
-from marl_bgs.tdm.maps import SPLITS, MapSpec
-from marl_bgs.tdm.maps import load as load_map
-from marl_bgs.tdm.maps import split as split_ids
-from marl_bgs_eval import metrics as mt
-from marl_bgs_eval import results
+from marl_bgs_eval import modes, results
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.modes import EvalParts, Layout
 from marl_bgs_eval.play import Plan, programs
 from marl_bgs_eval.progress import progress_bar
 from marl_bgs_eval.registry import get_system
-from marl_bgs_eval.seeds import root_key
+from marl_bgs_eval.seeds import root_key, start_keys
 from marl_bgs_eval.systems import System
 from marl_bgs_eval.watch import INIT_END, INIT_START, TICK_END, TICK_START, Watch
 
 INT32_MAX = 2**31 - 1
-MapsLike = str | int | Path | MapSpec | Sequence[int | str | Path | MapSpec]
+LEVELS = ("none", "priority", "full")
 
 
-def resolve_maps(maps: MapsLike, split: str | None = None) -> list[MapSpec]:
-    """The maps to play, in order: split names ("test"), shipped ids or names, map files
-    (`.json` paths) or MapSpecs, alone or in a list; each checked against `split` if given.
-    Maps are told apart by content, so a file whose id equals a shipped id plays its own map."""
-    refs = [maps] if isinstance(maps, str | int | Path | MapSpec) else maps
-    if isinstance(refs, np.ndarray):
-        refs = refs.tolist()
-    if not isinstance(refs, Sequence) or isinstance(refs, str):
-        raise EvalError(f"maps: expected a split name, a map or a list of them, got {maps!r}")
-    specs: list[MapSpec] = []
-    try:
-        for ref in refs:
-            if isinstance(ref, str) and ref in SPLITS:
-                specs += [load_map(i) for i in split_ids(ref)]
-            else:
-                specs.append(load_map(ref))
-        allowed = None if split is None else set(split_ids(split))
-    except ConfigError as err:
-        raise EvalError(f"maps: {err}") from None
-    if not specs:
-        raise EvalError("maps: expected at least one map")
-    hashes = [s.content_hash for s in specs]
-    twice = sorted({s.name for s, h in zip(specs, hashes, strict=True) if hashes.count(h) > 1})
-    if twice:
-        raise EvalError(f"maps: {twice} listed more than once (maps are compared by content)")
-    if allowed is not None:
-        outside = [
-            s.name if s.split == "custom" else s.id
-            for s in specs
-            if s.split == "custom" or s.id not in allowed
-        ]
-        if outside:
-            raise EvalError(f"maps: {outside} are not in split {split!r} ({sorted(allowed)})")
-    return specs
+def resolve_maps(maps: Any, split: str | None = None, mode: str = "tdm") -> list[Any]:
+    """The layouts to play, in order (Team Deathmatch: `MapSpec`s from split names, shipped ids
+    or names, map files or MapSpecs; other modes: their `Layouts.select` texts or indices)."""
+    k, p = modes.kit(mode), modes.parts(mode)
+    return [layout.ref for layout in p.layouts(k, maps, split)]
 
 
 def _positive(value: Any, field: str, even: bool = False) -> int:
@@ -109,18 +75,24 @@ def _check_schedule_fits(env: Any, n_games: int, batch: int, first_seed: int, fi
         )
 
 
-def as_system(obj: System | str, field: str) -> System:
-    """A System, or a registered System's name."""
+def as_system(obj: System | str, field: str, mode: str | None = None) -> System:
+    """A System, or a registered System's name; with `mode`, the System for that mode (a
+    mode-generic System such as random adapts; another mode's System is an error)."""
     if isinstance(obj, str):
         try:
-            return get_system(obj)
+            obj = get_system(obj)
         except EvalError as err:
             raise EvalError(f"{field}: {err}") from None
     if not isinstance(obj, System):
         raise EvalError(
             f"{field}: expected a System or a registered name, got {type(obj).__name__}"
         )
-    return obj
+    if mode is None:
+        return obj
+    try:
+        return obj.for_mode(mode)
+    except EvalError as err:
+        raise EvalError(f"{field}: {err}") from None
 
 
 def schedule(
@@ -147,28 +119,33 @@ def schedule(
 
 def _previous(resume: pd.DataFrame | None, expected: pd.DataFrame) -> pd.DataFrame | None:
     """Games of an earlier, interrupted run of the same evaluation (checked against the
-    schedule: same seed, Systems, maps, rosters, spawn ends and limits), or None."""
+    schedule: same mode, seed, Systems, maps, rosters, spawn ends and limits), or None."""
     if resume is None or len(resume) == 0:
         return None
     resume = results.validate(resume, "resume", complete=False)
-    key = ["game", "seed", "system_a", "system_b", "map_hash", "roster_a", "roster_b",
-           "a_spawn", "seed_number", "tick_limit", "winning_score"]  # fmt: skip
+    key = list(expected.columns)
     merged = resume[key].merge(expected[key], how="left", indicator=True)
     stray = cast(pd.Series, merged["_merge"]) != "both"
     if stray.any():
         g = int(merged.loc[stray, "game"].iat[0])
         raise EvalError(
-            f"resume: game {g} is not a game of this evaluation (different seed, Systems, maps, "
-            "rosters or limits?); resume only the run that wrote it"
+            f"resume: game {g} is not a game of this evaluation (different mode, seed, Systems, "
+            "maps, rosters or limits?); resume only the run that wrote it"
         )
     return resume
 
 
+def default_maps(kit: ModeKit) -> str:
+    """What `evaluate` plays when no maps are given: the test split, or every layout."""
+    return "test" if kit.layouts is not None and "test" in kit.layouts.splits else "all"
+
+
 def evaluate(
     team_a: System | str,
-    team_b: System | str,
+    team_b: System | str | None = None,
     *,
-    maps: MapsLike = "test",
+    mode: str = "tdm",
+    maps: Any = None,
     games_per_map: int = 40,
     seed: int = 0,
     rosters: Any = None,
@@ -186,93 +163,129 @@ def evaluate(
     watch: Watch | None = None,
     **env_kwargs: Any,
 ) -> pd.DataFrame:
-    """Play `games_per_map` games per map (and roster pair) between two Systems, team A vs B.
+    """Play `games_per_map` games per map (and roster pair) of `mode` (an id or alias, e.g.
+    "tdm" or "two-bridge"), team A vs team B; a mode whose second team it plays itself
+    (Two-Bridge's enemies) takes no `team_b`.
 
-    Games come in pairs that share a map and a seed number and swap spawn ends. `maps`: split
-    names, shipped ids or names, map files or MapSpecs (see `resolve_maps`). `env_kwargs` are the
-    engine's rule keywords (`winning_score`, `tick_limit`, `shared_sight`, ...). Returns one row
-    per game (see `marl_bgs_eval.results.COLUMNS`), sorted by game number, with the metric
-    columns of `metrics` ("none", "priority" or "full": see `marl_bgs_eval.metrics`). `order` (a
-    permutation of the schedule) only changes which games share the device at a time, never a
-    result. `on_games(frame)` receives finished games as they end (to save them at once);
-    `resume` takes the games an interrupted run already finished and plays only the rest.
-    `mesh` (a `jax.sharding.Mesh`) splits each batch's games over its devices (first axis; the
-    batch size must divide evenly); the games and results are the same as on one device.
-    `watch(event, tick)` is told on the host as each tick starts and ends (`marl_bgs_eval.watch`:
-    how the tournament's sandbox times a program); the programs are compiled first, the games
-    are played one tick per call and no mesh is used.
+    Games come in pairs that share a map and a seed number and swap spawn ends. `maps`: the
+    mode's layouts (Team Deathmatch: split names, shipped ids or names, map files or MapSpecs;
+    any mode: a `Layouts.select` text such as "0-3" or "all"; default: the test split, else
+    all). `env_kwargs` are the mode's own settings (`winning_score`, `tick_limit`, ...). Returns
+    one row per game (`marl_bgs_eval.results.columns(mode)`, the mode a column), sorted by game
+    number, with the metric columns of `metrics` ("none", "priority" or "full": see the mode's
+    metric families). `order` (a permutation of the schedule) only changes which games share the
+    device at a time, never a result. `on_games(frame)` receives finished games as they end (to
+    save them at once); `resume` takes the games an interrupted run already finished and plays
+    only the rest. `mesh` (a `jax.sharding.Mesh`) splits each batch's games over its devices
+    (first axis; the batch size must divide evenly); the games and results are the same as on
+    one device. `watch(event, tick)` is told on the host as each tick starts and ends
+    (`marl_bgs_eval.watch`: how the tournament's sandbox times a program); the programs are
+    compiled first, the games are played one tick per call and no mesh is used.
     """
-    a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
-    specs = resolve_maps(maps, split)
+    kit, parts = modes.kit(mode), modes.parts(mode)
+    systems = [as_system(team_a, "team_a", kit.id)]
+    if kit.controlled_teams == 2:
+        if team_b is None:
+            raise EvalError(f"team_b: mode {kit.id!r} has two teams; give team B's System")
+        systems.append(as_system(team_b, "team_b", kit.id))
+    elif team_b is not None:
+        raise EvalError(
+            f"team_b: mode {kit.id!r} plays team B itself ({parts.opponent!r}); give no team_b"
+        )
+    teams = tuple(systems)
+    layouts = parts.layouts(kit, default_maps(kit) if maps is None else maps, split)
     per_map = _positive(games_per_map, "games_per_map", even=True)
     batch = _positive(batch_size, "batch_size")
     chunk = _positive(chunk_ticks, "chunk_ticks")
-    level = mt.check_level(metrics)
+    if metrics not in LEVELS:
+        raise EvalError(f"metrics: expected one of {list(LEVELS)}, got {metrics!r}")
+    level = metrics
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
         raise EvalError(f"seed: expected a non-negative integer, got {seed!r}")
     if env_kwargs.get("message_dim", 0):
         raise EvalError("message_dim: evaluation does not carry messages yet; use 0")
     if on_games is not None and not callable(on_games):
         raise EvalError(f"on_games: expected a callable, got {type(on_games).__name__}")
-    try:
-        env = marl_bgs.make(
-            "tdm", map_id=specs, num_envs=batch, rosters=rosters, mesh=mesh, **env_kwargs
-        )
-    except ConfigError as err:
-        raise EvalError(str(err).replace("num_envs:", "batch_size:", 1)) from None
-    roster_ids = np.asarray(env.rosters)
-    for k, pair in enumerate(roster_ids):
-        for side, s in (("team_a", a), ("team_b", b)):
-            reason = s.problem(pair[:5] if side == "team_a" else pair[5:])
-            if reason:
-                raise EvalError(f"rosters[{k}] ({side}): {reason}")
+    groups = _shape_groups(kit, layouts)
+    envs = [
+        _env(kit, parts, [layouts[i] for i in g], batch, rosters, mesh, env_kwargs) for g in groups
+    ]
+    roster_texts = parts.rosters(envs[0])
+    for env in envs:
+        for k in range(len(roster_texts)):
+            for t, s in enumerate(teams):
+                reason = parts.problem(env, k, t, s)
+                if reason:
+                    raise EvalError(f"rosters[{k}] (team_{'ab'[t]}): {reason}")
     first_seed = _count(first_seed_number, "first_seed_number")
     first = _count(first_game, "first_game")
-    n_all = len(specs) * len(roster_ids) * per_map
-    _check_schedule_fits(env, n_all, batch, first_seed, first)
-    sched = schedule(len(specs), len(roster_ids), per_map, first_seed, first)
+    n_all = len(layouts) * len(roster_texts) * per_map
+    _check_schedule_fits(envs[0], n_all, batch, first_seed, first)
+    sched = schedule(len(layouts), len(roster_texts), per_map, first_seed, first)
     perm = np.arange(n_all) if order is None else np.asarray(order)
     if perm.shape != (n_all,) or not np.array_equal(np.sort(perm), np.arange(n_all)):
         raise EvalError(f"order: expected a permutation of the {n_all} scheduled games")
-    meta = {
-        "seed": int(seed),
-        "tick_limit": int(env.rule_values.tick_limit),
-        "winning_score": int(env.rule_values.winning_score),
-    }
-    earlier = _previous(resume, _identities(sched, a, b, specs, roster_ids, meta))
+    meta = {"seed": int(seed), **parts.meta(envs[0])}
+    names = tuple(s.name for s in teams)
+    expected = _identities(kit.id, sched, names, parts, layouts, roster_texts, meta)
+    earlier = _previous(resume, expected)
     if earlier is not None:
         perm = perm[~np.isin(sched["game"].to_numpy()[perm], earlier["game"].to_numpy())]
-    played = play_schedule(
-        env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games, mesh, watch
-    )
-    frames = [f for f in (earlier, played) if f is not None and len(f)]
+    frames = [] if earlier is None else [earlier]
+    map_index = sched["map_index"].to_numpy()
+    for group, env in zip(groups, envs, strict=True):
+        rows = perm[np.isin(map_index[perm], group)]
+        local = np.full(len(layouts), -1)
+        local[group] = np.arange(len(group))
+        played = play_schedule(
+            env, parts, sched, rows, teams, level, meta, batch, chunk, progress, on_games, mesh,
+            watch, layouts=layouts, rosters=roster_texts, local=local,
+        )  # fmt: skip
+        if played is not None and len(played):
+            frames.append(played)
     games = pd.concat(frames, ignore_index=True).sort_values("game", kind="stable")
     return results.normalize(games)
 
 
+def _shape_groups(kit: ModeKit, layouts: list[Layout]) -> list[list[int]]:
+    """Positions in `layouts` cut into sets that share array shapes (one env, one program)."""
+    if kit.layouts is None or kit.layouts.group is None:
+        return [list(range(len(layouts)))]
+    groups: dict[Any, list[int]] = {}
+    for k, layout in enumerate(layouts):
+        groups.setdefault(kit.layouts.group(layout.name), []).append(k)
+    return list(groups.values())
+
+
+def _env(
+    kit: ModeKit, parts: EvalParts, layouts: list[Layout], batch: int, rosters: Any,
+    mesh: Mesh | None, settings: dict[str, Any],
+) -> BatchedEnv:  # fmt: skip
+    try:
+        return parts.build(kit, layouts, batch, rosters, mesh, settings)
+    except ConfigError as err:
+        raise EvalError(str(err).replace("num_envs:", "batch_size:", 1)) from None
+
+
 def _identities(
-    sched: pd.DataFrame, a: System, b: System, specs: list[MapSpec], rosters: np.ndarray,
-    meta: dict[str, int],
+    mode: str, sched: pd.DataFrame, names: tuple[str, ...], parts: EvalParts,
+    layouts: list[Layout], rosters: list[tuple[str, ...]], meta: dict[str, int],
 ) -> pd.DataFrame:  # fmt: skip
     """What identifies each scheduled game in a results row (for checking resumed games)."""
     m, r = sched["map_index"].to_numpy(), sched["roster_index"].to_numpy()
-    return results.normalize(
-        pd.DataFrame(
-            {
-                "game": sched["game"],
-                "seed": meta["seed"],
-                "system_a": a.name,
-                "system_b": b.name,
-                "map_hash": [specs[k].content_hash for k in m],
-                "roster_a": [results.roster_text(rosters[k][:5]) for k in r],
-                "roster_b": [results.roster_text(rosters[k][5:]) for k in r],
-                "a_spawn": np.where(sched["swap"], "right", "left"),
-                "seed_number": sched["seed_number"],
-                "tick_limit": meta["tick_limit"],
-                "winning_score": meta["winning_score"],
-            }
-        )
-    )
+    cols: dict[str, Any] = {
+        "game": sched["game"],
+        "seed": meta["seed"],
+        "mode": mode,
+        "system_a": names[0],
+        "system_b": names[1] if len(names) > 1 else parts.opponent,
+        "map_hash": [layouts[k].hash for k in m],
+        "a_spawn": np.where(sched["swap"], "right", "left"),
+        "seed_number": sched["seed_number"],
+        "tick_limit": meta["tick_limit"],
+    }
+    cols |= parts.identity(r, rosters, meta)
+    return results.normalize(pd.DataFrame(cols), add_mode=False)
 
 
 def _host(x: jax.Array) -> np.ndarray:
@@ -290,22 +303,30 @@ def _compiled(start: Any, run: Any, plan: Plan) -> tuple[Callable, Callable]:
 
 
 def play_schedule(
-    env: Any, sched: pd.DataFrame, rows: np.ndarray, teams: tuple[System, System], level: str,
-    meta: dict[str, int], batch: int, chunk: int, progress: bool,
-    on_games: Callable[[pd.DataFrame], None] | None, mesh: Mesh | None,
-    watch: Watch | None = None,
+    env: BatchedEnv, parts: EvalParts, sched: pd.DataFrame, rows: np.ndarray,
+    teams: tuple[System, ...], level: str, meta: dict[str, int], batch: int, chunk: int,
+    progress: bool, on_games: Callable[[pd.DataFrame], None] | None, mesh: Mesh | None,
+    watch: Watch | None = None, *, layouts: list[Layout], rosters: list[tuple[str, ...]],
+    local: np.ndarray | None = None,
 ) -> pd.DataFrame | None:  # fmt: skip
-    """Play the scheduled games `rows` (schedule indices, in device order); report each batch
-    of finished games to `on_games` as it ends; return them all (None if there were none)."""
+    """Play the scheduled games `rows` (schedule indices, in device order; `sched`'s map_index
+    points into `layouts`, and `local[map_index]` into the env's own list if it plays only some
+    of them); report each batch of finished games to `on_games` as it ends; return them all
+    (None if there were none)."""
     n = len(rows)
     if n == 0:
         return None
-    a, b = teams
     g_pad = padded_length(n, batch)
     padded = rows[np.minimum(np.arange(g_pad), n - 1)]
     pick = {c: sched[c].to_numpy()[padded] for c in ("map_index", "roster_index", "swap")}
+    if local is not None:
+        pick["map_index"] = local[pick["map_index"]]
+    seeds = sched["seed_number"].to_numpy()[padded]
+    starts = start_keys(root_key(meta["seed"]), jnp.asarray(seeds, jnp.int32))
     blocks = [
-        env.start_games(*(jnp.asarray(pick[c][i : i + batch]) for c in pick))
+        parts.start_games(
+            env, *(jnp.asarray(pick[c][i : i + batch]) for c in pick), starts[i : i + batch]
+        )
         for i in range(0, g_pad, batch)
     ]
     plan = Plan(
@@ -314,19 +335,20 @@ def play_schedule(
         game_number=jnp.asarray(sched["game"].to_numpy()[padded], jnp.int32),
         n_games=jnp.int32(n),
         root=root_key(meta["seed"]),
-        params=(a.params, b.params),
+        params=tuple(s.params for s in teams),
     )
     if watch is None:
-        start, run = programs(batch, env.shared_sight, a, b, level, chunk, mesh)
+        start, run = programs(env, parts, teams, level, chunk, mesh)
         carry = start(plan)
     else:
-        start, run = _compiled(*programs(batch, env.shared_sight, a, b, level, 1, None), plan)
+        start, run = _compiled(*programs(env, parts, teams, level, 1, None), plan)
         watch(INIT_START, 0)
         carry = jax.block_until_ready(start(plan))
         watch(INIT_END, 0)
     reported = np.zeros(g_pad, bool)
     frames = []
-    with progress_bar(progress, n, f"{a.name} vs {b.name}") as show:
+    label = " vs ".join(s.name for s in teams) if len(teams) > 1 else teams[0].name
+    with progress_bar(progress, n, label) as show:
         while int(_host(carry.n_done)) < n:
             if watch is None:
                 carry = run(carry, plan)
@@ -340,9 +362,9 @@ def play_schedule(
             if ended.any():
                 idx = np.flatnonzero(ended)
                 reported[idx] = True
-                out = carry.out._make(_host(x)[idx] for x in carry.out)  # host (numpy) copy
+                out = jax.tree.map(lambda x, i=idx: _host(x)[i], carry.out)  # host (numpy) copy
                 games = results.frame(
-                    sched.iloc[rows[idx]], out, a, b, env.maps, env.rosters, level, meta
+                    env.spec.id, sched.iloc[rows[idx]], out, teams, layouts, rosters, level, meta
                 )
                 frames.append(games)
                 if on_games is not None:

@@ -14,6 +14,7 @@ shapes. It is for telling games apart, not a cryptographic digest.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -21,7 +22,6 @@ import jax.numpy as jnp
 import numpy as np
 
 SEEDS = (0x9E3779B9, 0x85EBCA77)  # one per lane
-WIDTH = 10 * 3 + 10 + 2  # values folded per tick: accepted actions, deaths, score
 
 
 def _mix(x: jax.Array) -> jax.Array:
@@ -39,18 +39,19 @@ def start(n: int) -> jax.Array:
 
 
 def fold(trace: jax.Array, accepted: Any, died: Any, score: Any) -> jax.Array:
-    """One tick more: `trace` uint32 [n, 2]; accepted int [n, 10, 3] (own frames), died bool
-    [n, 10], score int [n, 2] after the tick. Returns uint32 [n, 2]."""
+    """One Team Deathmatch tick more: `trace` uint32 [n, 2]; accepted int [n, 10, 3] (own
+    frames), died bool [n, 10], score int [n, 2] after the tick. Returns uint32 [n, 2]."""
+    return fold_words(trace, [accepted, died, score])
+
+
+def fold_words(trace: jax.Array, arrays: Sequence[Any]) -> jax.Array:
+    """One tick more of any mode: `arrays` [n, ...] (integers or bools) are flattened per game,
+    in order, and folded into `trace` uint32 [n, 2]."""
     n = trace.shape[0]
     values = jnp.concatenate(
-        [
-            jnp.reshape(jnp.asarray(accepted), (n, 30)).astype(jnp.uint32),
-            jnp.asarray(died).astype(jnp.uint32),
-            jnp.asarray(score).astype(jnp.uint32),
-        ],
-        axis=1,
+        [jnp.reshape(jnp.asarray(a), (n, -1)).astype(jnp.uint32) for a in arrays], axis=1
     )
-    where = jnp.arange(WIDTH, dtype=jnp.uint32) * jnp.uint32(0x27D4EB2F)
+    where = jnp.arange(values.shape[1], dtype=jnp.uint32) * jnp.uint32(0x27D4EB2F)
     lanes = jnp.asarray(SEEDS, jnp.uint32)
     terms = _mix(values[:, None, :] * jnp.uint32(0x165667B1) + where + lanes[:, None])
     digest = jnp.sum(terms, axis=-1, dtype=jnp.uint32)  # [n, 2], wrapping

@@ -38,7 +38,8 @@ from marl_bgs.tdm.mode import TDMEnv
 from marl_bgs_eval import array_zip
 from marl_bgs_eval.array_zip import Layout, Replay, check_fields, header_int, shown
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.results import HASH, RESULT_OF_OUTCOME, ROSTER
+from marl_bgs_eval.results import HASH
+from marl_bgs_eval.tdm.results import RESULT_OF_OUTCOME, ROSTER
 
 FORMAT = "marl-bgs-replay-v1"
 STATIC = ("obstacles", "free", "near", "rules", "swap", "map_id")

@@ -52,6 +52,7 @@ from marl_bgs_eval.replay_files import (
 )
 from marl_bgs_eval.seeds import memory_keys, root_key
 from marl_bgs_eval.systems import System
+from marl_bgs_eval.tdm.results import RESULT_OF_OUTCOME
 
 __all__ = [
     "Pov", "Replay", "load", "metrics", "oracle", "pov", "record", "save", "summary", "verify",
@@ -256,7 +257,7 @@ def _header(
         "a_spawn": str(row["a_spawn"]), "system_a": a.name, "system_b": b.name,
         "leaves_a": list(a.leaves), "leaves_b": list(b.leaves),
         "roster_a": str(row["roster_a"]), "roster_b": str(row["roster_b"]),
-        "result": results.RESULT_OF_OUTCOME.get(int(arrays["state.outcome"][-1]), "unfinished"),
+        "result": RESULT_OF_OUTCOME.get(int(arrays["state.outcome"][-1]), "unfinished"),
         "points_a": int(score[0]), "points_b": int(score[1]), "ticks": int(ticks),
         **{k: arrays[f"state.rules.{k}"].item() for k in LIMITS}, "shared_sight": shared_sight,
     }  # fmt: skip

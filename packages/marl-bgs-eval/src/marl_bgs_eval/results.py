@@ -15,6 +15,7 @@ as a `# {...}` first line; `load` still reads them.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -29,73 +30,121 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import marl_bgs
-from marl_bgs.tdm.constants import TEAM_SIZE
-from marl_bgs.tdm.lifecycle import DEATH_POINTS, MAX_POINTS_PER_TICK, RED_ZONE_DEATH_POINTS
-from marl_bgs.tdm.maps import CUSTOM_MAP_ID, MapSpec
 from marl_bgs_eval import fingerprint as fp
-from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.modes import FLOAT, INT, STR, kit, parts
 from marl_bgs_eval.systems import System
 
-FORMAT = "marl-bgs-results-v1"
+FORMAT = "marl-bgs-results-v2"  # v2 added the `mode` column
+FORMATS = ("marl-bgs-results-v1", FORMAT)  # what `load` reads (v1: Team Deathmatch, no mode)
 META_KEY = b"marl-bgs-results"  # Parquet schema metadata; a CSV's is in its side file
 META_SUFFIX = ".meta.json"  # games.csv -> games.csv.meta.json
 META_LIMIT = 64 * 1024  # bytes a side file may hold (a record is about 120)
-LETTERS = "-MWHRP"
-SLOTS = [f"system_{t}_slot{i}" for t in "ab" for i in range(5)]
-INT, STR, FLOAT = "int64", "string", "float64"
-COLUMNS: dict[str, str] = {
+DEFAULT_MODE = "tdm-v2"  # the mode of tables written before the `mode` column
+# The columns of every mode, in order: the slot columns (`slots`) follow system_b and the
+# mode's own columns (`EvalParts.columns`) follow tick_limit.
+COMMON: dict[str, str] = {
     "game": INT,
     "pair_id": INT,
     "seed_number": INT,
     "seed": INT,
+    "mode": STR,
     "map": INT,
     "map_name": STR,
     "map_hash": STR,
     "a_spawn": STR,
     "system_a": STR,
     "system_b": STR,
-    **dict.fromkeys(SLOTS, STR),
-    "roster_a": STR,
-    "roster_b": STR,
     "result": STR,
-    "points_a": INT,
-    "points_b": INT,
-    **dict.fromkeys(mt.base_columns(), INT),
     "ticks": INT,
     "tick_limit": INT,
-    "winning_score": INT,
 }
 # The game's trajectory fingerprint (`fingerprint`): 16 hex digits, or "" where unknown. Files
 # written before it existed lack the column; a table combined from both holds "" for their games.
 TRAJECTORY = "trajectory"
 OPTIONAL_COLUMNS = {TRAJECTORY: STR}
-METRIC_COLUMNS = {
-    c: FLOAT if mt.is_amount(c) else INT for c in mt.priority_columns() + mt.full_columns()
-}
-# The metric columns a table may hold beyond the base ones: one level's set, whole.
-LEVEL_COLUMNS = {
-    level: frozenset(mt.columns(level)) - frozenset(mt.base_columns()) for level in mt.LEVELS
-}
-SCHEMA = {**COLUMNS, **OPTIONAL_COLUMNS, **METRIC_COLUMNS}
 VALUES = {"result": {"win", "draw", "loss"}, "a_spawn": {"left", "right"}}
-RESULT_OF_OUTCOME = {1: "win", 2: "loss", 3: "draw"}
 IDENTITY = ["seed", "system_a", "system_b", "game"]  # one game; never twice in a table
 PAIR = ["seed", "system_a", "system_b", "pair_id"]  # the two spawn-swapped games of a pair
-SAME_IN_PAIR = ["seed_number", "map", "map_hash", "roster_a", "roster_b", "tick_limit"]
+SAME_IN_PAIR = ["seed_number", "map", "map_hash", "tick_limit"]
 # One game's setup: games that also share a trajectory fingerprint are one game played again.
-SAME_GAME = ["system_a", "system_b", "map_hash", "roster_a", "roster_b", "tick_limit",
-             "winning_score"]  # fmt: skip
-ROSTER = re.compile(r"[MWHRP]{1,5}")
+SAME_GAME = ["system_a", "system_b", "map_hash", "tick_limit"]
 HASH = re.compile(r"[0-9a-f]{16}")
 # What both games of a pair show from team A's side when they are mirror images of each other.
-OUTCOME = ["result", "points_a", "points_b", "ticks"]
+OUTCOME = ["result", "ticks"]
 
 
-def roster_text(ids: Any) -> str:
-    """A roster's class ids as letters ("MWHRP"); empty slots are left out."""
-    return "".join(LETTERS[int(c)] for c in ids if c)
+@functools.cache
+def team_shape(mode: str) -> tuple[int, int]:
+    """(slots per team, teams the Systems play) of a mode id or alias."""
+    k = kit(mode)
+    spec = k.build(num_envs=1).spec
+    return spec.team_size, k.controlled_teams
+
+
+def slots(mode: str) -> list[str]:
+    """The slot columns of a mode: system_a_slot0, ... (and system_b_slot0, ... with two teams)."""
+    size, teams = team_shape(mode)
+    return [f"system_{t}_slot{i}" for t in "ab"[:teams] for i in range(size)]
+
+
+@functools.cache
+def columns(mode: str) -> dict[str, str]:
+    """Every column a results table of `mode` holds at any metric level, in order, with its
+    dtype (the base ones; `metric_columns` adds a level's extra columns)."""
+    mode_id = kit(mode).id
+    order = list(COMMON)
+    at = order.index("system_b") + 1
+    names = [*order[:at], *slots(mode_id), *order[at:]]
+    base = {c: COMMON.get(c, STR) for c in names}
+    return {**base, **parts(mode_id).columns}
+
+
+@functools.cache
+def metric_columns(mode: str) -> dict[str, str]:
+    """Every metric column any level adds beyond `columns(mode)`, with its dtype."""
+    p, own = parts(mode), columns(mode)
+    names = dict.fromkeys(c for level in ("priority", "full") for c in p.metric_columns(level))
+    return {c: FLOAT if p.is_amount(c) else INT for c in names if c not in own}
+
+
+@functools.cache
+def level_columns(mode: str) -> dict[str, frozenset[str]]:
+    """The metric columns a table may hold beyond the base ones, per level: one level's set."""
+    p, own = parts(mode), columns(mode)
+    return {
+        lv: frozenset(p.metric_columns(lv)) - frozenset(own) for lv in ("none", "priority", "full")
+    }
+
+
+def schema(mode: str) -> dict[str, str]:
+    """Every column a table of `mode` may hold, with its dtype."""
+    return {**columns(mode), **OPTIONAL_COLUMNS, **metric_columns(mode)}
+
+
+def same_game(mode: str) -> list[str]:
+    """The columns that, with the fingerprint, fix one game of `mode`."""
+    return [*SAME_GAME, *parts(mode).same_game]
+
+
+def outcome_columns(mode: str) -> list[str]:
+    """The columns a game played again (one fingerprint) must repeat."""
+    return [*OUTCOME, *parts(mode).outcome_columns]
+
+
+def mode_of(df: pd.DataFrame, source: str = "results") -> str:
+    """The one mode of a table's games (tables written before the `mode` column: tdm-v2)."""
+    if "mode" not in df.columns:
+        return DEFAULT_MODE
+    modes = sorted(set(df["mode"].astype(str).tolist()))
+    if len(modes) != 1:
+        raise EvalError(
+            f"{source}: column 'mode': a table holds games of one mode, got {modes[:3]}"
+        )
+    try:
+        return kit(modes[0]).id
+    except EvalError as err:
+        raise EvalError(f"{source}: column 'mode': {err}") from None
 
 
 def _names(leaves: tuple[str, ...], who: np.ndarray) -> np.ndarray:
@@ -104,18 +153,19 @@ def _names(leaves: tuple[str, ...], who: np.ndarray) -> np.ndarray:
 
 
 def frame(
+    mode: str,
     sched: pd.DataFrame,
     out: Any,
-    a: System,
-    b: System,
-    maps: Sequence[MapSpec],
-    rosters: np.ndarray,
+    teams: Sequence[System],
+    layouts: Sequence[Any],
+    rosters: Sequence[tuple[str, ...]],
     level: str,
     meta: dict[str, int],
 ) -> pd.DataFrame:
     """The results rows of the scheduled games `sched` from their per-game buffers `out` (row k
     of every buffer belongs to row k of `sched`)."""
-    r, m = sched["roster_index"].to_numpy(), sched["map_index"].to_numpy()
+    k, p = kit(mode), parts(mode)
+    m = sched["map_index"].to_numpy()
     outcome = np.asarray(out.outcome)
     if np.any(outcome == 0):
         raise RuntimeError("internal: a scheduled game has no result")
@@ -125,47 +175,47 @@ def frame(
         "pair_id": sched["seed_number"].to_numpy(),
         "seed_number": sched["seed_number"].to_numpy(),
         "seed": meta["seed"],
-        "map": [maps[k].record_id for k in m],
-        "map_name": [maps[k].name for k in m],
-        "map_hash": [maps[k].content_hash for k in m],
+        "mode": k.id,
+        "map": [layouts[i].id for i in m],
+        "map_name": [layouts[i].name for i in m],
+        "map_hash": [layouts[i].hash for i in m],
         "a_spawn": np.where(sched["swap"].to_numpy(), "right", "left"),
-        "system_a": a.name,
-        "system_b": b.name,
+        "system_a": teams[0].name,
+        "system_b": teams[1].name if len(teams) > 1 else p.opponent,
     }
-    who_a, who_b = np.asarray(out.who_a), np.asarray(out.who_b)
-    for i in range(5):
-        cols[f"system_a_slot{i}"] = _names(a.leaves, who_a[:, i])
-    for i in range(5):
-        cols[f"system_b_slot{i}"] = _names(b.leaves, who_b[:, i])
-    cols["roster_a"] = [roster_text(rosters[k][:5]) for k in r]
-    cols["roster_b"] = [roster_text(rosters[k][5:]) for k in r]
-    cols["result"] = [RESULT_OF_OUTCOME[int(o)] for o in outcome]
-    score = np.asarray(out.score)
-    cols["points_a"], cols["points_b"] = score[:, 0], score[:, 1]
-    names = mt.columns(level)
-    amount = np.asarray([mt.is_amount(c) for c in names], bool)
+    for t, (system, who) in enumerate(zip(teams, out.who, strict=True)):
+        who = np.asarray(who)
+        for i in range(who.shape[1]):
+            cols[f"system_{'ab'[t]}_slot{i}"] = _names(system.leaves, who[:, i])
+    cols["result"] = [k.results[int(o)] for o in outcome]
+    names = p.metric_columns(level)
+    amount = np.asarray([p.is_amount(c) for c in names], bool)
     ints = pd.DataFrame(
         np.rint(counters[:, ~amount]).astype(np.int64), columns=np.asarray(names)[~amount]
     )
     floats = pd.DataFrame(counters[:, amount], columns=np.asarray(names)[amount])
     metrics = cast(pd.DataFrame, pd.concat([ints, floats], axis=1)[names])
     cols["ticks"] = np.asarray(out.ticks)
-    cols["tick_limit"], cols["winning_score"] = meta["tick_limit"], meta["winning_score"]
-    cols.update({c: metrics[c].to_numpy() for c in mt.base_columns()})
+    cols["tick_limit"] = meta["tick_limit"]
+    cols.update(p.row_columns(sched, out.final, metrics, rosters, meta))
     cols[TRAJECTORY] = fp.text(out.trajectory)
-    table = cast(pd.DataFrame, pd.DataFrame(cols)[[*COLUMNS, TRAJECTORY]])
-    extra = cast(pd.DataFrame, metrics[[c for c in names if c in METRIC_COLUMNS]])
+    table = cast(pd.DataFrame, pd.DataFrame(cols)[[*columns(k.id), TRAJECTORY]])
+    extra = cast(pd.DataFrame, metrics[[c for c in names if c in metric_columns(k.id)]])
     return normalize(pd.concat([table, extra], axis=1))
 
 
-def normalize(df: pd.DataFrame) -> pd.DataFrame:
-    """Cast every known column to its schema dtype (a fresh frame with a plain index); a
-    missing trajectory (a game from a file without the column) becomes ""."""
+def normalize(df: pd.DataFrame, *, add_mode: bool = True) -> pd.DataFrame:
+    """Cast every known column to its schema dtype (a fresh frame with a plain index); a table
+    written before the `mode` column gets it (tdm-v2) after `seed`; a missing trajectory (a game
+    from a file without the column) becomes ""."""
     df = df.reset_index(drop=True)
+    if add_mode and "mode" not in df.columns and "seed" in df.columns:
+        df.insert(int(df.columns.get_loc("seed")) + 1, "mode", DEFAULT_MODE)  # type: ignore[arg-type]
     if TRAJECTORY in df.columns and bool(df[TRAJECTORY].isna().any()):
         df[TRAJECTORY] = _unknown_as_empty(pd.Series(df[TRAJECTORY]))
+    known = schema(mode_of(df)) if len(df) else {**COMMON, **OPTIONAL_COLUMNS}
     dtypes = df.dtypes
-    cast = {c: SCHEMA[c] for c, d in dtypes.items() if c in SCHEMA and str(d) != SCHEMA[c]}
+    cast = {c: known[c] for c, d in dtypes.items() if c in known and str(d) != known[c]}
     if len(cast) > 64:  # a table from a file: one pass over every column
         return df.astype(cast)
     for col, kind in cast.items():  # a few columns (a played table): leave the rest untouched
@@ -184,30 +234,34 @@ def validate(df: pd.DataFrame, source: str = "results", *, complete: bool = True
     of a run in progress). Returns it normalized."""
     if not isinstance(df, pd.DataFrame):
         raise EvalError(f"{source}: expected a pandas DataFrame, got {type(df).__name__}")
-    missing = [c for c in COLUMNS if c not in df.columns]
+    if "mode" in df.columns and not all(isinstance(v, str) for v in df["mode"].tolist()):
+        raise EvalError(f"{source}: column 'mode': expected text in every row")
+    mode = mode_of(df, source)
+    own, levels, known = columns(mode), level_columns(mode), schema(mode)
+    missing = [c for c in own if c not in df.columns and not (c == "mode" and mode == DEFAULT_MODE)]
     if missing:
         raise EvalError(f"{source}: missing column(s) {missing}")
-    present = frozenset(c for c in METRIC_COLUMNS if c in df.columns)
-    if present not in LEVEL_COLUMNS.values():
-        level = "full" if present - LEVEL_COLUMNS["priority"] else "priority"
-        gone = sorted(LEVEL_COLUMNS[level] - present)
+    present = frozenset(c for c in metric_columns(mode) if c in df.columns)
+    if present not in levels.values():
+        level = "full" if present - levels["priority"] else "priority"
+        gone = sorted(levels[level] - present)
         raise EvalError(
             f"{source}: metric column(s) {gone[:5]}{' ...' if len(gone) > 5 else ''} missing: "
             f"a table holds every column of one metric level or none ({len(gone)} missing of "
-            f"the {len(LEVEL_COLUMNS[level])} of level {level!r})"
+            f"the {len(levels[level])} of level {level!r})"
         )
-    extra = [c for c in df.columns if c not in SCHEMA]
+    extra = [c for c in df.columns if c not in known]
     if extra:
         raise EvalError(f"{source}: unknown column(s) {extra}")
     repeated = sorted(set(df.columns[df.columns.duplicated()]))
     if repeated:
         raise EvalError(f"{source}: repeated column(s) {repeated}")
-    out = {col: _column(pd.Series(df[col]), col, SCHEMA[col], source) for col in df.columns}
+    out = {col: _column(pd.Series(df[col]), col, known[col], source) for col in df.columns}
     table = normalize(pd.DataFrame(out))
     if len(table) == 0:
         raise EvalError(f"{source}: no games")
-    _check_rows(table, source)
-    _check_games(table, source, complete)
+    _check_rows(table, source, mode)
+    _check_games(table, source, complete, mode)
     return table
 
 
@@ -251,73 +305,33 @@ def _fail_rows(df: pd.DataFrame, bad: Any, source: str, what: str) -> None:
         )
 
 
-def _check_rows(df: pd.DataFrame, source: str) -> None:
-    """Each row on its own: ranges, names, maps, and a result that follows from the points."""
-    counts = [c for c, kind in SCHEMA.items() if kind != STR and c in df.columns and c != "map"]
+def _check_rows(df: pd.DataFrame, source: str, mode: str) -> None:
+    """Each row on its own: ranges, names, hashes and a result the mode's outcomes allow;
+    then the mode's own checks (`EvalParts.check_rows`)."""
+    known = schema(mode)
+    counts = [c for c, kind in known.items() if kind != STR and c in df.columns and c != "map"]
     for col in counts:
-        low = 1 if col in ("ticks", "tick_limit", "winning_score") else 0
+        low = 1 if col in ("ticks", "tick_limit") else 0
         _fail_rows(df, df[col] < low, source, f"{col} must be >= {low}, got {df[col].min()}")
-    for col in ("system_a", "system_b", "map_name", *SLOTS):
+    for col in ("system_a", "system_b", "map_name", *slots(mode)):
         _fail_rows(df, df[col].str.strip() == "", source, f"{col} is empty")
-    for col in ("roster_a", "roster_b"):
-        bad = ~df[col].map(lambda v: ROSTER.fullmatch(v) is not None)
-        _fail_rows(df, bad, source, f"{col} must be 1-5 class letters of MWHRP")
-    a, b, limit, ticks = df["points_a"], df["points_b"], df["winning_score"], df["ticks"]
-    _fail_rows(df, ticks > df["tick_limit"], source, "ticks exceed tick_limit")
-    top = limit - 1 + MAX_POINTS_PER_TICK
-    _fail_rows(df, (a > top) | (b > top), source, "points beyond one tick past the winning score")
-    reached = (a >= limit) | (b >= limit)
-    expected = np.where(reached, np.where(a > b, "win", np.where(b > a, "loss", "draw")), "draw")
+    _fail_rows(df, df["ticks"] > df["tick_limit"], source, "ticks exceed tick_limit")
+    results = set(kit(mode).results[1:])
     _fail_rows(
-        df, df["result"].to_numpy() != expected, source,
-        "result does not follow from points_a, points_b and winning_score",
-    )  # fmt: skip
-    early = ~reached & (ticks != df["tick_limit"])
-    _fail_rows(df, early, source, "ended before tick_limit with no team at winning_score")
-    _fail_rows(df, df["a_kills"] != df["b_deaths"], source, "a_kills differs from b_deaths")
-    _fail_rows(df, df["b_kills"] != df["a_deaths"], source, "b_kills differs from a_deaths")
-    low, high, extra = DEATH_POINTS, RED_ZONE_DEATH_POINTS, RED_ZONE_DEATH_POINTS - DEATH_POINTS
-    for t, pts, kills in (("a", a, df["a_kills"]), ("b", b, df["b_kills"])):
-        _fail_rows(
-            df, (pts < low * kills) | (pts > high * kills), source,
-            f"points_{t} must be {low} or {high} per kill ({t}_kills)",
-        )  # fmt: skip
-        cap = TEAM_SIZE * ticks
-        for m in ("rejected_actions", "basics_used", "ultimates_used"):
-            col = f"{t}_{m}"
-            if col in df.columns:
-                _fail_rows(df, df[col] > cap, source, f"{col} exceeds {TEAM_SIZE} agents x ticks")
-        if f"{t}_red_zone_deaths" in df.columns:
-            other = "b" if t == "a" else "a"
-            exact = pts != low * kills + extra * df[f"{other}_red_zone_deaths"]
-            _fail_rows(df, exact, source, f"points_{t} != {t}_kills + {other}_red_zone_deaths")
-            _fail_rows(
-                df, df[f"{t}_red_zone_deaths"] > df[f"{t}_deaths"], source,
-                f"{t}_red_zone_deaths exceed {t}_deaths",
-            )  # fmt: skip
-    _check_maps(df, source)
-
-
-def _check_maps(df: pd.DataFrame, source: str) -> None:
-    shipped = {i: marl_bgs.maps.load(i) for i in marl_bgs.maps.all_ids()}
+        df,
+        ~df["result"].isin(results),
+        source,
+        f"result must be one of {sorted(results)} in {mode}",
+    )
     bad_hash = ~df["map_hash"].map(lambda v: HASH.fullmatch(v) is not None)
     _fail_rows(df, bad_hash, source, "map_hash must be 16 hex digits")
     if TRAJECTORY in df.columns:
         bad = ~df[TRAJECTORY].map(lambda v: v == "" or HASH.fullmatch(v) is not None)
         _fail_rows(df, bad, source, f"{TRAJECTORY} must be 16 hex digits (or empty: unknown)")
-    known = cast(pd.Series, df["map"]).isin([*shipped, CUSTOM_MAP_ID])
-    _fail_rows(
-        df, ~known, source,
-        f"unknown map {df.loc[~known, 'map'].iat[0] if (~known).any() else ''}; shipped maps are "
-        f"0-{max(shipped)}, custom maps are recorded as {CUSTOM_MAP_ID}",
-    )  # fmt: skip
-    ids = df["map"].to_numpy()
-    want = np.asarray([shipped[i].content_hash if i in shipped else "" for i in ids], object)
-    wrong = (ids != CUSTOM_MAP_ID) & (df["map_hash"].to_numpy() != want)
-    _fail_rows(df, wrong, source, "map_hash does not match the shipped map of that id")
+    parts(mode).check_rows(df, lambda bad, what: _fail_rows(df, bad, source, what))
 
 
-def _check_games(df: pd.DataFrame, source: str, complete: bool) -> None:
+def _check_games(df: pd.DataFrame, source: str, complete: bool, mode: str) -> None:
     """Across rows: every game once, and each pair two games that swap spawn ends."""
     dup = df.duplicated(IDENTITY, keep="first")
     _fail_rows(df, dup, source, f"the same game twice (same {', '.join(IDENTITY)})")
@@ -328,13 +342,13 @@ def _check_games(df: pd.DataFrame, source: str, complete: bool) -> None:
         _fail_rows(df, size < 2, source, "pair_id holds one game; its spawn-swapped twin is gone")
     ends = groups["a_spawn"].transform("nunique")
     _fail_rows(df, (size == 2) & (ends != 2), source, "both games of a pair have the same a_spawn")
-    for col in SAME_IN_PAIR:
+    for col in [*SAME_IN_PAIR, *parts(mode).same_in_pair]:
         differ = cast(pd.Series, groups[col].transform("nunique")) > 1
         _fail_rows(df, differ, source, f"a pair's games differ in {col}")
     if TRAJECTORY in df.columns and bool((df[TRAJECTORY] != "").any()):
         known = cast(pd.DataFrame, df[df[TRAJECTORY] != ""])
-        same = known.groupby([*SAME_GAME, TRAJECTORY], sort=False)
-        for col in OUTCOME:
+        same = known.groupby([*same_game(mode), TRAJECTORY], sort=False)
+        for col in outcome_columns(mode):
             differ = cast(pd.Series, same[col].transform("nunique")) > 1
             bad = np.zeros(len(df), bool)
             bad[np.flatnonzero(df[TRAJECTORY].to_numpy() != "")[differ.to_numpy()]] = True
@@ -358,9 +372,12 @@ def combine(tables: Sequence[tuple[str, pd.DataFrame]]) -> pd.DataFrame:
 # --- files -------------------------------------------------------------------------------------
 
 
-def checksum(df: pd.DataFrame) -> str:
-    """SHA-256 of a normalized table's canonical CSV text (exact float reprs, "\\n" lines)."""
-    text = normalize(df).to_csv(index=False, lineterminator="\n")
+def checksum(df: pd.DataFrame, format: str = FORMAT) -> str:
+    """SHA-256 of a normalized table's canonical CSV text (exact float reprs, "\\n" lines); a
+    v1 record's is of the table without the `mode` column."""
+    if format != FORMAT:
+        df = df.drop(columns="mode")
+    text = normalize(df, add_mode=format == FORMAT).to_csv(index=False, lineterminator="\n")
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -506,12 +523,14 @@ def _check_record(table: pd.DataFrame, record: Any, source: str) -> None:
             f"{source}: no integrity record (written by another tool?); load it with "
             "check_integrity=False (CLI: --no-integrity) to use it anyway"
         )
-    if not isinstance(record, dict) or record.get("format") != FORMAT:
-        raise EvalError(f"{source}: integrity record is not {FORMAT!r}: {str(record)[:80]}")
+    if not isinstance(record, dict) or record.get("format") not in FORMATS:
+        raise EvalError(
+            f"{source}: integrity record is not one of {list(FORMATS)}: {str(record)[:80]}"
+        )
     if record.get("games") != len(table):
         raise EvalError(
             f"{source}: the file says {record.get('games')!r} games but holds {len(table)} "
             "(cut or edited after it was written)"
         )
-    if record.get("sha256") != checksum(table):
+    if record.get("sha256") != checksum(table, record["format"]):
         raise EvalError(f"{source}: checksum mismatch: the games were changed after writing")

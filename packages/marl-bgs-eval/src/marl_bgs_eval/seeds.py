@@ -2,6 +2,7 @@
 
     action key = root | ACTIONS | seed number | tick | team (or agent slot)
     memory key = root | MEMORY  | seed number | tick | game number | team
+    start key  = root | START   | seed number   (a mode's own start draws, e.g. Two-Bridge's)
 
 where `|` is `jax.random.fold_in`. The two games of a spawn-swapped pair share a seed number, so
 they draw identical action keys; memory-start keys also fold the game's own number, so a System
@@ -16,6 +17,7 @@ import jax.numpy as jnp
 
 ACTIONS = 0
 MEMORY = 1
+START = 2
 
 
 def root_key(seed: int) -> jax.Array:
@@ -35,13 +37,15 @@ def _base(root: jax.Array, use: int, seed_numbers: jax.Array, ticks: jax.Array) 
 
 
 def action_keys(
-    root: jax.Array, seed_numbers: jax.Array, ticks: jax.Array, team: int, per_agent: bool = False
-) -> jax.Array:
-    """Keys [n] for one team's action call in each game (or [n, 5] folded per agent slot)."""
+    root: jax.Array, seed_numbers: jax.Array, ticks: jax.Array, team: int, per_agent: bool = False,
+    team_size: int = 5,
+) -> jax.Array:  # fmt: skip
+    """Keys [n] for one team's action call in each game (or [n, team_size] folded per agent
+    slot, slots numbered team by team)."""
     base = _base(root, ACTIONS, seed_numbers, ticks)
     if not per_agent:
         return _fold(base, jnp.full(base.shape, team, jnp.uint32))
-    slots = jnp.arange(5, dtype=jnp.uint32) + 5 * team
+    slots = jnp.arange(team_size, dtype=jnp.uint32) + team_size * team
     return jax.vmap(lambda k: jax.vmap(lambda s: jax.random.fold_in(k, s))(slots))(base)
 
 
@@ -52,3 +56,8 @@ def memory_keys(
     base = _base(root, MEMORY, seed_numbers, jnp.zeros_like(seed_numbers))
     base = _fold(base, game_numbers.astype(jnp.uint32))
     return _fold(base, jnp.full(base.shape, team, jnp.uint32))
+
+
+def start_keys(root: jax.Array, seed_numbers: jax.Array) -> jax.Array:
+    """Keys [n] of each game's own start draws: both games of a pair draw alike."""
+    return _base(root, START, seed_numbers, jnp.zeros_like(seed_numbers))

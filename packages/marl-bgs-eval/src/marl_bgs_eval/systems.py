@@ -18,6 +18,7 @@ and is never traced, so it may call an LLM, a planner or a human.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -28,9 +29,10 @@ import numpy as np
 import pandas as pd
 from jax.experimental import io_callback
 
+import marl_bgs
 from marl_bgs import (
     SCRIPTED,
-    TeamDeathmatch,
+    Mode,
     TeamInputs,
     idle_policy,
     random_policy,
@@ -69,6 +71,21 @@ class System:
     check: Callable[[tuple[int, ...]], str | None] | None = None  # why it cannot play a roster
     usage: UsageLog | None = None  # usage statistics of a host System (saved beside results)
     params: Any = None  # a parametric System's weights (act and init take them first), or None
+    mode: str = "tdm-v2"  # the versioned id of the mode it plays
+    adapt: Callable[[str], System] | None = None  # a mode-generic System's twin for a mode
+
+    def for_mode(self, mode: str) -> System:
+        """This System for `mode` (an id or alias): itself, a mode-generic System's twin for
+        that mode (random, idle), or an error naming the mode it plays."""
+        try:
+            mode_id = marl_bgs.kit(mode).id
+        except marl_bgs.ConfigError as err:
+            raise EvalError(str(err)) from None
+        if mode_id == self.mode:
+            return self
+        if self.adapt is not None:
+            return self.adapt(mode_id)
+        raise EvalError(f"System {self.name!r} plays {self.mode}, not {mode_id}")
 
     def bind(self, params: Any) -> System:
         """This parametric System with `params` (possibly traced) bound into plain act and init."""
@@ -101,8 +118,9 @@ class System:
 
 
 def _leaf_who(memory: Any, inputs: TeamInputs) -> jax.Array:
+    """Its one leaf acts in every slot (the play loop marks the slots nobody plays)."""
     del memory
-    return jnp.where(_slot_classes(inputs) > 0, 0, -1).astype(jnp.int32)
+    return jnp.zeros(inputs.obs.shape[:2], jnp.int32)
 
 
 def _slot_classes(inputs: TeamInputs) -> jax.Array:
@@ -110,21 +128,22 @@ def _slot_classes(inputs: TeamInputs) -> jax.Array:
     return inputs.views.public.roster_class[:, 0, :5].astype(jnp.int32)
 
 
-def _host(name: str, fn: Callable, init: Callable) -> Callable:
+def _host(name: str, fn: Callable, init: Callable, heads: int) -> Callable:
     """Wrap a numpy function so the compiled loop calls it on the host once per tick."""
 
     def act(keys: jax.Array, memory: Any, inputs: TeamInputs) -> tuple[jax.Array, Any]:
-        n = inputs.obs.shape[0]
+        n, size = inputs.obs.shape[:2]
         spec = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), memory)
-        out_spec = (jax.ShapeDtypeStruct((n, 5, 3), jnp.int32), spec)
+        out_spec = (jax.ShapeDtypeStruct((n, size, heads), jnp.int32), spec)
 
         def call(key_data: np.ndarray, mem: Any, inp: TeamInputs) -> tuple[np.ndarray, Any]:
             mem, inp = jax.tree.map(np.asarray, (mem, inp))
             actions, new_mem = fn(np.asarray(key_data), mem, inp)
             actions = np.asarray(actions)
-            if actions.shape != (n, 5, 3):
+            if actions.shape != (n, size, heads):
                 raise EvalError(
-                    f"System {name!r}: actions must have shape ({n}, 5, 3), got {actions.shape}"
+                    f"System {name!r}: actions must have shape ({n}, {size}, {heads}), got "
+                    f"{actions.shape}"
                 )
             new_mem = jax.tree.map(
                 lambda x, s: np.asarray(x, s.dtype).reshape(s.shape), new_mem, spec
@@ -147,6 +166,7 @@ def system(
     classes: str | Sequence[int] | None = None,
     usage: UsageLog | None = None,
     params: Any = None,
+    mode: str = "tdm",
 ) -> System:
     """Make any method a System.
 
@@ -157,6 +177,7 @@ def system(
     statistics a host System keeps (`marl-bgs-eval play --out` saves them beside the results).
     `params`: the weights of a parametric System, `fn(params, keys, memory, inputs)` and
     `init(params, key)`; Systems sharing `fn`, `init` and parameter shapes share compiled programs.
+    `mode`: the mode it plays (an id or alias; default Team Deathmatch).
     """
     if not isinstance(name, str) or not name or name == "-":
         raise EvalError(f"name: expected a non-empty System name, got {name!r}")
@@ -164,8 +185,12 @@ def system(
         raise EvalError(f"fn: System {name!r} needs a callable, got {type(fn).__name__}")
     if params is not None and host:
         raise EvalError(f"params: System {name!r} is a host System; host Systems keep their own")
+    try:
+        mode_id = marl_bgs.kit(mode).id
+    except marl_bgs.ConfigError as err:
+        raise EvalError(f"mode: {err}") from None
     init = init or (no_memory if params is None else _no_memory_params)
-    act = _host(name, fn, init) if host else fn
+    act = _host(name, fn, init, _heads(mode_id)) if host else fn
     return System(
         name=name,
         act=act,
@@ -177,7 +202,14 @@ def system(
         classes=parse_classes(classes, "classes"),
         usage=usage,
         params=params,
+        mode=mode_id,
     )
+
+
+@functools.cache
+def _heads(mode: str) -> int:
+    """Action heads per agent of a mode."""
+    return len(marl_bgs.make(mode, num_envs=1).spec.action_heads)
 
 
 def _no_memory_params(params: Any, key: jax.Array) -> tuple[()]:
@@ -199,9 +231,13 @@ def parse_classes(classes: str | Sequence[int] | None, field: str) -> frozenset[
     return frozenset(int(c) for c in ids)
 
 
-# Team Deathmatch's own sampler and idle choice, through the engine's team contract.
-RANDOM = system(random_policy(TeamDeathmatch()).act, name="random")
-IDLE = system(idle_policy(TeamDeathmatch()).act, name="idle")
+@functools.cache
+def _generic(kind: str, mode: str) -> System:
+    """The random or idle System of a mode (one object per mode: compiled programs are reused)."""
+    engine_mode: Mode = marl_bgs.make(mode, num_envs=1).mode
+    policy = (random_policy if kind == "random" else idle_policy)(engine_mode)
+    made = system(policy.act, name=kind, mode=mode)
+    return replace(made, adapt=functools.partial(_generic, kind))
 
 
 def _scripted(name: str) -> System:
@@ -221,13 +257,14 @@ def scripted_system(name: str) -> System:
     return SCRIPTED_SYSTEMS[name]
 
 
-def random_system() -> System:
-    """Uniform legal actions: a uniform legal move and, independently, a uniform legal
-    (target, ultimate) pair, from the masks (the engine's sampler; the same System object every
-    call)."""
-    return RANDOM
+def random_system(mode: str = "tdm") -> System:
+    """Uniform legal actions from the masks, by the mode's own sampler (Team Deathmatch: a
+    uniform legal move and, independently, a uniform legal (target, ultimate) pair); the same
+    System object every call; `for_mode` gives another mode's."""
+    return _generic("random", marl_bgs.kit(mode).id)
 
 
-def idle_system() -> System:
-    """Every agent stays and does nothing (always legal; never samples)."""
-    return IDLE
+def idle_system(mode: str = "tdm") -> System:
+    """Every agent picks choice 0 of every head (Team Deathmatch: stays and does nothing;
+    always legal; never samples); `for_mode` gives another mode's."""
+    return _generic("idle", marl_bgs.kit(mode).id)

@@ -1,0 +1,61 @@
+"""`BridgeParts`: how evaluation plays, counts and checks Two-Bridge episodes (team A is the
+five Marines; the mode plays the enemies, recorded as system_b "two-bridge-enemies")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from marl_bgs.two_bridge import OUTCOMES
+from marl_bgs.two_bridge.kit import KIT
+from marl_bgs_eval.modes import FLOAT, STR, EvalParts, FailRows
+
+RETURN = "return"  # the team's summed official reward (every agent shares it)
+
+
+class BridgeParts(EvalParts):
+    """Variants as layouts, the outcome's name and the team's return."""
+
+    def final(self, state: Any) -> jax.Array:
+        return state.outcome
+
+    def metric_columns(self, level: str) -> list[str]:
+        del level
+        return [RETURN]
+
+    def is_amount(self, column: str) -> bool:
+        return column == RETURN
+
+    def tally(self, level: str, tick: Any, memory: Any) -> tuple[jax.Array, Any]:
+        del level
+        live = tick.before.outcome == 0
+        return jnp.where(live, tick.reward[:, 0], 0.0)[:, None], memory
+
+    def fingerprint(self, trace: jax.Array, tick: Any) -> jax.Array:
+        from marl_bgs_eval import fingerprint as fp
+
+        return fp.fold_words(trace, [tick.actions, tick.state.outcome, tick.state.friend_alive])
+
+    def row_columns(
+        self, sched: pd.DataFrame, final: Any, counters: pd.DataFrame,
+        rosters: Sequence[tuple[str, ...]], meta: dict[str, int],
+    ) -> dict[str, Any]:  # fmt: skip
+        del sched, rosters, meta
+        return {"outcome": [OUTCOMES[int(c)] for c in np.asarray(final)], RETURN: counters[RETURN]}
+
+    def check_rows(self, df: pd.DataFrame, fail: FailRows) -> None:
+        fail(~df["outcome"].isin(OUTCOMES[1:]), f"outcome must be one of {list(OUTCOMES[1:])}")
+        want = df["outcome"].map({name: KIT.results[c] for c, name in enumerate(OUTCOMES)})
+        fail(df["result"] != want, "result does not follow from outcome")
+
+
+PARTS = BridgeParts(
+    columns={"outcome": STR, RETURN: FLOAT},
+    opponent="two-bridge-enemies",
+    outcome_columns=("outcome", RETURN),
+)
