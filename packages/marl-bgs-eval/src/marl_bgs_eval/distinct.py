@@ -1,7 +1,7 @@
 """What was really played: distinct games per table, pairing and System.
 
 A game repeats an earlier one (in table order) when both have the same setup
-(`results.SAME_GAME`: Systems, map, rosters, limits) and the same trajectory fingerprint
+(`results.same_game`: Systems, map, rosters, limits) and the same trajectory fingerprint
 (`fingerprint`): every agent did the same, tick by tick, in its own frame. So a spawn-swapped
 pair of mirror images counts once, and so does every replay of one game that deterministic
 Systems play under other seed numbers. Games without a fingerprint (files written before it)
@@ -20,9 +20,9 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from marl_bgs_eval import metrics as mt
+from marl_bgs_eval.modes import parts
 from marl_bgs_eval.resampling import SCHEMES
-from marl_bgs_eval.results import OUTCOME, PAIR, SAME_GAME, TRAJECTORY
+from marl_bgs_eval.results import PAIR, TRAJECTORY, mode_of, outcome_columns, same_game
 
 REPEATS_NOTE = (
     "repeats: a pairing with fewer distinct games than spawn-swapped pairs (deterministic "
@@ -39,7 +39,9 @@ def mirror_pairs(df: pd.DataFrame) -> pd.Series:
     the same outcome and counters from team A's side: mirror images of one game, as happens
     whenever both Systems read only their own frame (the pair shares every random number). The
     rule for games without a trajectory fingerprint."""
-    cols = OUTCOME + [c for c in mt.base_columns() + mt.priority_columns() if c in df.columns]
+    mode = mode_of(df)
+    counters = parts(mode).metric_columns("priority")
+    cols = [c for c in outcome_columns(mode) + counters if c in df.columns]
     groups = df.groupby([c for c in PAIR if c in df.columns], sort=False)
     same = groups[cols].nunique().eq(1).all(axis=1)
     return same & cast(pd.Series, groups.size()).eq(2)
@@ -53,10 +55,10 @@ def repeated(df: pd.DataFrame) -> np.ndarray:
         known = (df[TRAJECTORY].fillna("").astype(str) != "").to_numpy()
     out = np.zeros(len(df), bool)
     if known.any():
-        key = [c for c in SAME_GAME if c in df.columns] + [TRAJECTORY]
+        key = [c for c in same_game(mode_of(df)) if c in df.columns] + [TRAJECTORY]
         out[known] = df.loc[known, key].duplicated(keep="first").to_numpy()
     rest = df.loc[~known]
-    if len(rest) and set(OUTCOME) <= set(rest.columns):
+    if len(rest) and {"result", "ticks"} <= set(rest.columns):
         pair = [c for c in PAIR if c in rest.columns]
         mirrored = mirror_pairs(rest)
         in_mirror = rest.set_index(pair).index.isin(mirrored.loc[mirrored].index)

@@ -24,6 +24,7 @@ import marl_bgs
 from marl_bgs import BatchedEnv, ConfigError, ModeKit, PartRegistry, TeamInputs
 from marl_bgs.core import pool as pools
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.measures import GENERIC, Measure
 
 INT, STR, FLOAT = "int64", "string", "float64"
 
@@ -55,6 +56,7 @@ class EvalParts:
     same_in_pair: tuple[str, ...] = ()  # own columns both games of a spawn-swapped pair share
     same_game: tuple[str, ...] = ()  # own columns that, with the fingerprint, fix one game
     outcome_columns: tuple[str, ...] = ()  # own columns one game played again must repeat
+    signed: tuple[str, ...] = ()  # own numeric columns that may be negative (others are >= 0)
 
     # --- what is played ----------------------------------------------------------------------
     def layouts(self, kit: ModeKit, maps: Any, split: str | None) -> list[Layout]:
@@ -173,6 +175,10 @@ class EvalParts:
     def check_rows(self, df: pd.DataFrame, fail: FailRows) -> None:
         """The mode's own checks of a results table's rows (call `fail(bad, what)`)."""
         del df, fail
+
+    def measures(self) -> dict[str, Measure]:
+        """The analysis measures `system_metrics` reports for this mode, by name."""
+        return dict(GENERIC)
 
 
 @partial(jax.jit, static_argnums=0)

@@ -30,7 +30,7 @@ from scipy.optimize import minimize
 
 from marl_bgs_eval.distinct import per_system
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.metrics import base_columns, priority_columns
+from marl_bgs_eval.modes import parts
 from marl_bgs_eval.resampling import (
     check_bootstrap,
     check_scheme,
@@ -38,13 +38,21 @@ from marl_bgs_eval.resampling import (
     draw_weights,
     pair_units,
 )
-from marl_bgs_eval.results import OUTCOME, SAME_GAME, TRAJECTORY
+from marl_bgs_eval.results import TRAJECTORY, mode_of, outcome_columns, same_game
 from marl_bgs_eval.tiers import MEAN_ELO, tier, win_chance
 
 ELO_PER_LOGIT = 400.0 / math.log(10.0)
 NEEDED = ("system_a", "system_b", "map", "pair_id", "result")
-OPTIONAL = tuple(dict.fromkeys(["map_hash", "seed", *SAME_GAME, TRAJECTORY, *OUTCOME,
-                                 *base_columns(), *priority_columns()]))  # fmt: skip
+
+
+def _optional(df: pd.DataFrame) -> list[str]:
+    """The columns beyond NEEDED that ratings keep (to tell repeated games apart)."""
+    mode = mode_of(df)
+    counters = parts(mode).metric_columns("priority")
+    names = ["map_hash", "seed", "mode", *same_game(mode), TRAJECTORY, *outcome_columns(mode)]
+    return list(dict.fromkeys([*names, *counters]))
+
+
 SCORE = {"win": 0, "draw": 1, "loss": 2}
 
 
@@ -113,7 +121,7 @@ def _tables(df: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
     bad = sorted(set(df["result"].astype(str)) - set(SCORE))
     if bad:
         raise EvalError(f"games: column 'result' has values {bad[:3]}; allowed {sorted(SCORE)}")
-    keep = [*NEEDED, *(c for c in OPTIONAL if c in df.columns and c not in NEEDED)]
+    keep = [*NEEDED, *(c for c in _optional(df) if c in df.columns and c not in NEEDED)]
     games = df.loc[df["system_a"] != df["system_b"], keep].copy()
     if "map_hash" in games.columns:  # custom maps all record map -1: tell them apart by content
         games["map"] = games["map_hash"]

@@ -36,7 +36,7 @@ from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import results
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.evaluate import MapsLike, as_system, resolve_maps
+from marl_bgs_eval.evaluate import as_system, resolve_maps
 from marl_bgs_eval.play import Tick, join_teams, play_tick
 from marl_bgs_eval.replay_files import (
     FORMAT,
@@ -52,6 +52,7 @@ from marl_bgs_eval.replay_files import (
 )
 from marl_bgs_eval.seeds import memory_keys, root_key
 from marl_bgs_eval.systems import System
+from marl_bgs_eval.tdm.maps import MapsLike
 from marl_bgs_eval.tdm.results import RESULT_OF_OUTCOME
 
 __all__ = [

@@ -309,7 +309,8 @@ def _check_rows(df: pd.DataFrame, source: str, mode: str) -> None:
     """Each row on its own: ranges, names, hashes and a result the mode's outcomes allow;
     then the mode's own checks (`EvalParts.check_rows`)."""
     known = schema(mode)
-    counts = [c for c, kind in known.items() if kind != STR and c in df.columns and c != "map"]
+    signed = {"map", *parts(mode).signed}
+    counts = [c for c, kind in known.items() if kind != STR and c in df.columns and c not in signed]
     for col in counts:
         low = 1 if col in ("ticks", "tick_limit") else 0
         _fail_rows(df, df[col] < low, source, f"{col} must be >= {low}, got {df[col].min()}")

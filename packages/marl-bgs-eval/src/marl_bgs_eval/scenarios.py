@@ -27,8 +27,10 @@ from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.distinct import repeated
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, play_schedule, schedule
+from marl_bgs_eval.modes import Layout
 from marl_bgs_eval.results import normalize
 from marl_bgs_eval.systems import System, random_system, scripted_system
+from marl_bgs_eval.tdm import PARTS
 
 SCRIPTED_TEAMS = ("tdm-alpha", "tdm-beta", "tdm-gamma")
 SUMMARY_COLUMNS = (
@@ -63,8 +65,12 @@ def scenario_games(
     meta = {"seed": int(seed), "tick_limit": int(env.rule_values.tick_limit),
             "winning_score": int(env.rule_values.winning_score)}  # fmt: skip
     level = mt.check_level(metrics)
-    played = play_schedule(env, sched, np.arange(n_games), (a, b), level, meta, batch_size,
-                           64, progress, None, None)  # fmt: skip
+    parts = PARTS
+    layouts = [Layout(m.record_id, m.name, m.content_hash, m) for m in env.maps]
+    played = play_schedule(
+        env, parts, sched, np.arange(n_games), (a, b), level, meta, batch_size, 64, progress,
+        None, None, layouts=layouts, rosters=parts.rosters(env),
+    )  # fmt: skip
     assert played is not None  # n_games >= 2 games were scheduled
     games = normalize(played.sort_values("game", kind="stable"))
     return games.assign(scenario=sc.id)

@@ -14,7 +14,6 @@ MEASURES["ultimates_per_100_ticks"].value(games, "a") pools team A's games; `sys
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -24,6 +23,7 @@ from marl_bgs.core.checks import did_you_mean
 from marl_bgs.tdm.classes import CLASS_LETTERS
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.measures import Measure, Parts, check_side, check_table
 from marl_bgs_eval.metrics import axes as ax
 from marl_bgs_eval.metrics import columns as columns_of
 from marl_bgs_eval.metrics import families, full_columns
@@ -32,44 +32,6 @@ from marl_bgs_eval.metrics.families import FAMILIES
 SIDES = ("a", "b")
 CLASSES = "".join(CLASS_LETTERS)  # "MWHRP", in class-id order
 EMPTY = "-"  # the class of a slot its roster leaves empty
-SCALE = {"rate": 1.0, "share": 100.0, "mean": 1.0}
-Parts = tuple[pd.Series, pd.Series]
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One analysis measure: kind ("rate", "share" or "mean"), unit, meaning, and `parts(games,
-    side) -> (num, den)`, two per-game Series whose pooled value is SCALE[kind] * sum / sum."""
-
-    name: str
-    kind: str
-    unit: str
-    meaning: str
-    parts: Callable[[pd.DataFrame, str], Parts]
-
-    def __call__(self, games: pd.DataFrame, side: str) -> Parts:
-        """Per-game (numerator, denominator) read from `side`, as floats."""
-        check_side(side)
-        _check_table(games)
-        num, den = self.parts(games, side)
-        return num.astype(float), den.astype(float)
-
-    def value(self, games: pd.DataFrame, side: str) -> float:
-        """The measure pooled over every game (ratio of sums); NaN when the denominator is 0."""
-        num, den = self(games, side)
-        total = float(den.sum())
-        return SCALE[self.kind] * float(num.sum()) / total if total else float("nan")
-
-
-def check_side(side: object) -> str:
-    if side not in SIDES:
-        raise EvalError(f"side: expected one of {list(SIDES)}, got {side!r}")
-    return str(side)
-
-
-def _check_table(games: object) -> None:
-    if not isinstance(games, pd.DataFrame):
-        raise EvalError(f"games: expected a pandas DataFrame, got {type(games).__name__}")
 
 
 @cache
@@ -79,7 +41,7 @@ def _full() -> frozenset[str]:
 
 def need(games: pd.DataFrame, columns: list[str]) -> None:
     """Raise EvalError naming the columns `games` lacks, and the metric level that records them."""
-    _check_table(games)
+    check_table(games)
     missing = [c for c in columns if c not in games.columns]
     if not missing:
         return

@@ -25,7 +25,8 @@ import pandas as pd
 from marl_bgs.core.checks import did_you_mean
 from marl_bgs_eval.distinct import per_system
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.metrics.analysis import MEASURES, SCALE, measure
+from marl_bgs_eval.measures import SCALE, Measure
+from marl_bgs_eval.modes import parts as mode_parts
 from marl_bgs_eval.resampling import (
     NEEDED,
     check_bootstrap,
@@ -34,6 +35,7 @@ from marl_bgs_eval.resampling import (
     draw_weights,
     pair_units,
 )
+from marl_bgs_eval.results import mode_of
 
 COLUMNS = ["system", "measure", "kind", "unit", "value", "low", "high", "games",
            "distinct_games", "repeats"]  # fmt: skip
@@ -54,12 +56,16 @@ def _check(games: object, bootstrap: object, seed: object, level: object) -> pd.
     return games.reset_index(drop=True)
 
 
-def _names(measures: Sequence[str] | None) -> list[str]:
+def _names(measures: Sequence[str] | None, catalog: dict[str, Measure]) -> list[str]:
     if measures is None:
-        return list(MEASURES)
+        return list(catalog)
     if isinstance(measures, str) or not isinstance(measures, Sequence) or not measures:
         raise EvalError(f"measures: expected a non-empty list of names, got {measures!r}")
-    return [measure(m).name for m in measures]
+    for m in measures:
+        if not isinstance(m, str) or m not in catalog:
+            hint = did_you_mean(m, catalog)
+            raise EvalError(f"measure: unknown {m!r}{hint}; expected one of {list(catalog)}")
+    return list(measures)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -85,7 +91,8 @@ def system_metrics(
     kills for a share of kills)."""
     g = _check(games, bootstrap, seed, level)
     scheme = check_scheme(scheme)
-    names = _names(measures)
+    catalog = mode_parts(mode_of(g)).measures()
+    names = _names(measures, catalog)
     systems = sorted({*g["system_a"].astype(str), *g["system_b"].astype(str)})
     index = {s: k for k, s in enumerate(systems)}
     # parts[side]: per game, per measure, (num, den), already scaled
@@ -93,7 +100,7 @@ def system_metrics(
     for side in ("a", "b"):
         cols = []
         for name in names:
-            m = MEASURES[name]
+            m = catalog[name]
             num, den = m(g, side)
             cols.append(np.stack([SCALE[m.kind] * num.to_numpy(), den.to_numpy()], axis=-1))
         parts[side] = np.stack(cols, axis=1)  # [G, M, 2]
@@ -126,7 +133,7 @@ def system_metrics(
         low, high = np.nanpercentile(ratios, [q, 100 - q], axis=0)
     counted = per_system(g)
     rows = [
-        (s, name, MEASURES[name].kind, MEASURES[name].unit, float(value[i, j]),
+        (s, name, catalog[name].kind, catalog[name].unit, float(value[i, j]),
          float(low[i, j]), float(high[i, j]), int(counted.at[s, "games"]),
          int(counted.at[s, "distinct_games"]), bool(counted.at[s, "repeats"]))
         for i, s in enumerate(systems)

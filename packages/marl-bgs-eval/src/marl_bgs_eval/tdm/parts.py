@@ -12,6 +12,8 @@ import pandas as pd
 from marl_bgs import BatchedEnv, ModeKit, TeamInputs
 from marl_bgs_eval import fingerprint as fp
 from marl_bgs_eval import metrics as mt
+from marl_bgs_eval.measures import Measure
+from marl_bgs_eval.metrics.analysis import MEASURES
 from marl_bgs_eval.modes import EvalParts, FailRows, Layout
 from marl_bgs_eval.tdm import results
 from marl_bgs_eval.tdm.maps import resolve_maps
@@ -91,6 +93,9 @@ class TDMParts(EvalParts):
 
     def check_rows(self, df: pd.DataFrame, fail: FailRows) -> None:
         results.check_rows(df, fail)
+
+    def measures(self) -> dict[str, Measure]:
+        return dict(MEASURES)
 
 
 PARTS = TDMParts(

@@ -13,6 +13,8 @@ import pandas as pd
 
 from marl_bgs.two_bridge import OUTCOMES
 from marl_bgs.two_bridge.kit import KIT
+from marl_bgs_eval import fingerprint as fp
+from marl_bgs_eval.measures import GENERIC, Measure, column_mean
 from marl_bgs_eval.modes import FLOAT, STR, EvalParts, FailRows
 
 RETURN = "return"  # the team's summed official reward (every agent shares it)
@@ -37,9 +39,12 @@ class BridgeParts(EvalParts):
         return jnp.where(live, tick.reward[:, 0], 0.0)[:, None], memory
 
     def fingerprint(self, trace: jax.Array, tick: Any) -> jax.Array:
-        from marl_bgs_eval import fingerprint as fp
-
-        return fp.fold_words(trace, [tick.actions, tick.state.outcome, tick.state.friend_alive])
+        """Starts are drawn at random and positions are real numbers: fold the accepted
+        actions, the outcome and every unit's position and health bits after the tick."""
+        s = tick.state
+        floats = [s.friend_pos, s.friend_health, s.enemy_pos, s.enemy_health, s.beacon]
+        bits = [jax.lax.bitcast_convert_type(x, jnp.uint32) for x in floats]
+        return fp.fold_words(trace, [tick.facts.accepted, s.outcome, *bits])
 
     def row_columns(
         self, sched: pd.DataFrame, final: Any, counters: pd.DataFrame,
@@ -53,9 +58,16 @@ class BridgeParts(EvalParts):
         want = df["outcome"].map({name: KIT.results[c] for c, name in enumerate(OUTCOMES)})
         fail(df["result"] != want, "result does not follow from outcome")
 
+    def measures(self) -> dict[str, Measure]:
+        mean_return = Measure(
+            "mean_return", "mean", "reward", "the team's return per episode", column_mean(RETURN)
+        )
+        return {**GENERIC, mean_return.name: mean_return}
+
 
 PARTS = BridgeParts(
     columns={"outcome": STR, RETURN: FLOAT},
     opponent="two-bridge-enemies",
     outcome_columns=("outcome", RETURN),
+    signed=(RETURN,),
 )

@@ -1,0 +1,84 @@
+"""No module outside a mode's own folders imports a mode by name (issue 43).
+
+Generic code (the batched env, evaluation, the viewer, the trainer, the season) finds a mode's
+parts through the kit registries (`marl_bgs.kit`, `marl_bgs_eval.modes.parts`, ...). A mode's
+own code lives in a `tdm/` or `two_bridge/` folder of any package. The scan reads every source
+file's imports (no package is imported): `marl_bgs.tdm...`, `marl_bgs.two_bridge...`, any
+package's `.tdm` / `.two_bridge` subpackage, and the Team Deathmatch names the engine re-exports
+at its top level (`from marl_bgs import GameState`).
+
+`REMAINING` lists the modules that still do, each with what moves it out; the test fails when a
+module not listed imports a mode, and when a listed one no longer does (so the list only
+shrinks). The engine's `marl_bgs/__init__.py` is the public face that re-exports the modes'
+names and is not generic code.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MODE_FOLDERS = {"tdm", "two_bridge"}
+# Names `marl_bgs/__init__.py` re-exports from a mode's folder.
+MODE_NAMES = {
+    "AGENTS", "SCRIPTED", "ActionMasks", "AgentView", "Facts", "GameState", "TDMEnv",
+    "TeamDeathmatch", "TwoBridgeEnv", "UnitSpec", "author_state", "maps", "refresh_sight_lines",
+    "scenarios", "scripted_policy", "tdm", "two_bridge",
+}  # fmt: skip
+PUBLIC_FACE = {"packages/marl-bgs-engine/src/marl_bgs/__init__.py"}
+REMAINING: dict[str, str] = {}
+
+
+def _mode_imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module in ("marl_bgs", "marl_battlegrounds"):
+                names += [f"marl_bgs.{a.name}" for a in node.names if a.name in MODE_NAMES]
+        else:
+            continue
+        found += [n for n in names if MODE_FOLDERS & set(n.split(".")[1:]) or _is_name(n)]
+    return sorted(set(found))
+
+
+def _is_name(name: str) -> bool:
+    head, _, tail = name.partition(".")
+    return head == "marl_bgs" and tail in MODE_NAMES
+
+
+def offenders() -> dict[str, list[str]]:
+    """Every generic source module that imports a mode, with what it imports."""
+    out = {}
+    for path in sorted(ROOT.glob("packages/*/src/**/*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        inside = MODE_FOLDERS & set(path.relative_to(ROOT).parts[3:-1])
+        if inside or rel in PUBLIC_FACE:
+            continue
+        found = _mode_imports(path)
+        if found:
+            out[rel] = found
+    return out
+
+
+def test_no_generic_module_imports_a_mode_by_name():
+    found = offenders()
+    new = {k: v for k, v in found.items() if k not in REMAINING}
+    assert not new, f"generic modules import a mode by name (use the kit registries): {new}"
+    gone = sorted(set(REMAINING) - set(found))
+    assert not gone, f"no longer import a mode: remove them from REMAINING: {gone}"
+
+
+def test_the_scan_sees_each_kind_of_mode_import(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import marl_bgs.tdm.maps\nfrom marl_bgs import GameState, make\n"
+        "from marl_bgs_eval.two_bridge import PARTS\nfrom marl_bgs.core import env\n"
+    )
+    assert _mode_imports(src) == [
+        "marl_bgs.GameState", "marl_bgs.tdm.maps", "marl_bgs_eval.two_bridge"
+    ]  # fmt: skip

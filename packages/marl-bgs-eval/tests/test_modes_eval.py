@@ -1,0 +1,92 @@
+"""Every mode through one evaluation: Two-Bridge (one team against the mode's own enemies) plays
+through the same `evaluate`, results schema, checks, files and measures as Team Deathmatch."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import marl_bgs_eval as ev
+from marl_bgs.two_bridge import OUTCOMES
+from marl_bgs_eval import results
+from marl_bgs_eval.metrics.compare import system_metrics
+from marl_bgs_eval.modes import parts
+
+BRIDGE = {"mode": "two-bridge", "maps": "V1_Base,V2_Base", "games_per_map": 2, "tick_limit": 20,
+          "metrics": "none"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def bridge_games() -> pd.DataFrame:
+    return ev.evaluate("random", batch_size=2, **BRIDGE)
+
+
+def test_a_single_team_mode_plays_through_evaluate(bridge_games: pd.DataFrame) -> None:
+    g = bridge_games
+    assert list(g.columns) == [*results.columns("two-bridge"), results.TRAJECTORY]
+    assert set(g["mode"]) == {"two-bridge-v1"}
+    assert set(g["system_b"]) == {"two-bridge-enemies"}
+    assert [c for c in g.columns if "slot" in c] == [f"system_a_slot{i}" for i in range(5)]
+    assert list(g["map_name"]) == ["V1_Base", "V1_Base", "V2_Base", "V2_Base"]  # two shape groups
+    assert list(g["a_spawn"]) == ["left", "right"] * 2
+    assert set(g["outcome"]) <= set(OUTCOMES[1:])
+    assert (g["ticks"] <= 20).all()
+    assert results.validate(g).equals(g)
+
+
+def test_batch_size_never_changes_a_two_bridge_game(bridge_games: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(ev.evaluate("random", batch_size=4, **BRIDGE), bridge_games)
+
+
+def test_two_bridge_results_files_round_trip_and_are_checked(bridge_games, tmp_path) -> None:
+    path = results.save(bridge_games, tmp_path / "bridge.csv")
+    pd.testing.assert_frame_equal(results.load(path), bridge_games)
+    bad = bridge_games.assign(result="win", outcome="timeout loss")
+    with pytest.raises(ev.EvalError, match="result does not follow from outcome"):
+        results.validate(bad)
+    with pytest.raises(ev.EvalError, match="outcome must be one of"):
+        results.validate(bridge_games.assign(outcome="teleported"))
+    mixed = pd.concat([bridge_games, bridge_games.assign(mode="tdm-v2")])
+    with pytest.raises(ev.EvalError, match="a table holds games of one mode"):
+        results.validate(mixed)
+
+
+def test_measures_come_from_the_mode(bridge_games: pd.DataFrame) -> None:
+    table = system_metrics(bridge_games, bootstrap=20)
+    assert set(table["measure"]) == {"win_rate", "draw_rate", "game_length", "mean_return"}
+    row = table[(table["system"] == "random") & (table["measure"] == "mean_return")]
+    assert row["value"].item() == pytest.approx(bridge_games["return"].mean())
+    assert set(parts("tdm").measures()) == set(ev.MEASURES)
+
+
+def test_teams_are_checked_against_the_mode() -> None:
+    with pytest.raises(ev.EvalError, match="team_b: mode 'two-bridge-v1' plays team B itself"):
+        ev.evaluate("random", "idle", **BRIDGE)
+    with pytest.raises(
+        ev.EvalError, match="team_a: System 'tdm-alpha' plays tdm-v2, not two-bridge"
+    ):
+        ev.evaluate("tdm-alpha", **BRIDGE)
+    with pytest.raises(ev.EvalError, match="team_b: mode 'tdm-v2' has two teams"):
+        ev.evaluate("random", maps=[47], games_per_map=2)
+    with pytest.raises(ev.EvalError, match="mode: unknown mode 'chess'"):
+        ev.evaluate("random", mode="chess")
+    with pytest.raises(ev.EvalError, match=r"maps: .*unknown 'V9_Base'"):
+        ev.evaluate("random", **{**BRIDGE, "maps": "V9_Base"})
+
+
+def test_results_written_before_the_mode_column_still_load(base_games, tmp_path) -> None:
+    old = base_games.drop(columns="mode")
+    path = tmp_path / "old.csv"
+    old.to_csv(path, index=False)
+    record = {"format": "marl-bgs-results-v1", "games": len(old),
+              "sha256": results.checksum(base_games, "marl-bgs-results-v1")}  # fmt: skip
+    results.meta_path(path).write_text(json.dumps(record))
+    loaded = results.load(path)
+    assert set(loaded["mode"]) == {"tdm-v2"}
+    pd.testing.assert_frame_equal(loaded[base_games.columns], base_games)
+    edited = old.assign(seed_number=old["seed_number"].iloc[::-1].to_numpy())
+    edited.to_csv(path, index=False)
+    with pytest.raises(ev.EvalError, match=r"checksum mismatch|differ in"):
+        results.load(path)
