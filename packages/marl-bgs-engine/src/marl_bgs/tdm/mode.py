@@ -18,12 +18,12 @@ import numpy as np
 from jax.sharding import Mesh
 
 from marl_bgs.core import arena
-from marl_bgs.core.checks import check_bool, check_int, shown
+from marl_bgs.core.checks import check_bool, check_int
 from marl_bgs.core.env import BatchedEnv, RewardFn
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.inputs import check_indices
 from marl_bgs.core.mode import ModeSpec
-from marl_bgs.core.pool import SIDE_RULES, StartPool
+from marl_bgs.core.pool import StartPool, check_spawn_swap
 from marl_bgs.core.pytree import batch_states
 from marl_bgs.tdm import maps as maps_registry
 from marl_bgs.tdm.actions import (
@@ -203,7 +203,6 @@ class TDMEnv(BatchedEnv):
         super().__init__(mode, pool, **kwargs)
         self.maps, self.rosters, self.rule_values = maps, rosters, rule_values
         self.shared_sight, self.message_dim = mode.shared_sight, mode.message_dim
-        self.spawn_swap = self.side_rule
 
     def entry(self, map_index: Any, roster_index: Any) -> jax.Array:
         """The pool entry of each (map index, roster index) of this env's lists."""
@@ -250,11 +249,7 @@ def make_tdm(
     if unknown:
         known = [k for k in inspect.signature(make_tdm).parameters if k != "unknown"]
         raise ConfigError(f"{next(iter(unknown))[:60]}: not a setting of tdm; allowed {known}")
-    if not isinstance(spawn_swap, str) or spawn_swap not in SIDE_RULES:
-        raise ConfigError(
-            f"spawn_swap: expected one of {list(SIDE_RULES)}, got {shown(spawn_swap)}"
-        )
-    spawn_swap = str(spawn_swap)  # a numpy str_ becomes a plain str
+    spawn_swap = check_spawn_swap(spawn_swap)
     shared_sight = check_bool(shared_sight, "shared_sight")
     message_dim = check_int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
     rule_values = RuleValues(
@@ -266,6 +261,6 @@ def make_tdm(
     mode = TeamDeathmatch(shared_sight=shared_sight, message_dim=message_dim)
     return TDMEnv(
         mode, pool, maps=specs, rosters=parse_rosters(rosters),
-        rule_values=rule_values, num_envs=num_envs, side_rule=spawn_swap, reward_fn=reward_fn,
+        rule_values=rule_values, num_envs=num_envs, spawn_swap=spawn_swap, reward_fn=reward_fn,
         mesh=mesh, mesh_axis=mesh_axis,
     )  # fmt: skip

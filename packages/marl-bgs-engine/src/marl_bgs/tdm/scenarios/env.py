@@ -20,7 +20,7 @@ import numpy as np
 from marl_bgs.core.checks import check_bool, check_int
 from marl_bgs.core.env import RewardFn
 from marl_bgs.core.opponent import OpponentEnv
-from marl_bgs.core.pool import SIDE_RULES, StartPool, make_pool
+from marl_bgs.core.pool import StartPool, check_spawn_swap, make_pool
 from marl_bgs.core.pytree import batch_states
 from marl_bgs.core.team import Policy, TeamInputs, TeamPolicy, team_step
 from marl_bgs.tdm.classes import class_id
@@ -46,15 +46,14 @@ def scenario_two_team_env(
     """Both teams' env over one scenario (evaluation plays team B with the scenario's opponent).
     Scenario games carry no teammate messages."""
     sc = load(scenario)
-    if not isinstance(spawn_swap, str) or spawn_swap not in SIDE_RULES:
-        raise ScenarioError(f"spawn_swap: expected one of {list(SIDE_RULES)}, got {spawn_swap!r}")
+    spawn_swap = check_spawn_swap(spawn_swap, ScenarioError)
     mode = TeamDeathmatch(shared_sight=check_bool(shared_sight, "shared_sight"))
     classes = np.zeros((1, 10), np.int32)
     for u in sc.units:
         classes[0, u.slot] = class_id(u.cls, "cls")
     return TDMEnv(
         mode, scenario_pool(sc), maps=[sc.arena], rosters=classes,
-        rule_values=RuleValues(), num_envs=num_envs, side_rule=str(spawn_swap),
+        rule_values=RuleValues(), num_envs=num_envs, spawn_swap=spawn_swap,
         reward_fn=reward_fn, mesh=mesh, mesh_axis=mesh_axis,
     )  # fmt: skip
 
