@@ -103,7 +103,7 @@ def test_changing_one_key_move_loses_or_draws(sid):
 def test_the_public_env_plays_the_line_like_the_replay(sid):
     sc = load(sid)
     line = sc.lines[0]
-    env = marl_bgs.make("tdm", scenario=sid, num_envs=2, spawn_swap="half")
+    env = marl_bgs.make_scenario(sid, num_envs=2, spawn_swap="half")
     _, state = env.reset(jax.random.key(1))
     start = sc.state()
     assert np.array_equal(np.asarray(state.game.units.health[0]), np.asarray(start.units.health))
@@ -121,11 +121,18 @@ def test_the_public_env_plays_the_line_like_the_replay(sid):
 
 def test_scenario_env_refuses_settings_the_scenario_fixes():
     with pytest.raises(ScenarioError, match="map_id: not a setting of a scenario env"):
-        marl_bgs.make("tdm", scenario=SCENARIOS[0], map_id=3)
+        marl_bgs.make_scenario(SCENARIOS[0], map_id=3)
     with pytest.raises(ScenarioError, match="scenario: 99 is not a shipped scenario"):
-        marl_bgs.make("tdm", scenario=99)
+        marl_bgs.make_scenario(99)
     with pytest.raises(ScenarioError, match="no shipped scenario is named"):
-        marl_bgs.make("tdm", scenario="nope")
+        marl_bgs.make_scenario("nope")
+
+
+@pytest.mark.parametrize("mode", ["tdm", "tdm-v2"])
+def test_make_with_a_scenario_names_make_scenario(mode):
+    # `make` returns one mode's env; a scenario env (another type) has its own entry point.
+    with pytest.raises(marl_bgs.ConfigError, match=r"^scenario: .*marl_bgs\.make_scenario\(6,"):
+        marl_bgs.make(mode, scenario=6, num_envs=2)
 
 
 @pytest.mark.parametrize("sid", SCENARIOS)

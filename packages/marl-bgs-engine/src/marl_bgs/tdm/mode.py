@@ -18,7 +18,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from marl_bgs.core import arena
-from marl_bgs.core.checks import check_bool, check_int
+from marl_bgs.core.checks import check_bool, check_int, shown
 from marl_bgs.core.env import BatchedEnv, RewardFn
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.inputs import check_indices
@@ -246,6 +246,12 @@ def make_tdm(
     `reward_fn(state, next_state, facts) -> [10]` shapes rewards (default: the official one);
     `mesh` (a `jax.sharding.Mesh`) splits the games over the devices of its `mesh_axis`.
     """
+    if "scenario" in unknown:
+        raise ConfigError(
+            "scenario: not a setting of make; a scenario env (team A's agents, the scenario's "
+            "controller folded in) has its own entry point: marl_bgs.make_scenario("
+            f"{shown(unknown['scenario'])}, num_envs=...)"
+        )
     if unknown:
         known = [k for k in inspect.signature(make_tdm).parameters if k != "unknown"]
         raise ConfigError(f"{next(iter(unknown))[:60]}: not a setting of tdm; allowed {known}")
