@@ -16,8 +16,7 @@ from marl_bgs.core.team import random_policy
 from marl_bgs.tdm.constants import A_WINS, B_WINS, DRAW, ONGOING
 from marl_bgs.tdm.mode import TeamDeathmatch
 from marl_bgs.tdm.scenarios import SKILLS, ScenarioError, ids, load, play, shipped
-from marl_bgs.tdm.scenarios.env import opponent_policy
-from marl_bgs.tdm.scenarios.report import REPLAY_BATCH
+from marl_bgs.tdm.scenarios.env import REPLAY_BATCH, opponent_policy
 
 # Table S5: challenge, living rosters A v B, ticks left, score, opponent, line lengths.
 TABLE_S5 = {
@@ -156,9 +155,11 @@ def test_shipped_scenarios_are_read_once():
     assert shipped() is shipped()
 
 
-def test_line_search_checks_the_designed_line_and_counts_first_ticks(monkeypatch):
+def test_line_search_checks_the_designed_line_and_counts_first_ticks(monkeypatch, docs_pages):
     from marl_bgs.tdm.scenarios import search as line_search
-    from marl_bgs.tdm.scenarios.search import search, search_page
+    from marl_bgs.tdm.scenarios.search import search
+
+    search_page = docs_pages("search_page").search_page
 
     # Chunks of the replays' batch: the 1,620 first-tick children take 68 calls of each program
     # (every chunk boundary is crossed), and the line's replays reuse the program that

@@ -29,10 +29,20 @@ from marl_bgs.tdm.classes import class_id
 from marl_bgs.tdm.config import RuleValues
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.mode import TDMEnv, TeamDeathmatch, make_tdm
-from marl_bgs.tdm.scenarios.files import MAX_TICKS_LEFT, Scenario, ScenarioError, load
+from marl_bgs.tdm.scenarios.files import (
+    MAX_LINES,
+    MAX_TICKS_LEFT,
+    MAX_VARIANTS,
+    Scenario,
+    ScenarioError,
+    load,
+)
 from marl_bgs.tdm.scripted import scripted_policy
 
 MAX_TICKS = MAX_TICKS_LEFT  # plans are padded to this many ticks (one program for every scenario)
+# A batch that holds every line and variant of any scenario: replaying them all at this size
+# compiles one program per controller.
+REPLAY_BATCH = MAX_LINES + MAX_VARIANTS
 
 
 def scenario_pool(scenario: Scenario) -> StartPool:

@@ -1,7 +1,8 @@
-"""Write the scenario page (`docs/scenarios.md`).
+"""Write the scenario page (`docs/scenarios.md`); a docs tool of the repository, not part of the
+engine's wheel (it needs marl-bgs-engine installed).
 
-    python -m marl_bgs.tdm.scenarios.report --doc docs/scenarios.md
-    python -m marl_bgs.tdm.scenarios.report --check docs/scenarios.md   # exit 1 if out of date
+    python ci/docs_pages/scenarios_page.py --doc docs/scenarios.md
+    python ci/docs_pages/scenarios_page.py --check docs/scenarios.md   # exit 1 if out of date
 
 The page is generated from the scenario files alone: every winning line and every variant is
 replayed against the scenario's controller (`play`) and the page shows what the replay gives,
@@ -28,21 +29,17 @@ from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.authoring import UnitSpec
 from marl_bgs.tdm.config import RuleValues
 from marl_bgs.tdm.constants import A_WINS, B_WINS, DRAW, ONGOING, TEAM_SIZE
-from marl_bgs.tdm.scenarios.env import MAX_TICKS, padded_plans, play
+from marl_bgs.tdm.scenarios.env import MAX_TICKS, REPLAY_BATCH, padded_plans, play
 from marl_bgs.tdm.scenarios.files import (
     AGENT_NAMES,
     FORMAT,
-    MAX_LINES,
-    MAX_VARIANTS,
     SKILLS,
     Action,
     Scenario,
     shipped,
 )
 
-# Every replay of a scenario is one batch of this size, so each controller compiles one program.
-REPLAY_BATCH = MAX_LINES + MAX_VARIANTS
-_COMMAND = "python -m marl_bgs.tdm.scenarios.report --doc docs/scenarios.md"
+_COMMAND = "python ci/docs_pages/scenarios_page.py --doc docs/scenarios.md"
 _PICTURES = "python -m marl_bgs_clients.atlas scenarios --out docs/scenarios"
 _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _ENDED = {A_WINS: "A wins", B_WINS: "B wins", DRAW: "draw"}
@@ -348,7 +345,7 @@ RESULTS_LINK = (
     "`python -m marl_bgs_eval.scenarios --doc docs/scenarios/results.md` (marl-bgs-eval).\n"
     "What the line search finds in every scenario (wins by length, the shortest line, how many\n"
     "first-tick joint actions still win): [scenarios/search.md](scenarios/search.md), by\n"
-    "`python -m marl_bgs.tdm.scenarios.search --doc docs/scenarios/search.md`."
+    "`python ci/docs_pages/search_page.py --doc docs/scenarios/search.md`."
 )
 
 
