@@ -65,10 +65,7 @@ def _number(value: Any, field: str, key: str) -> float:
     """The project's number policy (`check_float`: no bools, NaN, infinities or ints too large
     for a float) with the range of obstacle field `key`, as a MapError."""
     lo, hi = _RANGES[key]
-    try:
-        return check_float(value, field, lo, hi)
-    except ConfigError as err:
-        raise MapError(str(err)) from None
+    return check_float(value, field, lo, hi, error=MapError)
 
 
 def _keys(keys: set[Any]) -> list[str]:

@@ -206,10 +206,7 @@ def _choice(raw: Any, allowed: tuple[str, ...] | list[str], field: str) -> str:
 
 
 def _int(raw: Any, field: str, lo: int, hi: int) -> int:
-    try:
-        return check_int(raw, field, lo, hi)
-    except ConfigError as err:
-        raise ScenarioError(str(err)) from None
+    return check_int(raw, field, lo, hi, error=ScenarioError)
 
 
 def _pair(raw: Any, field: str, lo: int, hi: int) -> tuple[int, int]:
