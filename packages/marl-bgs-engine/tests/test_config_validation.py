@@ -494,3 +494,13 @@ def test_scalar_checks_raise_the_error_class_a_package_names() -> None:
         check_float(2, "x", 0, 1, error=PackageError)
     with pytest.raises(PackageError, match=r"^f: expected True or False, got 1$"):
         check_bool(1, "f", error=PackageError)
+
+
+def test_class_letters_have_one_table() -> None:
+    # tdm/classes.py owns the letters; LETTERS is that table in class-id order.
+    from marl_bgs.tdm.classes import CLASS_LETTERS, CLASS_NAMES, LETTERS, class_id
+
+    assert LETTERS == "MWHRP"
+    for k, letter in enumerate(LETTERS, start=1):
+        assert class_id(letter, "cls") == CLASS_LETTERS[letter] == k
+        assert CLASS_NAMES[k][0].upper() == letter

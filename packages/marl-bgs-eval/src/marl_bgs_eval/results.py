@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import marl_bgs
+from marl_bgs.tdm.classes import LETTERS as CLASS_LETTERS
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.lifecycle import DEATH_POINTS, MAX_POINTS_PER_TICK, RED_ZONE_DEATH_POINTS
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID, MapSpec
@@ -42,7 +43,7 @@ FORMAT = "marl-bgs-results-v1"
 META_KEY = b"marl-bgs-results"  # Parquet schema metadata; a CSV's is in its side file
 META_SUFFIX = ".meta.json"  # games.csv -> games.csv.meta.json
 META_LIMIT = 64 * 1024  # bytes a side file may hold (a record is about 120)
-LETTERS = "-MWHRP"
+LETTERS = "-" + CLASS_LETTERS  # indexed by class id, "-" for an empty slot
 SLOTS = [f"system_{t}_slot{i}" for t in "ab" for i in range(5)]
 INT, STR, FLOAT = "int64", "string", "float64"
 COLUMNS: dict[str, str] = {
@@ -87,7 +88,7 @@ SAME_IN_PAIR = ["seed_number", "map", "map_hash", "roster_a", "roster_b", "tick_
 # One game's setup: games that also share a trajectory fingerprint are one game played again.
 SAME_GAME = ["system_a", "system_b", "map_hash", "roster_a", "roster_b", "tick_limit",
              "winning_score"]  # fmt: skip
-ROSTER = re.compile(r"[MWHRP]{1,5}")
+ROSTER = re.compile(f"[{CLASS_LETTERS}]{{1,{TEAM_SIZE}}}")
 HASH = re.compile(r"[0-9a-f]{16}")
 # What both games of a pair show from team A's side when they are mirror images of each other.
 OUTCOME = ["result", "points_a", "points_b", "ticks"]

@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeVar
 import marl_bgs
 from marl_bgs import ConfigError
 from marl_bgs.core.checks import shown
+from marl_bgs.tdm.classes import LETTERS
 from marl_bgs_train.heads import HEAD_KINDS, HeadKind
 from marl_bgs_train.networks import SHARING, Sharing
 
@@ -107,8 +108,7 @@ class Stage:
 
 def _rotated(k: int) -> tuple[tuple[str, str], ...]:
     """Five k-agent roster pairs in which every class plays on each side."""
-    classes = "MWHRP"
-    turn = lambda i: (classes[i:] + classes[:i])[:k]  # noqa: E731
+    turn = lambda i: (LETTERS[i:] + LETTERS[:i])[:k]  # noqa: E731
     return tuple((turn(i), turn((i + 2) % 5)) for i in range(5))
 
 
