@@ -39,12 +39,14 @@ def _time(
 
 def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..., Any], tuple]]:
     from marl_bgs.core import env as env_mod
-    from marl_bgs.core.movement import charge, clear_bodies, move
+    from marl_bgs.core.movement import move
     from marl_bgs.tdm.actions import action_masks, can_move, repair, to_world_move
+    from marl_bgs.tdm.charge import charge
     from marl_bgs.tdm.classes import WARRIOR
     from marl_bgs.tdm.combat import resolve_combat
     from marl_bgs.tdm.lifecycle import death_points, kill, outcome, respawn_waves
     from marl_bgs.tdm.perception import perceive, sight_lines
+    from marl_bgs.tdm.shields import clear_bodies
     from marl_bgs.tdm.statuses import advance_statuses, applied_statuses, movement_speed
     from marl_bgs.tdm.tables import absolute_target, spawn_left
 
@@ -109,7 +111,7 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
          lambda s, a: env_mod._step(env.mode, None, s, a, None), (state, actions)),
         ("observations (views, flattened)", lambda s: env.observe(s), (state,)),
         ("reset_done (rule part, no obs)", lambda k, s: env_mod._reset_done(
-            k, s, env.pool, env.side_rule), (key, state)),
+            k, s, env.pool, env.spawn_swap), (key, state)),
         ("__tick__", tick, (key, state)),
     ]  # fmt: skip
 

@@ -246,7 +246,7 @@ MUTANTS: tuple[Mutant, ...] = (
        "return jnp.where(blocked, deep, 1.0), blocked",
        "a blocked body stops EPS inside the obstacle instead of at exact contact",
        f"{T_ENG}test_exact_movement.py"),
-    _m("movement-clear-order", f"{CORE}movement.py",
+    _m("movement-clear-order", f"{TDM}shields.py",
        "rank = jnp.sum(before & needs[None, :], axis=1)",
        "rank = jnp.sum(before, axis=1)",
        "clearing ranks count agents that need no place: some overlapping agents are never placed",

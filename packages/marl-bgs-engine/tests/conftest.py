@@ -8,7 +8,9 @@ per session (new maps, rosters and rule values are data and reuse them).
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import jax
@@ -51,6 +53,31 @@ def sample_one():
 def env47():
     """The shared batched environment: map 47, default rosters, `NUM_ENVS` games."""
     return marl_bgs.make("tdm", map_id=47, num_envs=NUM_ENVS)
+
+
+DOCS_PAGES = Path(__file__).resolve().parents[3] / "ci" / "docs_pages"
+
+
+@pytest.fixture(scope="session")
+def docs_pages():
+    """`docs_pages(name)`: the repository's docs tool `ci/docs_pages/<name>.py` (outside the
+    wheel), loaded once; the test skips where the checkout is not beside the installed package."""
+    loaded = {}
+
+    def load(name: str):
+        if name not in loaded:
+            path = DOCS_PAGES / f"{name}.py"
+            if not path.is_file():
+                pytest.skip(f"{path} is not beside this checkout")
+            spec = importlib.util.spec_from_file_location(f"docs_pages_{name}", path)
+            assert spec is not None
+            assert spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            loaded[name] = module
+        return loaded[name]
+
+    return load
 
 
 # --- state builders -------------------------------------------------------------------------------

@@ -475,3 +475,32 @@ def test_a_misspelled_name_gets_a_did_you_mean() -> None:
         marl_bgs.make("tdm-v1", map_id=0, num_envs=1)
     with pytest.raises(MapError, match=r"named 'crosfire' \(did you mean 'Crossfire'\?\); give"):
         marl_bgs.maps.load("crosfire")
+
+
+def test_scalar_checks_raise_the_error_class_a_package_names() -> None:
+    # core/checks.py owns the scalar policy for every package; each names its own error class.
+    from marl_bgs.core.checks import check_bool, check_float, check_int
+
+    class PackageError(ValueError):
+        pass
+
+    assert check_int(np.int64(3), "n", 0, 5, error=PackageError) == 3
+    assert check_float(np.float32(0.5), "x", error=PackageError) == 0.5
+    with pytest.raises(PackageError, match=r"^n: expected an integer in \[0, 5\], got True$"):
+        check_int(True, "n", 0, 5, error=PackageError)
+    with pytest.raises(PackageError, match=r"^x: expected a finite number, got nan$"):
+        check_float(float("nan"), "x", error=PackageError)
+    with pytest.raises(PackageError, match=r"^x: expected a finite number in \[0, 1\], got 2$"):
+        check_float(2, "x", 0, 1, error=PackageError)
+    with pytest.raises(PackageError, match=r"^f: expected True or False, got 1$"):
+        check_bool(1, "f", error=PackageError)
+
+
+def test_class_letters_have_one_table() -> None:
+    # tdm/classes.py owns the letters; LETTERS is that table in class-id order.
+    from marl_bgs.tdm.classes import CLASS_LETTERS, CLASS_NAMES, LETTERS, class_id
+
+    assert LETTERS == "MWHRP"
+    for k, letter in enumerate(LETTERS, start=1):
+        assert class_id(letter, "cls") == CLASS_LETTERS[letter] == k
+        assert CLASS_NAMES[k][0].upper() == letter

@@ -1082,9 +1082,9 @@ def test_make_with_malformed_scenario_files(
     path = tmp_path / NAME
     path.write_bytes(case_bytes(content))
     with pytest.raises(ScenarioError, match=expect):
-        marl_bgs.make("tdm", scenario=str(path), num_envs=2)
+        marl_bgs.make_scenario(str(path), num_envs=2)
     with pytest.raises(ScenarioError, match=expect):
-        marl_bgs.make("tdm", scenario=path, num_envs=2)
+        marl_bgs.make_scenario(path, num_envs=2)
 
 
 def test_make_with_a_custom_scenario_file(tmp_path, record_property):
@@ -1092,7 +1092,7 @@ def test_make_with_a_custom_scenario_file(tmp_path, record_property):
     doc = _edit(VALID, id=42, name="custom_fuzz", score=[3, 11], ticks_left=9, wave=[1, 2])
     path = tmp_path / "custom.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    env = marl_bgs.make("tdm", scenario=str(path), num_envs=2)
+    env = marl_bgs.make_scenario(str(path), num_envs=2)
     _, state = env.reset(jax.random.key(0))
     assert np.asarray(state.game.score).tolist() == [[3, 11], [3, 11]]
     assert np.asarray(state.game.tick).tolist() == [291, 291]

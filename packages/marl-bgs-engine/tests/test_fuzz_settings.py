@@ -138,7 +138,7 @@ def _static_setting_cases() -> list[Case]:
         cases.append((f"shared_sight={_label(v)}", "make", {"shared_sight": v}, flag))
     for v in ("half", "none", "all", "random", np.str_("random")):
         cases.append((f"spawn_swap={_label(v)}", "make", {"spawn_swap": v},
-                      holds(spawn_swap=str(v), side_rule=str(v))))  # fmt: skip
+                      holds(spawn_swap=str(v))))  # fmt: skip
     for v in (np.array(["half"]), 5, "HALF", "half ", "", None, True, b"half", ["half"],
               "x" * 10_000):  # fmt: skip
         cases.append((f"spawn_swap={_label(v)}", "make", {"spawn_swap": v}, side))
@@ -403,7 +403,6 @@ def _plain(env: marl_bgs.TDMEnv) -> None:
     assert type(env.shared_sight) is bool
     assert type(env.message_dim) is int
     assert type(env.spawn_swap) is str
-    assert type(env.side_rule) is str
     for name, (lo, _) in LIMITS.items():
         assert type(getattr(env.rule_values, name)) is type(lo), name
     assert env.mode == marl_bgs.TeamDeathmatch(env.shared_sight, env.message_dim)

@@ -174,15 +174,21 @@ def _tick_limit_cases() -> list[Case]:
     return cases
 
 
-def _side_rule_cases() -> list[Case]:
-    side = Refused(r"^side_rule: expected one of \['half', 'none', 'all', 'random'\], got ")
+def _spawn_swap_cases() -> list[Case]:
+    side = Refused(r"^spawn_swap: expected one of \['half', 'none', 'all', 'random'\], got ")
     cases: list[Case] = [
-        (f"side_rule={_label(v)}", "tb", {"side_rule": v}, holds(side_rule=str(v)))
+        (f"spawn_swap={_label(v)}", "tb", {"spawn_swap": v}, holds(spawn_swap=str(v)))
         for v in ("half", "none", "all", "random", np.str_("all"))
     ]
-    cases += [(f"side_rule={_label(v)}", "tb", {"side_rule": v}, side)
+    cases += [(f"spawn_swap={_label(v)}", "tb", {"spawn_swap": v}, side)
               for v in ("HALF", "half ", "", "mirror", "h\u00e4lf", LONG, None, 5, True, b"half",
                         ["half"], ("none",), np.array(["half"]), {"half": 1})]  # fmt: skip
+    # The old name of the setting is refused with the new one, whatever its value.
+    renamed = Refused(r"^side_rule: renamed spawn_swap .*; pass spawn_swap=")
+    cases += [
+        (f"side_rule={_label(v)} ({b})", b, {"side_rule": v}, renamed)
+        for v, b in itertools.product(("half", "none", 5), ("tb", "make"))
+    ]
     return cases
 
 
@@ -277,7 +283,7 @@ def _keyword_cases() -> list[Case]:
          Refused(rf"^{re.escape(k[:60])}: not a setting of two-bridge; allowed {known}$"))
         for (k, v), b in itertools.product(
             (("bogus", 1), ("Variant", "V2_Base"), ("num_env", 4), ("map_id", 0),
-             ("rosters", "MWHRP"), ("spawn_swap", "half"), ("message_dim", 0), ("seed", 0),
+             ("rosters", "MWHRP"), ("message_dim", 0), ("seed", 0),
              ("variants", ["V1_Base"]), ("x" * 10_000, 1), ("\u00fc" * 100, 1)),
             ("tb", "make"))
     ]  # fmt: skip
@@ -285,16 +291,16 @@ def _keyword_cases() -> list[Case]:
         ("make variant=V1_Combat", "make", {"variant": "V1_Combat"}, _plays("V1_Combat")),
         ("make every keyword", "make",
          {"variant": ("V3_Base", "V3_Navigate"), "num_envs": np.int64(2), "fog": np.bool_(True),
-          "tick_limit": np.int32(30), "side_rule": np.str_("random"), "weights": [1, 3],
+          "tick_limit": np.int32(30), "spawn_swap": np.str_("random"), "weights": [1, 3],
           "reward_fn": None, "mesh": ONE, "mesh_axis": "games"},
-         holds(num_envs=2, fog=True, side_rule="random", **{"mode.fog": True})),
+         holds(num_envs=2, fog=True, spawn_swap="random", **{"mode.fog": True})),
     ]  # fmt: skip
     return cases
 
 
 SETTING_CASES: list[Case] = (
     _variant_cases() + _num_envs_cases() + _fog_cases() + _tick_limit_cases()
-    + _side_rule_cases() + _weight_cases() + _reward_fn_cases() + _mesh_cases()
+    + _spawn_swap_cases() + _weight_cases() + _reward_fn_cases() + _mesh_cases()
     + _keyword_cases()
 )  # fmt: skip
 
@@ -316,7 +322,7 @@ def _plain(env: TwoBridgeEnv) -> None:
     assert isinstance(env, TwoBridgeEnv)
     assert type(env.num_envs) is int
     assert type(env.fog) is bool
-    assert type(env.side_rule) is str
+    assert type(env.spawn_swap) is str
     assert type(env.variants) is tuple
     assert all(type(v) is str for v in env.variants), [type(v) for v in env.variants]
     assert type(env.mode.num_enemies) is int

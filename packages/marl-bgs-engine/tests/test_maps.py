@@ -397,10 +397,33 @@ def test_user_file_by_path(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_docs_page_is_current() -> None:
+def test_docs_page_is_current(docs_pages) -> None:
     page = Path(__file__).resolve().parents[3] / "docs" / "maps.md"
     if not page.is_file():
         pytest.skip("docs/maps.md lives in the repository, not in the installed package")
-    from marl_bgs.tdm.maps.report import markdown
+    markdown = docs_pages("maps_page").markdown
 
-    assert page.read_text(encoding="utf-8") == markdown(), "run python -m marl_bgs.tdm.maps.report"
+    assert page.read_text(encoding="utf-8") == markdown(), (
+        "run python ci/docs_pages/maps_page.py --out docs/maps.md"
+    )
+
+
+def test_the_map_modules_import_each_other_without_a_circle() -> None:
+    # registry builds MapSpecs and runs the playability checks; checks reads MapSpecs from spec:
+    # no module of the maps folder reaches itself through its imports, late ones included.
+    import ast
+    from graphlib import TopologicalSorter
+
+    import marl_bgs.tdm.maps
+
+    folder = Path(marl_bgs.tdm.maps.__file__).parent
+    package = "marl_bgs.tdm.maps."
+    graph = {}
+    for path in folder.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        graph[path.stem] = {m.removeprefix(package) for m in imported if m.startswith(package)}
+    assert graph["checks"] == {"spec"}
+    assert {"checks", "spec"} <= graph["registry"]
+    order = list(TopologicalSorter(graph).static_order())  # CycleError on a circle
+    assert order.index("spec") < order.index("checks") < order.index("registry")

@@ -558,3 +558,36 @@ def test_left_right_mirror_when_shields_end_on_each_other(step, tools):
     nxt, _, _ = step(state, acts())
     nxt_m, _, _ = step(tools.relabel(state, np.arange(10), mirror=True), acts())
     assert_same_units(nxt_m.units, nxt.units, np.arange(10), mirror=True)
+
+
+def test_charge_and_shield_clearing_take_any_number_of_bodies():
+    # Neither rule assumes ten bodies: four bodies alone land exactly where the same four do
+    # among ten whose other six are dead (neither solid nor clearing).
+    from marl_bgs.tdm.charge import charge
+    from marl_bgs.tdm.shields import clear_bodies, free_grid
+
+    obstacles = marl_bgs.maps.load(0).to_obstacles()
+    pos4 = jnp.asarray([[5.0, 5.0], [9.0, 5.2], [9.3, 5.0], [14.0, 3.0]])
+    pos10 = jnp.concatenate([pos4, jnp.tile(jnp.asarray([[1.0, 1.0]]), (6, 1))])
+    pad = lambda a, fill: jnp.concatenate([a, jnp.full(6, fill, a.dtype)])  # noqa: E731
+    charger, solid = (
+        jnp.asarray([True, False, False, False]),
+        jnp.asarray([True, True, False, True]),
+    )
+    target = jnp.asarray([1, -1, -1, -1])
+    landed4 = jax.jit(charge)(pos4, charger, target, solid, obstacles)
+    landed10 = jax.jit(charge)(
+        pos10, pad(charger, False), pad(target, -1), pad(solid, False), obstacles
+    )
+    np.testing.assert_array_equal(landed4, landed10[:4])
+    assert float(jnp.linalg.norm(landed4[0] - pos4[1])) == pytest.approx(1.0, abs=1e-4)
+
+    ending = jnp.asarray([False, False, True, False])  # ends its shield inside body 1
+    free, left, cls = free_grid(obstacles), jnp.asarray([True] * 4), jnp.zeros(4, jnp.int32)
+    cleared4, moved4 = jax.jit(clear_bodies)(pos4, ending, solid, free, left, cls)
+    cleared10, _ = jax.jit(clear_bodies)(
+        pos10, pad(ending, False), pad(solid, False), free, pad(left, True), pad(cls, 0)
+    )
+    np.testing.assert_array_equal(cleared4, cleared10[:4])
+    assert np.asarray(moved4).tolist() == [False, False, True, False]
+    assert float(jnp.linalg.norm(cleared4[2] - pos4[1])) >= 1.0 - 1e-4

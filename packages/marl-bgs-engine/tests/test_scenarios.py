@@ -16,8 +16,7 @@ from marl_bgs.core.team import random_policy
 from marl_bgs.tdm.constants import A_WINS, B_WINS, DRAW, ONGOING
 from marl_bgs.tdm.mode import TeamDeathmatch
 from marl_bgs.tdm.scenarios import SKILLS, ScenarioError, ids, load, play, shipped
-from marl_bgs.tdm.scenarios.env import opponent_policy
-from marl_bgs.tdm.scenarios.report import REPLAY_BATCH
+from marl_bgs.tdm.scenarios.env import REPLAY_BATCH, opponent_policy
 
 # Table S5: challenge, living rosters A v B, ticks left, score, opponent, line lengths.
 TABLE_S5 = {
@@ -103,7 +102,7 @@ def test_changing_one_key_move_loses_or_draws(sid):
 def test_the_public_env_plays_the_line_like_the_replay(sid):
     sc = load(sid)
     line = sc.lines[0]
-    env = marl_bgs.make("tdm", scenario=sid, num_envs=2, spawn_swap="half")
+    env = marl_bgs.make_scenario(sid, num_envs=2, spawn_swap="half")
     _, state = env.reset(jax.random.key(1))
     start = sc.state()
     assert np.array_equal(np.asarray(state.game.units.health[0]), np.asarray(start.units.health))
@@ -121,11 +120,18 @@ def test_the_public_env_plays_the_line_like_the_replay(sid):
 
 def test_scenario_env_refuses_settings_the_scenario_fixes():
     with pytest.raises(ScenarioError, match="map_id: not a setting of a scenario env"):
-        marl_bgs.make("tdm", scenario=SCENARIOS[0], map_id=3)
+        marl_bgs.make_scenario(SCENARIOS[0], map_id=3)
     with pytest.raises(ScenarioError, match="scenario: 99 is not a shipped scenario"):
-        marl_bgs.make("tdm", scenario=99)
+        marl_bgs.make_scenario(99)
     with pytest.raises(ScenarioError, match="no shipped scenario is named"):
-        marl_bgs.make("tdm", scenario="nope")
+        marl_bgs.make_scenario("nope")
+
+
+@pytest.mark.parametrize("mode", ["tdm", "tdm-v2"])
+def test_make_with_a_scenario_names_make_scenario(mode):
+    # `make` returns one mode's env; a scenario env (another type) has its own entry point.
+    with pytest.raises(marl_bgs.ConfigError, match=r"^scenario: .*marl_bgs\.make_scenario\(6,"):
+        marl_bgs.make(mode, scenario=6, num_envs=2)
 
 
 @pytest.mark.parametrize("sid", SCENARIOS)
@@ -149,9 +155,11 @@ def test_shipped_scenarios_are_read_once():
     assert shipped() is shipped()
 
 
-def test_line_search_checks_the_designed_line_and_counts_first_ticks(monkeypatch):
+def test_line_search_checks_the_designed_line_and_counts_first_ticks(monkeypatch, docs_pages):
     from marl_bgs.tdm.scenarios import search as line_search
-    from marl_bgs.tdm.scenarios.search import search, search_page
+    from marl_bgs.tdm.scenarios.search import search
+
+    search_page = docs_pages("search_page").search_page
 
     # Chunks of the replays' batch: the 1,620 first-tick children take 68 calls of each program
     # (every chunk boundary is crossed), and the line's replays reuse the program that

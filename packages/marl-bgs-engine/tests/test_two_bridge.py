@@ -165,9 +165,9 @@ LONE = {"Base": 0, "Combat": 2, "Navigate": 1}  # entity (friends, enemies, beac
 
 
 @cache
-def starts(layout: str, side_rule: str = "none", num_envs: int = STARTS_N) -> BridgeState:
+def starts(layout: str, spawn_swap: str = "none", num_envs: int = STARTS_N) -> BridgeState:
     env = marl_bgs.make(
-        "two-bridge", variant=f"V2_{layout}", num_envs=num_envs, side_rule=side_rule
+        "two-bridge", variant=f"V2_{layout}", num_envs=num_envs, spawn_swap=spawn_swap
     )
     _, state = env.reset(jax.random.key(7))
     return jax.tree.map(np.asarray, state)
@@ -224,8 +224,8 @@ def test_every_region_choice_appears_about_uniformly(layout: str) -> None:
     assert len({tuple(p) for p in s.friend_pos.reshape(-1, 2).tolist()}) == 5 * STARTS_N
 
 
-def test_side_rule_all_mirrors_the_same_draw() -> None:
-    """side_rule="all" plays the same draw mirrored: x -> 64 - x, y kept, R1<->R4 etc."""
+def test_spawn_swap_all_mirrors_the_same_draw() -> None:
+    """spawn_swap="all" plays the same draw mirrored: x -> 64 - x, y kept, R1<->R4 etc."""
     plain, mirrored = starts("Combat"), starts("Combat", "all")
     assert mirrored.mirrored.all()
     np.testing.assert_array_equal(mirrored.regions, (plain.regions + 3) % 6)

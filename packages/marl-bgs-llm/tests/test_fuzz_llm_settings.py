@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pytest
 
 from marl_bgs_eval import EvalError
@@ -33,10 +34,11 @@ class Case:
 
 def _cases() -> list[Case]:
     valid: dict[str, list[Any]] = {
-        "slots": [1, 1024],
-        "max_tokens": [1, 64, 1_000_000],
+        # numpy scalars pass as their Python twins: the engine's scalar checks (one policy).
+        "slots": [1, 1024, np.int64(8)],
+        "max_tokens": [1, 64, 1_000_000, np.int32(64)],
         "history": [0, 1_000],
-        "temperature": [None, 0, 0.0, 2.0],
+        "temperature": [None, 0, 0.0, 2.0, np.float32(0.5)],
         "top_p": [None, 0.0, 1],
         "seed": [None, 0, 2**63 - 1],
         "timeout": [0.001, 60, 86_400],

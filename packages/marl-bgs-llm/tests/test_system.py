@@ -314,3 +314,15 @@ def test_in_a_mixed_team_or_a_pool_it_is_asked_only_about_its_own_slots() -> Non
     per_game = drawn.usage.per_game(games, 0)  # type: ignore[union-attr]
     assert sorted(per_game["calls"].unique().tolist()) == [0, 10]  # 5 agents x 2 ticks, or none
     assert int(per_game["calls"].sum()) == len(asked)
+
+
+def test_the_prompt_command_takes_ticks_of_the_engines_game_length() -> None:
+    # The last decision is tick tick_limit - 1 of the engine's default rule values (RuleValues).
+    from marl_bgs.tdm.config import RuleValues
+    from marl_bgs_eval.errors import EvalError
+    from marl_bgs_llm.cli import game_prompt
+
+    last = RuleValues.tick_limit - 1
+    for tick in (-1, last + 1, True):
+        with pytest.raises(EvalError, match=rf"^tick: expected an integer in \[0, {last}\]"):
+            game_prompt("tdm-alpha", "tdm-beta", tick=tick)

@@ -148,3 +148,17 @@ def test_a_run_with_layout_variants_starts_its_games_from_them():
     for bad, match in (({"dropout": 1.0}, "layouts.dropout"), ({"variants": 0}, "variants")):
         with pytest.raises(ConfigError, match=match):
             make_train(tiny_config("ippo-rnn", layouts=LayoutVariation(**bad)))
+
+
+def test_game_defaults_are_the_engines_rule_values() -> None:
+    # The engine's RuleValues and default rosters own the game's defaults; configs refer to them.
+    from marl_bgs.tdm.config import DEFAULT_ROSTERS, RuleValues
+    from marl_bgs_train.config import LearnerConfig, ValidationSettings
+
+    rules = RuleValues()
+    learner = LearnerConfig()
+    assert (learner.winning_score, learner.tick_limit) == (rules.winning_score, rules.tick_limit)
+    assert learner.rosters == DEFAULT_ROSTERS == ("MWHRP", "MWHRP")
+    assert Stage().winning_score == rules.winning_score
+    assert Stage().rosters == (DEFAULT_ROSTERS,)
+    assert ValidationSettings().tick_limit == rules.tick_limit

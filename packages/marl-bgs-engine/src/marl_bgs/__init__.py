@@ -33,6 +33,7 @@ from marl_bgs.tdm.authoring import UnitSpec, author_state
 from marl_bgs.tdm.facts import Facts
 from marl_bgs.tdm.mode import AGENTS, TDMEnv, TeamDeathmatch
 from marl_bgs.tdm.perception import refresh_sight_lines
+from marl_bgs.tdm.scenarios import make_scenario
 from marl_bgs.tdm.scripted import SCRIPTED, scripted_policy
 from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.views import AgentView
@@ -85,6 +86,7 @@ __all__ = [
     "kit",
     "make",
     "make_pool",
+    "make_scenario",
     "maps",
     "random_policy",
     "refresh_sight_lines",

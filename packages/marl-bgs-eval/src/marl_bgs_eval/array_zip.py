@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from marl_bgs.core.checks import check_int, shown
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.safe_zip import (
     NPY_HEADER_BYTES,
@@ -71,17 +72,9 @@ class Replay:
         )
 
 
-def shown(value: Any) -> str:
-    """`repr(value)`, cut to 60 characters (for messages about untrusted values)."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def header_int(value: Any, field: str, low: int, high: int) -> int:
     """`value` if it is an integer (not a bool) in [low, high], else EvalError naming `field`."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise EvalError(f"{field}: expected an integer in [{low}, {high}], got {shown(value)}")
-    return value
+    return check_int(value, field, low, high, error=EvalError)
 
 
 def check_fields(header: dict[str, Any], fields: tuple[str, ...], where: str) -> None:

@@ -27,6 +27,7 @@ import pandas as pd
 
 import marl_bgs
 from marl_bgs import ActionMasks, AgentView, ConfigError, Facts, GameState
+from marl_bgs.core.checks import check_int
 from marl_bgs.core.env import available_memory
 from marl_bgs.tdm.config import LIMITS
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID, MapSpec
@@ -280,9 +281,7 @@ def _check_outcome(replay: Replay, row: Row, k: int) -> None:
 
 
 def _index(value: Any, high: int, field: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value <= high:
-        raise EvalError(f"{field}: expected an integer in [0, {high}], got {value!r}")
-    return int(value)
+    return check_int(value, field, 0, high, error=EvalError)
 
 
 def oracle(replay: Replay, tick: int) -> GameState:

@@ -35,6 +35,8 @@ def game_prompt(
 
     import marl_bgs
     from marl_bgs import team_inputs
+    from marl_bgs.core.checks import check_int
+    from marl_bgs.tdm.config import RuleValues
     from marl_bgs_eval.evaluate import as_system
     from marl_bgs_eval.play import play_tick
     from marl_bgs_eval.seeds import memory_keys, root_key
@@ -42,10 +44,9 @@ def game_prompt(
 
     if team not in (0, 1) or slot not in range(5):
         raise EvalError(f"team, slot: expected team 0 or 1 and slot 0-4, got {team}, {slot}")
-    if not 0 <= tick <= 299:
-        raise EvalError(f"tick: expected 0-299, got {tick}")
+    tick = check_int(tick, "tick", 0, RuleValues.tick_limit - 1, error=EvalError)
     teams = (as_system(system_a, "system_a"), as_system(system_b, "system_b"))
-    env = marl_bgs.make("tdm", map_id=map_id, num_envs=1, tick_limit=300)
+    env = marl_bgs.make("tdm", map_id=map_id, num_envs=1)  # the default rule values
     _, state = env.reset(jax.random.key(seed))
     root, zeros = root_key(seed), jnp.zeros(1, jnp.int32)
     memories = tuple(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 import threading
 import time
@@ -27,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from marl_bgs.core.checks import check_float, check_int
 from marl_bgs_eval.errors import EvalError
 
 FORMATS = ("json_schema", "json_object", "grammar", "none")
@@ -36,25 +36,6 @@ MAX_BODY_BYTES = 1 << 20  # a server reply larger than this is not read (counts 
 
 class LLMError(EvalError):
     """A bad setting of the LLM API (the message names the field and what is allowed)."""
-
-
-def check_int(field: str, value: object, low: int, high: int) -> int:
-    """`value` if it is an integer in [low, high], else an LLMError naming `field`."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise LLMError(f"{field}: expected an integer in {low}-{high}, got {value!r}")
-    return value
-
-
-def check_number(field: str, value: object, low: float, high: float) -> float:
-    """`value` if it is a finite number in [low, high], else an LLMError naming `field`."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or not low <= value <= high
-    ):
-        raise LLMError(f"{field}: expected a number in [{low:g}, {high:g}], got {value!r}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -146,10 +127,10 @@ class ChatClient:
         if response_format not in RESPONSE_FORMATS:
             allowed = list(RESPONSE_FORMATS)
             raise LLMError(f"response_format: expected one of {allowed}, got {response_format!r}")
-        check_int("slots", slots, 1, 1024)
-        check_int("retries", retries, 0, 100)
-        check_number("timeout", timeout, 0.001, 86_400.0)
-        check_number("backoff", backoff, 0.0, 3_600.0)
+        slots = check_int(slots, "slots", 1, 1024, error=LLMError)
+        retries = check_int(retries, "retries", 0, 100, error=LLMError)
+        timeout = check_float(timeout, "timeout", 0.001, 86_400.0, error=LLMError)
+        backoff = check_float(backoff, "backoff", 0.0, 3_600.0, error=LLMError)
         if not isinstance(api_key_env, str):
             raise LLMError(
                 f"api_key_env: expected an environment variable name, got {api_key_env!r}"

@@ -19,14 +19,13 @@ from typing import Any
 import jax
 import numpy as np
 
+from marl_bgs.core.checks import check_bool, check_float, check_int
 from marl_bgs_eval.systems import System, system
 from marl_bgs_llm.client import (
     ChatClient,
     Completion,
     LLMError,
     RequestSettings,
-    check_int,
-    check_number,
 )
 from marl_bgs_llm.replies import Checked, check_choice, check_reply, reply_grammar, reply_schema
 from marl_bgs_llm.text_view import RULES, format_actor_view, legal_names
@@ -146,19 +145,19 @@ def make_system(
     """
     if not isinstance(model, str) or not model:
         raise LLMError(f"model: expected a model name, got {model!r}")
-    check_int("max_tokens", max_tokens, 1, 1_000_000)
-    check_int("history", history, 0, 1_000)
+    max_tokens = check_int(max_tokens, "max_tokens", 1, 1_000_000, error=LLMError)
+    history = check_int(history, "history", 0, 1_000, error=LLMError)
     if temperature is not None:
-        check_number("temperature", temperature, 0.0, 2.0)
+        temperature = check_float(temperature, "temperature", 0.0, 2.0, error=LLMError)
     if top_p is not None:
-        check_number("top_p", top_p, 0.0, 1.0)
+        top_p = check_float(top_p, "top_p", 0.0, 1.0, error=LLMError)
     if seed is not None:
-        check_int("seed", seed, 0, 2**63 - 1)
+        seed = check_int(seed, "seed", 0, 2**63 - 1, error=LLMError)
     if thinking is not None and not isinstance(thinking, bool):
         raise LLMError(f"thinking: expected True, False or None (not sent), got {thinking!r}")
-    if not isinstance(rules_as_system_message, bool):
-        got = rules_as_system_message
-        raise LLMError(f"rules_as_system_message: expected True or False, got {got!r}")
+    rules_as_system_message = check_bool(
+        rules_as_system_message, "rules_as_system_message", error=LLMError
+    )
     if prompt is not None and not callable(prompt):
         raise LLMError(f"prompt: expected a callable (view, masks) -> str, got {prompt!r}")
     if reply_format is not None and not isinstance(reply_format, ReplyFormat):

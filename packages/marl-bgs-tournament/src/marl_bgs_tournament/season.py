@@ -28,6 +28,7 @@ import pandas as pd
 
 import marl_bgs
 import marl_bgs_eval as ev
+from marl_bgs.tdm.config import RuleValues
 from marl_bgs_eval import results
 from marl_bgs_eval.crossplay import matchups
 from marl_bgs_eval.progress import note
@@ -58,7 +59,7 @@ class Settings:
     maps: tuple[int, ...] = TEST_MAPS
     pairs_per_map: int = PAIRS_PER_MAP
     tick_limit: int = rulebook.TICK_LIMIT
-    winning_score: int = 20
+    winning_score: int = RuleValues.winning_score
     batch_size: int = 128
     bootstrap: int = 5000
     bootstrap_scheme: str = "pairs"  # the rulebook's; "maps": resample maps, then pairs

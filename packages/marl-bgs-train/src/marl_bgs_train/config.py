@@ -22,6 +22,8 @@ from typing import Any, Literal, TypeVar
 import marl_bgs
 from marl_bgs import ConfigError
 from marl_bgs.core.checks import shown
+from marl_bgs.tdm.classes import LETTERS
+from marl_bgs.tdm.config import DEFAULT_ROSTERS, RuleValues
 from marl_bgs_train.heads import HEAD_KINDS, HeadKind
 from marl_bgs_train.networks import SHARING, Sharing
 
@@ -82,7 +84,7 @@ class ValidationSettings:
     games_per_map: int = 4  # per opponent: spawn-swapped pairs, so even
     seed: int = 0
     batch_size: int = 32
-    tick_limit: int = 300
+    tick_limit: int = RuleValues.tick_limit
 
 
 Progress = Literal["", "win_rate", "margin", "reward_per_tick"]
@@ -98,8 +100,8 @@ class Stage:
     The last stage never ends."""
 
     maps: tuple[int, ...] = tuple(range(12))
-    rosters: tuple[tuple[str, str], ...] = (("MWHRP", "MWHRP"),)
-    winning_score: int = 20
+    rosters: tuple[tuple[str, str], ...] = (DEFAULT_ROSTERS,)
+    winning_score: int = RuleValues.winning_score
     steps: int = 0
     progress: Progress = ""
     threshold: float = 0.0
@@ -107,8 +109,7 @@ class Stage:
 
 def _rotated(k: int) -> tuple[tuple[str, str], ...]:
     """Five k-agent roster pairs in which every class plays on each side."""
-    classes = "MWHRP"
-    turn = lambda i: (classes[i:] + classes[:i])[:k]  # noqa: E731
+    turn = lambda i: (LETTERS[i:] + LETTERS[:i])[:k]  # noqa: E731
     return tuple((turn(i), turn((i + 2) % 5)) for i in range(5))
 
 
@@ -141,9 +142,9 @@ class LearnerConfig:
     sharing: Sharing = "all"  # one network for all agents, one per class, or one per slot
     max_grad_norm: float = 0.5
     maps: tuple[int, ...] = TRAINING_MAPS  # never a test map
-    rosters: tuple[str, str] = ("MWHRP", "MWHRP")
-    winning_score: int = 20
-    tick_limit: int = 300
+    rosters: tuple[str, str] = DEFAULT_ROSTERS
+    winning_score: int = RuleValues.winning_score
+    tick_limit: int = RuleValues.tick_limit
     opponents: OpponentMix = field(default_factory=OpponentMix)
     reward: RewardSettings = field(default_factory=RewardSettings)
     layouts: LayoutVariation = field(default_factory=LayoutVariation)

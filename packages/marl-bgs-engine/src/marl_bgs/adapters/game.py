@@ -46,10 +46,10 @@ def world_state(mode: Mode, state: Any) -> jax.Array:
 
 
 def _start(
-    mode: Mode, key: jax.Array, pool: pools.StartPool, episode: jax.Array, side_rule: str
+    mode: Mode, key: jax.Array, pool: pools.StartPool, episode: jax.Array, spawn_swap: str
 ) -> Any:
     episode = jnp.asarray(episode, jnp.int32)
-    return pools.draw(key, pool, jnp.int32(GAME), episode, side_rule, mode.start)
+    return pools.draw(key, pool, jnp.int32(GAME), episode, spawn_swap, mode.start)
 
 
 @pytree_dataclass
@@ -71,16 +71,16 @@ def _faces(mode: Mode, state: Any) -> tuple[jax.Array, jax.Array, jax.Array]:
     return mode.observe(state), world_state(mode, state), mode.masks(state).flat
 
 
-@partial(jax.jit, static_argnames=("mode", "side_rule"))
+@partial(jax.jit, static_argnames=("mode", "spawn_swap"))
 def reset_game(
-    mode: Mode, key: jax.Array, pool: pools.StartPool, episode: jax.Array, side_rule: str
+    mode: Mode, key: jax.Array, pool: pools.StartPool, episode: jax.Array, spawn_swap: str
 ) -> tuple[Any, jax.Array, jax.Array, jax.Array]:
     """Jitted start: (state, obs [agents, obs_size], world_state, avail [agents, num_actions])."""
-    state = _start(mode, key, pool, episode, side_rule)
+    state = _start(mode, key, pool, episode, spawn_swap)
     return state, *_faces(mode, state)
 
 
-@partial(jax.jit, static_argnames=("mode", "reward_fn", "side_rule"))
+@partial(jax.jit, static_argnames=("mode", "reward_fn", "spawn_swap"))
 def step_game(
     mode: Mode,
     reward_fn: RewardFn | None,
@@ -91,7 +91,7 @@ def step_game(
     use_reset_state: jax.Array,
     auto_reset: jax.Array,
     pool: pools.StartPool,
-    side_rule: str,
+    spawn_swap: str,
 ) -> Tick:
     """Jitted tick of one game from flat actions int [agents], shared by both adapters.
 
@@ -103,7 +103,7 @@ def step_game(
     actions = mode.unflatten_actions(flat_actions.astype(jnp.int32))
     nxt, reward, facts, truncated = game_tick(mode, reward_fn, state, actions, None)
     _, key_reset = jax.random.split(key)
-    fresh = _start(mode, key_reset, pool, state.episode + 1, side_rule)
+    fresh = _start(mode, key_reset, pool, state.episode + 1, spawn_swap)
     restart = where_games(use_reset_state, reset_state, fresh)
     done = nxt.outcome != 0
     out = where_games(done & auto_reset, restart, nxt)

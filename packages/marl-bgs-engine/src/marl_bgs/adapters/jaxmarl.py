@@ -102,7 +102,7 @@ class JaxMARLEnv(MultiAgentEnv):
         """A new game (episode 0 of game 0, as the native env's `reset` draws it): (obs, state)."""
         native = self.native
         state, obs, world, _ = game.reset_game(
-            native.mode, key, native.pool, jnp.int32(0), native.side_rule
+            native.mode, key, native.pool, jnp.int32(0), native.spawn_swap
         )
         return self._obs(obs, world), state
 
@@ -148,7 +148,7 @@ class JaxMARLEnv(MultiAgentEnv):
         t = game.step_game(
             native.mode, native.reward_fn, key, state, self._flat(actions),
             reset_state if given else state, jnp.bool_(given), jnp.bool_(auto_reset), native.pool,
-            native.side_rule,
+            native.spawn_swap,
         )  # fmt: skip
         n = len(self.agents)
         info: dict[str, Any] = {

@@ -109,7 +109,7 @@ class PettingZooEnv(ParallelEnv):
             self._episode += 1
         native = self.native
         state, obs, _, avail = game.reset_game(
-            native.mode, self._key, native.pool, jnp.int32(self._episode), native.side_rule
+            native.mode, self._key, native.pool, jnp.int32(self._episode), native.spawn_swap
         )
         self.game_state, self.last_facts = state, None
         self.agents = list(self.possible_agents)
@@ -124,7 +124,7 @@ class PettingZooEnv(ParallelEnv):
         native = self.native
         t = game.step_game(
             native.mode, native.reward_fn, self._key, self.game_state, flat, self.game_state, no,
-            no, native.pool, native.side_rule,
+            no, native.pool, native.spawn_swap,
         )  # fmt: skip
         self.game_state, self.last_facts = t.state, t.facts
         done, trunc = bool(t.done), bool(t.truncated)

@@ -1,4 +1,7 @@
-"""The arena every mode plays in: a 20 x 10 field, round bodies, padded obstacles, nine moves.
+"""An open arena a mode may play in: a 20 x 10 field, round bodies, padded obstacles, nine moves.
+
+With `geometry.py` and `movement.py` it is there to be reused, not required: a mode with a field
+of its own (lanes, bridges, a grid) uses none of the three.
 
 Static: changing any of these changes shapes or geometry and recompiles.
 """

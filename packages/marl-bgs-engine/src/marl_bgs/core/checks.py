@@ -3,7 +3,8 @@
 Python and numpy scalars are treated alike: an integer field takes `int` or any `np.integer`, a
 number field also takes `float` or `np.floating`, a flag takes `bool` or `np.bool_`. A `bool` is
 never an integer, and NaN, infinities and values outside the field's range are refused. Every
-refusal is a `ConfigError` whose message starts with the field's name.
+refusal is a `ConfigError` (or the `error` class a caller names) whose message starts with the
+field's name. Every package checks its scalars with these functions.
 """
 
 from __future__ import annotations
@@ -38,31 +39,38 @@ def did_you_mean(value: Any, choices: Iterable[str]) -> str:
     return f" (did you mean {by_lower[close[0]]!r}?)"
 
 
-def check_int(value: Any, field: str, lo: int, hi: int | None = None) -> int:
-    """`value` as a Python int in [lo, hi] (hi=None: no upper bound)."""
+def check_int(
+    value: Any, field: str, lo: int, hi: int | None = None, *, error: type[Exception] = ConfigError
+) -> int:
+    """`value` as a Python int in [lo, hi] (hi=None: no upper bound); else `error` naming it."""
     span = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
     integer = isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
     if not integer or value < lo or (hi is not None and value > hi):
-        raise ConfigError(f"{field}: expected an integer {span}, got {shown(value)}")
+        raise error(f"{field}: expected an integer {span}, got {shown(value)}")
     return int(value)
 
 
-def check_float(value: Any, field: str, lo: float, hi: float) -> float:
-    """`value` as a finite Python float in [lo, hi]; integers are accepted as numbers."""
+def check_float(
+    value: Any, field: str, lo: float = -math.inf, hi: float = math.inf, *,
+    error: type[Exception] = ConfigError,
+) -> float:  # fmt: skip
+    """`value` as a finite Python float in [lo, hi] (no bounds: any finite number); integers are
+    accepted as numbers; else `error` naming the field."""
+    span = "" if (lo, hi) == (-math.inf, math.inf) else f" in [{lo}, {hi}]"
     numeric = int | float | np.integer | np.floating
     if isinstance(value, bool | np.bool_) or not isinstance(value, numeric):
-        raise ConfigError(f"{field}: expected a finite number in [{lo}, {hi}], got {shown(value)}")
+        raise error(f"{field}: expected a finite number{span}, got {shown(value)}")
     try:
         number = float(value)
     except OverflowError:
         number = math.inf
     if not math.isfinite(number) or not lo <= number <= hi:
-        raise ConfigError(f"{field}: expected a finite number in [{lo}, {hi}], got {shown(value)}")
+        raise error(f"{field}: expected a finite number{span}, got {shown(value)}")
     return number
 
 
-def check_bool(value: Any, field: str) -> bool:
+def check_bool(value: Any, field: str, *, error: type[Exception] = ConfigError) -> bool:
     """`value` as a Python bool (True/False or a numpy bool scalar; 0 and 1 are not flags)."""
     if not isinstance(value, bool | np.bool_):
-        raise ConfigError(f"{field}: expected True or False, got {shown(value)}")
+        raise error(f"{field}: expected True or False, got {shown(value)}")
     return bool(value)

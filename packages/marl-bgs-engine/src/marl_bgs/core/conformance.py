@@ -214,7 +214,7 @@ def check_jaxmarl_adapter(env: Any, ticks: int = 12, seed: int = 0, games: int =
                 native.pool,
                 jnp.int32(0),
                 s.episode + 1,
-                native.side_rule,
+                native.spawn_swap,
                 mode.start,
             )
         )

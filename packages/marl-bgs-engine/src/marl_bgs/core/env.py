@@ -53,18 +53,20 @@ def _sample(mode: Mode, key: jax.Array, state: Any) -> jax.Array:
     return jax.vmap(mode.sample_legal)(keys, jax.vmap(mode.masks)(state))
 
 
-@partial(jax.jit, static_argnames=("mode", "num_envs", "side_rule"))
-def _reset(mode: Mode, key: jax.Array, pool: pools.StartPool, num_envs: int, side_rule: str) -> Any:
-    draw = lambda g: pools.draw(key, pool, g, jnp.int32(0), side_rule, mode.start)  # noqa: E731
+@partial(jax.jit, static_argnames=("mode", "num_envs", "spawn_swap"))
+def _reset(
+    mode: Mode, key: jax.Array, pool: pools.StartPool, num_envs: int, spawn_swap: str
+) -> Any:
+    draw = lambda g: pools.draw(key, pool, g, jnp.int32(0), spawn_swap, mode.start)  # noqa: E731
     return jax.vmap(draw)(jnp.arange(num_envs))
 
 
-@partial(jax.jit, static_argnames=("mode", "side_rule"))
+@partial(jax.jit, static_argnames=("mode", "spawn_swap"))
 def _reset_done(
-    mode: Mode, key: jax.Array, state: Any, pool: pools.StartPool, side_rule: str
+    mode: Mode, key: jax.Array, state: Any, pool: pools.StartPool, spawn_swap: str
 ) -> Any:
     games = jnp.arange(state.tick.shape[0])
-    draw = lambda g, e: pools.draw(key, pool, g, e + 1, side_rule, mode.start)  # noqa: E731
+    draw = lambda g, e: pools.draw(key, pool, g, e + 1, spawn_swap, mode.start)  # noqa: E731
     fresh = jax.vmap(draw)(games, state.episode)
     return where_games(state.outcome != 0, fresh, state)
 
@@ -186,7 +188,7 @@ class BatchedEnv:
     """`num_envs` games of one mode, stepped together (build it with `marl_bgs.make`).
 
     `reward_fn(state, next_state, facts) -> reward [agents]` (one game) shapes rewards without
-    touching the rules; None gives the mode's official reward. `side_rule` picks spawn ends per
+    touching the rules; None gives the mode's official reward. `spawn_swap` picks spawn ends per
     game: "half" alternates (mirrored pairs), "none" / "all" fix them, "random" draws them.
     """
 
@@ -196,7 +198,7 @@ class BatchedEnv:
         pool: pools.StartPool,
         *,
         num_envs: int = 1,
-        side_rule: str = "half",
+        spawn_swap: str = "half",
         reward_fn: RewardFn | None = None,
         mesh: Mesh | None = None,
         mesh_axis: str | None = None,
@@ -206,17 +208,14 @@ class BatchedEnv:
         sharding = self.sharding  # None exactly when there is no mesh
         devices = 1 if sharding is None else sharding.mesh.shape[sharding.spec[0]]
         check_batch_fits(pool, -(-num_envs // devices))
-        if not isinstance(side_rule, str) or side_rule not in pools.SIDE_RULES:
-            raise ConfigError(
-                f"side_rule: expected one of {list(pools.SIDE_RULES)}, got {side_rule!r}"
-            )
+        spawn_swap = pools.check_spawn_swap(spawn_swap)
         if reward_fn is not None and not callable(reward_fn):
             raise ConfigError(f"reward_fn: expected a callable, got {type(reward_fn).__name__}")
         self.mode = mode
         self.spec = mode.spec
         self.pool = pool
         self.num_envs = num_envs
-        self.side_rule = side_rule
+        self.spawn_swap = spawn_swap
         self.reward_fn = reward_fn  # None: the mode's official reward
         low, high = mode.observation_bounds()
         self._obs_space = Box(low=low, high=high)
@@ -274,7 +273,7 @@ class BatchedEnv:
     # --- the API ------------------------------------------------------------------------------
     def reset(self, key: jax.Array, pool: pools.StartPool | None = None) -> tuple[dict, Any]:
         """Start `num_envs` games drawn from the pool (default: this env's): (obs, state)."""
-        state = _reset(self.mode, key, self._pool(pool), self.num_envs, self.side_rule)
+        state = _reset(self.mode, key, self._pool(pool), self.num_envs, self.spawn_swap)
         state = shard_games(state, self)
         return self.get_obs(state), state
 
@@ -316,7 +315,7 @@ class BatchedEnv:
         self, key: jax.Array, state: Any, pool: pools.StartPool | None = None
     ) -> tuple[dict, Any]:
         """Restart only finished games with their next episode from the pool: (obs, state)."""
-        nxt = _reset_done(self.mode, key, state, self._pool(pool), self.side_rule)
+        nxt = _reset_done(self.mode, key, state, self._pool(pool), self.spawn_swap)
         nxt = shard_games(nxt, self)
         return self.get_obs(nxt), nxt
 

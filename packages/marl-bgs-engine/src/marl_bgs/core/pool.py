@@ -25,10 +25,17 @@ from marl_bgs.core.checks import shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 
-# Which side (spawn ends) each game plays: see `side_of`.
 START_TAG = 1  # folded into a game's draw key for the mode's own start randomness
 StartFn = Callable[[jax.Array, Any], Any]  # a mode's `start(key, state) -> state`
-SIDE_RULES: tuple[str, ...] = ("half", "none", "all", "random")
+# Which side (spawn ends) each game plays, the `spawn_swap` setting of every mode: see `side_of`.
+SPAWN_SWAPS: tuple[str, ...] = ("half", "none", "all", "random")
+
+
+def check_spawn_swap(value: Any, error: type[ConfigError] = ConfigError) -> str:
+    """A `spawn_swap` setting as a plain str (one of `SPAWN_SWAPS`), else `error` naming it."""
+    if not isinstance(value, str) or value not in SPAWN_SWAPS:
+        raise error(f"spawn_swap: expected one of {list(SPAWN_SWAPS)}, got {shown(value)}")
+    return str(value)  # a numpy str_ becomes a plain str
 
 
 @pytree_dataclass
@@ -131,13 +138,13 @@ def draw(
     pool: StartPool,
     game: jax.Array,
     episode: jax.Array,
-    side_rule: str,
+    spawn_swap: str,
     start: StartFn | None = None,
 ) -> Any:
-    """Game `game`'s start for episode `episode`: an entry by weight, a side by `side_rule`,
+    """Game `game`'s start for episode `episode`: an entry by weight, a side by `spawn_swap`,
     then (if given) the mode's `start` from the game's own key."""
     k = jax.random.fold_in(jax.random.fold_in(key, game), episode)
     k_entry, k_side = jax.random.split(k)
     entry = jax.random.categorical(k_entry, jnp.log(pool.weights))
-    state = take(pool, entry, side_of(side_rule, k_side, game, episode), episode)
+    state = take(pool, entry, side_of(spawn_swap, k_side, game, episode), episode)
     return state if start is None else start(jax.random.fold_in(k, START_TAG), state)

@@ -7,6 +7,7 @@ import numpy as np
 UNUSED, MAGE, WARRIOR, HUNTER, ROGUE, PRIEST = range(6)
 CLASS_NAMES = ("unused", "mage", "warrior", "hunter", "rogue", "priest")
 CLASS_LETTERS = {"M": MAGE, "W": WARRIOR, "H": HUNTER, "R": ROGUE, "P": PRIEST}
+LETTERS = "".join(CLASS_LETTERS)  # "MWHRP": class id k is LETTERS[k - 1]
 
 _C = np.float32
 #                        unused  mage  warrior hunter rogue priest

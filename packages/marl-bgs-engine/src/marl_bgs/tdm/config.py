@@ -10,7 +10,7 @@ import numpy as np
 from marl_bgs.core.arena import MAX_STEP
 from marl_bgs.core.checks import check_float, check_int, shown
 from marl_bgs.core.errors import ConfigError
-from marl_bgs.tdm.classes import parse_roster
+from marl_bgs.tdm.classes import LETTERS, parse_roster
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.state import Rules
 
@@ -24,6 +24,7 @@ LIMITS = {
 }
 MESSAGE_DIM_MAX = 64  # widest teammate message, floats per agent
 RosterLike = str | tuple[int, ...] | list[int]
+DEFAULT_ROSTERS = (LETTERS, LETTERS)  # both teams play every class once
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def _is_roster(x: object) -> bool:
 def parse_rosters(rosters: object) -> np.ndarray:
     """One pair of rosters, or a list of pairs to draw from, -> int32 [R, 10] class ids."""
     if rosters is None:
-        rosters = ("MWHRP", "MWHRP")
+        rosters = DEFAULT_ROSTERS
     if not isinstance(rosters, tuple | list) or not rosters:
         raise ConfigError(
             "rosters: expected a pair like ('MWHRP', 'MWHRP') or a non-empty list of pairs"

@@ -2,8 +2,7 @@
 
 from marl_bgs.core.kits import Layouts, ModeKit
 from marl_bgs.tdm.maps.registry import SPLITS, all_ids, load
-from marl_bgs.tdm.mode import MODE_ID
-from marl_bgs.tdm.scenarios.env import build_tdm
+from marl_bgs.tdm.mode import MODE_ID, make_tdm
 
 
 def _map_names() -> list[str]:
@@ -16,7 +15,7 @@ def _map_names() -> list[str]:
 KIT = ModeKit(
     id=MODE_ID,
     alias="tdm",
-    build=build_tdm,
+    build=make_tdm,
     layouts=Layouts(keyword="map_id", catalog=_map_names, splits=SPLITS),
     outcomes=("running", "team A wins", "team B wins", "draw"),
     results=("", "win", "loss", "draw"),

@@ -23,7 +23,7 @@ from marl_bgs.core.env import BatchedEnv, RewardFn
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.inputs import check_indices
 from marl_bgs.core.mode import ModeSpec
-from marl_bgs.core.pool import SIDE_RULES, StartPool
+from marl_bgs.core.pool import StartPool, check_spawn_swap
 from marl_bgs.core.pytree import batch_states
 from marl_bgs.tdm import maps as maps_registry
 from marl_bgs.tdm.actions import (
@@ -203,7 +203,6 @@ class TDMEnv(BatchedEnv):
         super().__init__(mode, pool, **kwargs)
         self.maps, self.rosters, self.rule_values = maps, rosters, rule_values
         self.shared_sight, self.message_dim = mode.shared_sight, mode.message_dim
-        self.spawn_swap = self.side_rule
 
     def entry(self, map_index: Any, roster_index: Any) -> jax.Array:
         """The pool entry of each (map index, roster index) of this env's lists."""
@@ -247,14 +246,16 @@ def make_tdm(
     `reward_fn(state, next_state, facts) -> [10]` shapes rewards (default: the official one);
     `mesh` (a `jax.sharding.Mesh`) splits the games over the devices of its `mesh_axis`.
     """
+    if "scenario" in unknown:
+        raise ConfigError(
+            "scenario: not a setting of make; a scenario env (team A's agents, the scenario's "
+            "controller folded in) has its own entry point: marl_bgs.make_scenario("
+            f"{shown(unknown['scenario'])}, num_envs=...)"
+        )
     if unknown:
         known = [k for k in inspect.signature(make_tdm).parameters if k != "unknown"]
         raise ConfigError(f"{next(iter(unknown))[:60]}: not a setting of tdm; allowed {known}")
-    if not isinstance(spawn_swap, str) or spawn_swap not in SIDE_RULES:
-        raise ConfigError(
-            f"spawn_swap: expected one of {list(SIDE_RULES)}, got {shown(spawn_swap)}"
-        )
-    spawn_swap = str(spawn_swap)  # a numpy str_ becomes a plain str
+    spawn_swap = check_spawn_swap(spawn_swap)
     shared_sight = check_bool(shared_sight, "shared_sight")
     message_dim = check_int(message_dim, "message_dim", 0, MESSAGE_DIM_MAX)
     rule_values = RuleValues(
@@ -266,6 +267,6 @@ def make_tdm(
     mode = TeamDeathmatch(shared_sight=shared_sight, message_dim=message_dim)
     return TDMEnv(
         mode, pool, maps=specs, rosters=parse_rosters(rosters),
-        rule_values=rule_values, num_envs=num_envs, side_rule=spawn_swap, reward_fn=reward_fn,
+        rule_values=rule_values, num_envs=num_envs, spawn_swap=spawn_swap, reward_fn=reward_fn,
         mesh=mesh, mesh_axis=mesh_axis,
     )  # fmt: skip

@@ -16,12 +16,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.geometry import Obstacles, near_table
-from marl_bgs.core.movement import free_grid
 from marl_bgs.core.pool import StartPool, check_weights
 from marl_bgs.core.pytree import batch_states
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import NUM_SLOTS
 from marl_bgs.tdm.perception import sight_lines
+from marl_bgs.tdm.shields import free_grid
 from marl_bgs.tdm.state import GameState, Rules, Units
 from marl_bgs.tdm.tables import lookup, spawn_pads
 

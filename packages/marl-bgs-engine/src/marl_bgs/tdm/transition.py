@@ -13,14 +13,16 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from marl_bgs.core.movement import charge, clear_bodies, move
+from marl_bgs.core.movement import move
 from marl_bgs.core.pytree import where_games
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.actions import action_masks, can_move, repair, to_world_move
+from marl_bgs.tdm.charge import charge
 from marl_bgs.tdm.combat import resolve_combat
 from marl_bgs.tdm.facts import Facts
 from marl_bgs.tdm.lifecycle import death_points, in_own_red_zone, kill, outcome, respawn_waves
 from marl_bgs.tdm.perception import perceive, sight_lines
+from marl_bgs.tdm.shields import clear_bodies
 from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.statuses import (
     Applied,

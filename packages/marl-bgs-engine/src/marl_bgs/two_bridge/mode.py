@@ -22,7 +22,7 @@ from marl_bgs.core.checks import check_bool, check_int, shown
 from marl_bgs.core.env import BatchedEnv, RewardFn
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import ModeSpec
-from marl_bgs.core.pool import SIDE_RULES, check_weights
+from marl_bgs.core.pool import check_spawn_swap, check_weights
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs.two_bridge import views
@@ -195,7 +195,7 @@ def make_two_bridge(
     num_envs: int = 1,
     fog: bool = False,
     tick_limit: int = lay.TICK_LIMIT,
-    side_rule: str = "none",
+    spawn_swap: str = "none",
     weights: Any = None,
     reward_fn: RewardFn | None = None,
     mesh: Mesh | None = None,
@@ -206,8 +206,13 @@ def make_two_bridge(
 
     `variant`: one of the nine maps ("V1_Base" ... "V3_Navigate") or a list sharing a unit
     count, drawn per episode by `weights`; `fog`: fog of war (off in the paper);
-    `side_rule`: "none" keeps the paper's sides, "half"/"all"/"random" mirror left and right.
+    `spawn_swap`: "none" keeps the paper's sides, "half"/"all"/"random" mirror left and right.
     """
+    if "side_rule" in unknown:
+        raise ConfigError(
+            "side_rule: renamed spawn_swap (the same values, the same keyword as every mode's); "
+            f"pass spawn_swap={shown(unknown['side_rule'])}"
+        )
     if unknown:
         known = [k for k in inspect.signature(make_two_bridge).parameters if k != "unknown"]
         raise ConfigError(
@@ -216,10 +221,9 @@ def make_two_bridge(
     names, num_enemies, layouts = parse_variants(variant)
     fog = check_bool(fog, "fog")
     tick_limit = check_int(tick_limit, "tick_limit", 1, 100_000)
-    if not isinstance(side_rule, str) or side_rule not in SIDE_RULES:
-        raise ConfigError(f"side_rule: expected one of {list(SIDE_RULES)}, got {shown(side_rule)}")
+    spawn_swap = check_spawn_swap(spawn_swap)
     pool = variant_pool(layouts, num_enemies, tick_limit, check_weights(weights, len(layouts)))
     return TwoBridgeEnv(
         TwoBridge(num_enemies=num_enemies, fog=fog), pool, variants=names, num_envs=num_envs,
-        side_rule=str(side_rule), reward_fn=reward_fn, mesh=mesh, mesh_axis=mesh_axis,
+        spawn_swap=spawn_swap, reward_fn=reward_fn, mesh=mesh, mesh_axis=mesh_axis,
     )  # fmt: skip

@@ -9,6 +9,7 @@ from typing import Any, cast
 import numpy as np
 import pandas as pd
 
+from marl_bgs.tdm.classes import LETTERS as CLASS_LETTERS
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.kit import KIT
 from marl_bgs.tdm.lifecycle import DEATH_POINTS, MAX_POINTS_PER_TICK, RED_ZONE_DEATH_POINTS
@@ -17,9 +18,9 @@ from marl_bgs.tdm.maps import load as load_map
 from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.modes import INT, STR, FailRows
 
-LETTERS = "-MWHRP"
+LETTERS = "-" + CLASS_LETTERS  # indexed by class id, "-" for an empty slot
 RESULT_OF_OUTCOME = dict(list(enumerate(KIT.results))[1:])  # {1: "win", 2: "loss", 3: "draw"}
-ROSTER = re.compile(r"[MWHRP]{1,5}")
+ROSTER = re.compile(f"[{CLASS_LETTERS}]{{1,{TEAM_SIZE}}}")
 # The mode's own columns, after the common ones (`marl_bgs_eval.results.COMMON`).
 COLUMNS: dict[str, str] = {
     "roster_a": STR,

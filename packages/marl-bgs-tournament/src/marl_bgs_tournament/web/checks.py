@@ -3,47 +3,37 @@ SeasonDataError naming the field."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from marl_bgs.core.checks import check_float, check_int, shown
 from marl_bgs_tournament.web.files import SeasonDataError
 
 MAX_TEXT = 200
 MAX_INT = 2**63 - 1
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def text(value: Any, field: str, max_len: int = MAX_TEXT) -> str:
     """A text of 1 to `max_len` characters."""
     if not isinstance(value, str) or not 0 < len(value) <= max_len:
         raise SeasonDataError(f"{field}: expected a text of 1-{max_len} characters, got "
-                              f"{_shown(value)}")  # fmt: skip
+                              f"{shown(value)}")  # fmt: skip
     return value
 
 
 def integer(value: Any, field: str, low: int = -MAX_INT, high: int = MAX_INT) -> int:
     """An integer (not a bool) in [low, high]."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise SeasonDataError(f"{field}: expected an integer in [{low}, {high}], got "
-                              f"{_shown(value)}")  # fmt: skip
-    return value
+    return check_int(value, field, low, high, error=SeasonDataError)
 
 
 def number(value: Any, field: str) -> float:
     """A finite number (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise SeasonDataError(f"{field}: expected a finite number, got {_shown(value)}")
-    return float(value)
+    return check_float(value, field, error=SeasonDataError)
 
 
 def boolean(value: Any, field: str) -> bool:
     """true or false."""
     if not isinstance(value, bool):
-        raise SeasonDataError(f"{field}: expected true or false, got {_shown(value)}")
+        raise SeasonDataError(f"{field}: expected true or false, got {shown(value)}")
     return value
 
 

@@ -6,16 +6,14 @@ from marl_bgs.tdm.maps.checks import (
     map_stats,
 )
 from marl_bgs.tdm.maps.registry import (
-    CUSTOM_MAP_ID,
     SPLITS,
-    MapError,
-    MapSpec,
     all_ids,
     load,
     load_file,
     parse,
     split,
 )
+from marl_bgs.tdm.maps.spec import CUSTOM_MAP_ID, MapError, MapSpec
 from marl_bgs.tdm.maps.symmetry import mirror_mismatches
 
 __all__ = [

@@ -7,8 +7,8 @@ body centres (default spacing 0.05 map units) whose clearance comes from
 obstacle counts by kind, the share of the map's area left free, and the share of the 25 left-right
 pad-to-pad sight lines that obstacles block.
 
-`python -m marl_bgs.tdm.maps.report --out docs/maps.md` checks every shipped map and writes the
-statistics page.
+`python ci/docs_pages/maps_page.py --out docs/maps.md` (a docs tool outside the wheel) checks every
+shipped map and writes the statistics page.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from marl_bgs.core.arena import (
 )
 from marl_bgs.core.geometry import body_fits, clearance, obstacle_distance, segment_blocked
 from marl_bgs.tdm.constants import SPAWN_PAD_X, SPAWN_PAD_Y
-from marl_bgs.tdm.maps.registry import MapError, MapSpec
+from marl_bgs.tdm.maps.spec import MapError, MapSpec
 
 PADS = np.array(
     [(SPAWN_PAD_X, y) for y in SPAWN_PAD_Y] + [(MAP_WIDTH - SPAWN_PAD_X, y) for y in SPAWN_PAD_Y],

@@ -1,6 +1,6 @@
 """Map files: format `marl-bgs-map-v1`, validation on load, and the registry of shipped maps.
 
-docs/maps.md ("Map files", written by `marl_bgs.tdm.maps.report`) is the one description of the
+docs/maps.md ("Map files", written by `ci/docs_pages/maps_page.py`) is the one description of the
 format: keys, units, limits, splits and id ranges, the mirror rule for every split but "custom",
 the playability checks, and how a custom map is identified (`MapSpec.content_hash`, and
 `CUSTOM_MAP_ID` in game states). `parse` checks a decoded document against it; `load_file` first
@@ -10,24 +10,22 @@ in `data/` are parsed without the playability flood fill, since the test suite c
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import jax
 import numpy as np
 
-from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, MAX_OBSTACLES, OBSTACLE_PILLAR, OBSTACLE_WALL
+from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, MAX_OBSTACLES
 from marl_bgs.core.checks import check_float, check_int, did_you_mean, shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.files import read_json
-from marl_bgs.core.geometry import Obstacles
+from marl_bgs.tdm.maps.checks import check_playable
+from marl_bgs.tdm.maps.spec import MapError, MapSpec
 from marl_bgs.tdm.maps.symmetry import mirror_mismatches
 
 FORMAT = "marl-bgs-map-v1"
@@ -63,77 +61,11 @@ _RANGES = {
 }
 
 
-CUSTOM_MAP_ID = -1  # what `GameState.map_id` records for a map loaded from a file or document
-
-
-class MapError(ConfigError):
-    """A map file or map request is invalid; the message names the field and what is allowed.
-    A `ConfigError`, so `except marl_bgs.ConfigError` catches every bad setting, maps included."""
-
-
-@dataclass(frozen=True)
-class MapSpec:
-    """One validated map: metadata and its obstacles as plain tuples."""
-
-    id: int
-    name: str
-    split: str
-    description: str
-    obstacles: tuple[dict[str, float | str], ...]
-
-    @property
-    def record_id(self) -> int:
-        """The id a game state records: the map's id, or `CUSTOM_MAP_ID` for a custom map."""
-        return CUSTOM_MAP_ID if self.split == "custom" else self.id
-
-    @property
-    def content_hash(self) -> str:
-        """16 hex digits of SHA-256 over the obstacle arrays the engine plays (float32): equal
-        for two maps exactly when they play alike, whatever their ids, names or files."""
-        obs = self.to_obstacles()
-        digest = hashlib.sha256()
-        for array in (obs.kind, obs.center, obs.size, obs.theta):
-            digest.update(np.ascontiguousarray(array).tobytes())
-        return digest.hexdigest()[:16]
-
-    def to_obstacles(self) -> Obstacles:
-        """Padded numpy arrays in the engine's obstacle layout."""
-        kind = np.zeros(MAX_OBSTACLES, np.int32)
-        center = np.zeros((MAX_OBSTACLES, 2), np.float32)
-        size = np.zeros((MAX_OBSTACLES, 2), np.float32)
-        theta = np.zeros(MAX_OBSTACLES, np.float32)
-        for i, o in enumerate(self.obstacles):
-            center[i] = (o["x"], o["y"])
-            if o["kind"] == "pillar":
-                kind[i] = OBSTACLE_PILLAR
-                size[i] = (o["radius"], o["radius"])
-            else:
-                kind[i] = OBSTACLE_WALL
-                size[i] = (o["width"], o["height"])
-                theta[i] = o.get("theta", 0.0)
-        return Obstacles(
-            kind=_host_leaf(kind),
-            center=_host_leaf(center),
-            size=_host_leaf(size),
-            theta=_host_leaf(theta),
-            active=_host_leaf(kind > 0),
-        )
-
-
-def _host_leaf(array: np.ndarray) -> jax.Array:
-    """A numpy array as a leaf of a `jax.Array`-typed pytree, unchanged (it stays on the host):
-    JAX accepts it wherever it reads a `jax.Array`, though the static type leaves numpy out."""
-    return cast(jax.Array, array)
-
-
 def _number(value: Any, field: str, key: str) -> float:
     """The project's number policy (`check_float`: no bools, NaN, infinities or ints too large
     for a float) with the range of obstacle field `key`, as a MapError."""
     lo, hi = _RANGES[key]
-    try:
-        return check_float(value, field, lo, hi)
-    except ConfigError as err:
-        raise MapError(str(err)) from None
+    return check_float(value, field, lo, hi, error=MapError)
 
 
 def _keys(keys: set[Any]) -> list[str]:
@@ -231,8 +163,6 @@ def parse(raw: Any, source: str = "map", *, check_play: bool = True) -> MapSpec:
             )
     spec = MapSpec(id=map_id, name=name, split=split_name, description=desc, obstacles=parsed)
     if check_play:
-        from marl_bgs.tdm.maps.checks import check_playable  # late: checks imports this module
-
         check_playable(spec, source=source)
     return spec
 

@@ -1,7 +1,7 @@
 """The eight endgame scenarios: files, environments, replayed winning lines and the line search.
 
     import marl_bgs
-    env = marl_bgs.make("tdm", scenario=6, num_envs=256)   # team A's env, TDM-Alpha folded in
+    env = marl_bgs.make_scenario(6, num_envs=256)   # team A's env, TDM-Alpha folded in
     sc = marl_bgs.scenarios.load(6)                         # the validated data: units, lines, ...
 
 docs/scenarios.md shows every scenario, its challenge, skills and winning line.

@@ -1,6 +1,6 @@
 """Scenario environments: a scenario is a start-state pool entry, its controller folded in.
 
-    env = marl_bgs.make("tdm", scenario=6, num_envs=256)   # an OpponentEnv: team A's agents
+    env = marl_bgs.make_scenario(6, num_envs=256)   # an OpponentEnv: team A's agents
     obs, state = env.reset(key)                             # every game starts from scenario 6
 
 Side 0 is the snapshot as designed (team A spawned on the left); side 1 is its mirror image (team
@@ -10,7 +10,9 @@ as in any env (default "none": the snapshot as designed).
 
 from __future__ import annotations
 
+import inspect
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -20,17 +22,27 @@ import numpy as np
 from marl_bgs.core.checks import check_bool, check_int
 from marl_bgs.core.env import RewardFn
 from marl_bgs.core.opponent import OpponentEnv
-from marl_bgs.core.pool import SIDE_RULES, StartPool, make_pool
+from marl_bgs.core.pool import StartPool, check_spawn_swap, make_pool
 from marl_bgs.core.pytree import batch_states
 from marl_bgs.core.team import Policy, TeamInputs, TeamPolicy, team_step
 from marl_bgs.tdm.classes import class_id
 from marl_bgs.tdm.config import RuleValues
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.mode import TDMEnv, TeamDeathmatch, make_tdm
-from marl_bgs.tdm.scenarios.files import MAX_TICKS_LEFT, Scenario, ScenarioError, load
+from marl_bgs.tdm.scenarios.files import (
+    MAX_LINES,
+    MAX_TICKS_LEFT,
+    MAX_VARIANTS,
+    Scenario,
+    ScenarioError,
+    load,
+)
 from marl_bgs.tdm.scripted import scripted_policy
 
 MAX_TICKS = MAX_TICKS_LEFT  # plans are padded to this many ticks (one program for every scenario)
+# A batch that holds every line and variant of any scenario: replaying them all at this size
+# compiles one program per controller.
+REPLAY_BATCH = MAX_LINES + MAX_VARIANTS
 
 
 def scenario_pool(scenario: Scenario) -> StartPool:
@@ -46,15 +58,14 @@ def scenario_two_team_env(
     """Both teams' env over one scenario (evaluation plays team B with the scenario's opponent).
     Scenario games carry no teammate messages."""
     sc = load(scenario)
-    if not isinstance(spawn_swap, str) or spawn_swap not in SIDE_RULES:
-        raise ScenarioError(f"spawn_swap: expected one of {list(SIDE_RULES)}, got {spawn_swap!r}")
+    spawn_swap = check_spawn_swap(spawn_swap, ScenarioError)
     mode = TeamDeathmatch(shared_sight=check_bool(shared_sight, "shared_sight"))
     classes = np.zeros((1, 10), np.int32)
     for u in sc.units:
         classes[0, u.slot] = class_id(u.cls, "cls")
     return TDMEnv(
         mode, scenario_pool(sc), maps=[sc.arena], rosters=classes,
-        rule_values=RuleValues(), num_envs=num_envs, side_rule=str(spawn_swap),
+        rule_values=RuleValues(), num_envs=num_envs, spawn_swap=spawn_swap,
         reward_fn=reward_fn, mesh=mesh, mesh_axis=mesh_axis,
     )  # fmt: skip
 
@@ -65,29 +76,36 @@ def opponent_policy(name: str) -> Policy:
     return scripted_policy(name)
 
 
-def make_scenario(scenario: Any, **settings: Any) -> OpponentEnv:
-    """Team A's env over `scenario` (an id, name, file or `Scenario`) with its controller playing
-    team B; settings as `scenario_two_team_env` (num_envs, spawn_swap, shared_sight, ...)."""
+def make_scenario(
+    scenario: int | str | Path | Scenario,
+    *,
+    num_envs: int = 1,
+    spawn_swap: str = "none",
+    shared_sight: bool = True,
+    reward_fn: RewardFn | None = None,
+    mesh: Any = None,
+    mesh_axis: str | None = None,
+    **unknown: Any,
+) -> OpponentEnv:
+    """Team A's env over `scenario` (an id 1-8, a name, a file or a `Scenario`), its controller
+    folded in as team B: `reset`/`step` take and return team A's agents only.
+
+    The scenario fixes the arena, units, score, clock and rule values, so the only settings are
+    the batch (`num_envs`, `mesh`, `mesh_axis`), `spawn_swap` ("none": the snapshot as designed),
+    `shared_sight` and `reward_fn`; any other keyword is a `ScenarioError` naming it.
+    """
+    if unknown:
+        allowed = list(inspect.signature(make_scenario).parameters)[1:-1]
+        raise ScenarioError(
+            f"{next(iter(unknown))[:60]}: not a setting of a scenario env (the scenario fixes its "
+            f"arena, units, score, clock and rule values); allowed {allowed}"
+        )
     sc = load(scenario)
-    return OpponentEnv(scenario_two_team_env(sc, **settings), opponent_policy(sc.opponent), 0)
-
-
-_SCENARIO_SETTINGS = ("num_envs", "spawn_swap", "shared_sight", "reward_fn", "mesh", "mesh_axis")
-
-
-def build_tdm(*, scenario: Any = None, **settings: Any) -> TDMEnv | OpponentEnv:
-    """What `marl_bgs.make("tdm", ...)` builds: `make_tdm(**settings)`, or with `scenario` (an
-    id 1-8, a name, a file or a `Scenario`) team A's env over that scenario (`make_scenario`),
-    whose arena, units, score, clock and rule values are the scenario's own."""
-    if scenario is None:
-        return make_tdm(**settings)
-    for name in settings:
-        if name not in _SCENARIO_SETTINGS:
-            raise ScenarioError(
-                f"{name[:60]}: not a setting of a scenario env (the scenario fixes its arena, "
-                f"units, score, clock and rule values); allowed {list(_SCENARIO_SETTINGS)}"
-            )
-    return make_scenario(scenario, **settings)
+    env = scenario_two_team_env(
+        sc, num_envs=num_envs, spawn_swap=spawn_swap, shared_sight=shared_sight,
+        reward_fn=reward_fn, mesh=mesh, mesh_axis=mesh_axis,
+    )  # fmt: skip
+    return OpponentEnv(env, opponent_policy(sc.opponent), 0)
 
 
 def _plan_policy() -> Policy:

@@ -36,7 +36,7 @@ from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.files import read_json
 from marl_bgs.tdm.actions import COMBAT_PAIRS
 from marl_bgs.tdm.authoring import UnitSpec, author_state
-from marl_bgs.tdm.classes import class_id
+from marl_bgs.tdm.classes import LETTERS, class_id
 from marl_bgs.tdm.config import RuleValues
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.maps import MapSpec
@@ -162,8 +162,7 @@ class Scenario:
     @property
     def rosters(self) -> tuple[str, str]:
         """Each team's living classes as letters, e.g. ("MHP", "MWR")."""
-        letters = " MWHRP"
-        living = [(u.slot, letters[class_id(u.cls, "cls")]) for u in self.units if u.alive]
+        living = [(u.slot, LETTERS[class_id(u.cls, "cls") - 1]) for u in self.units if u.alive]
         team = lambda t: "".join(c for s, c in sorted(living) if s // TEAM_SIZE == t)  # noqa: E731
         return team(0), team(1)
 
@@ -206,10 +205,7 @@ def _choice(raw: Any, allowed: tuple[str, ...] | list[str], field: str) -> str:
 
 
 def _int(raw: Any, field: str, lo: int, hi: int) -> int:
-    try:
-        return check_int(raw, field, lo, hi)
-    except ConfigError as err:
-        raise ScenarioError(str(err)) from None
+    return check_int(raw, field, lo, hi, error=ScenarioError)
 
 
 def _pair(raw: Any, field: str, lo: int, hi: int) -> tuple[int, int]:
