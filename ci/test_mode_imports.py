@@ -42,7 +42,7 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
     "engine: the demo plays Team Deathmatch": [
         "packages/marl-bgs-engine/src/marl_bgs/demo.py",
     ],
-    "eval: Team Deathmatch features outside marl_bgs_eval/tdm/ (metrics, compositions, legend, scenarios, scripted Systems), to move there": [
+    "eval: Team Deathmatch features to move into marl_bgs_eval/tdm/": [
         "packages/marl-bgs-eval/src/marl_bgs_eval/compose.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/legend.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/__init__.py",
