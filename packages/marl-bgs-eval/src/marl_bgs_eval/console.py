@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, NoReturn, cast
 
 import typer
 import typer.main
@@ -60,7 +60,7 @@ def is_reported(err: BaseException, errors: Sequence[ErrorType]) -> bool:
             if loaded is None:
                 continue  # not imported: nothing raised can be an instance of it
             kind = getattr(loaded, name)
-        if isinstance(err, kind):  # type: ignore[arg-type]
+        if isinstance(err, kind):
             return True
     return False
 
@@ -109,7 +109,7 @@ class _Reporting:
         if parent is None and not any(p.name == "version" for p in self.params):
             self.params.append(_version_option())
         try:
-            return super().make_context(info_name, args, parent, **extra)  # type: ignore[misc]
+            return cast(Any, super()).make_context(info_name, args, parent, **extra)
         except Exception as err:
             if is_reported(err, self.errors):
                 fail(err)
@@ -117,7 +117,7 @@ class _Reporting:
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
-            return super().invoke(ctx)  # type: ignore[misc]
+            return cast(Any, super()).invoke(ctx)
         except Exception as err:
             if is_reported(err, self.errors):
                 fail(err)
@@ -140,13 +140,13 @@ class App(typer.Typer):
         return super().command(name, cls=cls or self._command_cls, **settings)
 
 
-def table(df: pd.DataFrame, title: str | None = None, floats: str = ".1f") -> Table:
+def table(df: pd.DataFrame | Any, title: str | None = None, floats: str = ".1f") -> Table:
     """A DataFrame as a rich table: numbers right-aligned, floats formatted with `floats`, every
     text shown as it is (no markup: a System name may hold brackets)."""
     shown = Table(title=None if title is None else Text(title))
     for col in df.columns:
         justify = "right" if df[col].dtype.kind in "iuf" else "left"
-        shown.add_column(Text(str(col)), justify=justify)  # type: ignore[arg-type]
+        shown.add_column(Text(str(col)), justify=justify)
     for row in df.itertuples(index=False):
         shown.add_row(*(Text(format(v, floats) if isinstance(v, float) else str(v)) for v in row))
     return shown
