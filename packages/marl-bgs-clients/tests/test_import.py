@@ -28,3 +28,13 @@ def test_pygame_prints_no_banner() -> None:
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           check=True, timeout=120)  # fmt: skip
     assert done.stdout == ""
+
+
+def test_both_command_lines_keep_the_toolkits_promises(tmp_path) -> None:
+    """`--version`; a refusal is one escaped `error:` line, exit code 2 (marl_bgs_eval.console)."""
+    from marl_bgs_clients.cli import app
+    from marl_bgs_clients.watch import app as watch_app
+    from marl_bgs_eval.console import MARKUP, check_app
+
+    check_app(app, "marl-bgs-clients", ["view", str(tmp_path / f"{MARKUP}.replay.zip")])
+    check_app(watch_app, "marl-bgs-clients", ["a", "b", "--gif", str(tmp_path / f"{MARKUP}.png")])

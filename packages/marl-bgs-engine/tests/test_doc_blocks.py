@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from marl_bgs import doc_blocks
 from marl_bgs.testing import doc_block_tests
 
@@ -50,3 +52,15 @@ def test_the_demo_hint_says_how_to_get_marl_bgs_eval(tmp_path: Path, monkeypatch
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path / "elsewhere")  # outside: the whole path, no ../
     assert f"`{tmp_path / 'env' / 'bin' / 'marl-bgs-eval'} play" in demo.next_steps()
+
+
+def test_the_demo_answers_version(capsys) -> None:
+    """`python -m marl_bgs.demo --version`: the line every command line's `--version` starts
+    with (the engine has no typer; the other command lines print it through marl_bgs_eval)."""
+    import marl_bgs
+    from marl_bgs import demo
+
+    with pytest.raises(SystemExit) as stop:
+        demo.main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"marl-bgs-engine {marl_bgs.__version__}\n"

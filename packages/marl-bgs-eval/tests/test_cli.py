@@ -121,7 +121,7 @@ def test_errors_exit_2_with_the_field() -> None:
     assert "unknown System 'nobody'" in result.output
     result = runner.invoke(app, ["play", "tdm-alfa", "random", *SMALL])
     assert result.exit_code == 2
-    assert "unknown System 'tdm-alfa' (did you mean 'tdm-alpha'?)" in result.stdout
+    assert "unknown System 'tdm-alfa' (did you mean 'tdm-alpha'?)" in result.stderr
     result = runner.invoke(app, ["play", "random", "random", *SMALL, "--split", "test"])
     assert result.exit_code == 2
     assert "not in split 'test'" in result.output

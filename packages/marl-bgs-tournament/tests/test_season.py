@@ -470,3 +470,8 @@ def test_the_season_size_is_reduced_on_a_cpu_unless_asked_otherwise() -> None:
                                    "--size", "huge"])  # fmt: skip
     assert bad.exit_code == 2
     assert "size: expected one of" in bad.output
+    assert _settings("full", {"maps": "0-2,test"}).maps == (0, 1, 2, *TEST_MAPS)  # the map grammar
+    bad = CliRunner().invoke(app, ["season", "--field", "a", "--field", "b", "--out", "x",
+                                   "--size", "full", "--maps", "tset"])  # fmt: skip
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("error: --maps: map_id: unknown 'tset' (did you mean 'test'?)")

@@ -23,3 +23,11 @@ def test_the_command_line_has_one_command_per_preset() -> None:
     from marl_bgs_train.config import PRESETS
 
     assert tuple(PRESETS) == PRESET_NAMES
+
+
+def test_the_command_line_keeps_the_toolkits_promises(tmp_path) -> None:
+    """`--version`; a refusal is one escaped `error:` line, exit code 2 (marl_bgs_eval.console)."""
+    from marl_bgs_eval.console import MARKUP, check_app
+    from marl_bgs_train.cli import app
+
+    check_app(app, "marl-bgs-train", ["ippo-rnn", "--out", str(tmp_path), "--set", f"{MARKUP}=1"])

@@ -135,6 +135,11 @@ def test_command_line_errors_name_the_setting(tmp_path):
     test_map = cli.invoke(app, ["mappo-ff", "--set", "maps=0,49", "--out", str(tmp_path / "x")])
     assert test_map.exit_code == 2
     assert "test map 49" in test_map.output
+    ranged = cli.invoke(app, ["mappo-ff", "--set", "maps=40-48", "--out", str(tmp_path / "x")])
+    assert "maps: 47 is test map 47" in ranged.stderr  # the map grammar's range, then the guard
+    typo = cli.invoke(app, ["mappo-ff", "--set", "maps=tset", "--out", str(tmp_path / "x")])
+    assert typo.exit_code == 2
+    assert typo.stderr.startswith("error: --set maps: map_id: unknown 'tset' (did you mean")
     missing = cli.invoke(app, ["resume", str(tmp_path / "none")])
     assert missing.exit_code == 2
     assert "config.json" in missing.output

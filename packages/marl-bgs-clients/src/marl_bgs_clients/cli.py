@@ -15,10 +15,11 @@ from typing import Annotated
 
 import typer
 
-from marl_bgs_clients.watch import watch
+from marl_bgs_clients.watch import ERRORS, watch
+from marl_bgs_eval import console as ui
 
-app = typer.Typer(help="MARL-BattleGrounds clients: BattleClient and Replay Viewer.",
-                  add_completion=False, no_args_is_help=True)  # fmt: skip
+app = ui.App("marl-bgs-clients", errors=ERRORS, add_completion=False, no_args_is_help=True,
+             help="MARL-BattleGrounds clients: BattleClient and Replay Viewer.")  # fmt: skip
 app.command()(watch)
 
 
@@ -84,7 +85,7 @@ def view(
     try:
         replay = replays.load(path)
     except Exception as err:  # every refusal of the replay checks, whatever its kind
-        preflight.refuse(f"cannot open {path}: {err}")
+        ui.fail(f"cannot open {path}: {err}")
     viewer = ReplayViewer(replay, name=path.name, out_dir=path.parent)
     viewer.observer = viewer.selected = pov
     viewer.run()  # pragma: no cover - opens a window
@@ -112,15 +113,11 @@ def play(
     preflight.play(human)  # before any heavy import: within a second
     from marl_bgs_clients.battle import BattleClient
     from marl_bgs_clients.session import HumanGame
-    from marl_bgs_eval.errors import EvalError
 
     rules = {} if tick_limit is None else {"tick_limit": tick_limit}
-    ref: str | int = int(map_ref) if map_ref.isdigit() else map_ref
-    try:
-        game = HumanGame(system_a, system_b, human, ref, roster_a, roster_b, seed=seed,
-                         a_right=a_right, **rules)  # fmt: skip
-    except EvalError as err:
-        preflight.refuse(str(err))
+    ref = ui.layout(map_ref, "tdm", files=True)
+    game = HumanGame(system_a, system_b, human, ref, roster_a, roster_b, seed=seed,
+                     a_right=a_right, **rules)  # fmt: skip
     BattleClient(game, out=out, oracle=oracle).run()
 
 

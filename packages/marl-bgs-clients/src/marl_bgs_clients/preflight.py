@@ -1,8 +1,8 @@
 """The checks `view`, `watch` and `play` run before anything heavy is imported or a window opens:
 bad options, a missing or unreadable replay file and no display each end the command with one
-line on stderr and exit code 2, within a second. Only the standard library and typer are
-imported here; the full replay checks (`marl_bgs_eval.replays.load`) run after these, still
-before any window.
+line on stderr and exit code 2 (`marl_bgs_eval.console.fail`), within a second. Only the
+standard library, typer and rich are imported here; the full replay checks
+(`marl_bgs_eval.replays.load`) run after these, still before any window.
 """
 
 from __future__ import annotations
@@ -10,19 +10,11 @@ from __future__ import annotations
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NoReturn
-
-import typer
 
 from marl_bgs_clients.window import display_problem
+from marl_bgs_eval.console import fail
 
 SLOTS = range(10)
-
-
-def refuse(message: str) -> NoReturn:
-    """End the command: `error: message` on stderr, exit code 2."""
-    typer.echo(f"error: {' '.join(message.split())}", err=True)  # always one line
-    raise typer.Exit(code=2)
 
 
 def replay_file_problem(path: Path) -> str | None:
@@ -42,18 +34,18 @@ def replay_file_problem(path: Path) -> str | None:
 def _slots(field: str, values: Iterable[int]) -> None:
     bad = [v for v in values if v not in SLOTS]
     if bad:
-        refuse(f"{field}: expected slots in [0, 9], got {bad}")
+        fail(f"{field}: expected slots in [0, 9], got {bad}")
 
 
 def _suffix(field: str, path: Path | None, suffix: str) -> None:
     if path is not None and path.suffix.lower() != suffix:
-        refuse(f"{field}: expected a file ending in {suffix}, got {path}")
+        fail(f"{field}: expected a file ending in {suffix}, got {path}")
 
 
 def _display(needs: str) -> None:
     problem = display_problem()
     if problem:
-        refuse(f"{problem}; {needs}")
+        fail(f"{problem}; {needs}")
 
 
 def view(path: Path, pov: int | None) -> None:
@@ -61,7 +53,7 @@ def view(path: Path, pov: int | None) -> None:
     _slots("--pov", [] if pov is None else [pov])
     problem = replay_file_problem(path)
     if problem:
-        refuse(problem)
+        fail(problem)
     _display("the Replay Viewer needs a window")
 
 

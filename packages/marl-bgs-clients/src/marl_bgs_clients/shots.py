@@ -21,7 +21,7 @@ from marl_bgs_clients.viewer import ReplayViewer, replay_scene
 from marl_bgs_clients.watch import play_one
 from marl_bgs_eval.replays import Replay
 
-DEMO = {"system_a": "tdm-alpha", "system_b": "tdm-beta", "map_ref": "47", "tick_limit": 60}
+DEMO = {"system_a": "tdm-alpha", "system_b": "tdm-beta", "map_ref": 47, "tick_limit": 60}
 MOMENT = 46  # the tick the still pictures show: a_2, TDM-Alpha's Hunter, has a target in range
 HUNTER = 2
 POV_SLOT = 7  # b_2, TDM-Beta's Hunter

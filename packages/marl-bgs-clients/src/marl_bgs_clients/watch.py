@@ -18,31 +18,34 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from marl_bgs_clients import preflight
+from marl_bgs_eval import console as ui
+
+# The clients' own refusals, besides eval's and the engine's (reported as one `error:` line).
+ERRORS = ("marl_bgs_clients.export:ExportError", "marl_bgs_clients.window:NoDisplayError")
 
 if TYPE_CHECKING:  # imported where the game is played, so --help needs neither JAX nor pygame
     from marl_bgs_eval.replays import Replay
 
 
 def play_one(
-    system_a: str, system_b: str, map_ref: str, seed: int = 0, seed_number: int = 0,
+    system_a: str, system_b: str, map_ref: int | str, seed: int = 0, seed_number: int = 0,
     a_right: bool = False, tick_limit: int | None = None, progress: bool = False,
 ) -> Replay:  # fmt: skip
-    """Play and record one game of `system_a` (team A) against `system_b` on a map
-    (`progress`: report the play and the recording on stderr)."""
+    """Play and record one game of `system_a` (team A) against `system_b` on a map (an id, a
+    name or a map file; `progress`: report the play and the recording on stderr)."""
     import marl_bgs_eval as ev
     from marl_bgs_eval import replays
     from marl_bgs_eval.progress import note
 
     rules: dict[str, Any] = {} if tick_limit is None else {"tick_limit": tick_limit}
-    ref: str | int = int(map_ref) if map_ref.isdigit() else map_ref
     games = ev.evaluate(
-        system_a, system_b, maps=[ref], games_per_map=2, seed=seed,
+        system_a, system_b, maps=[map_ref], games_per_map=2, seed=seed,
         first_seed_number=seed_number, first_game=0, progress=progress, **rules,
     )  # fmt: skip
     row = games.loc[games["a_spawn"] == ("right" if a_right else "left")].iloc[:1]
     if progress:
         note("recording the game")
-    return replays.record(system_a, system_b, row, maps=[ref], **rules)[0]
+    return replays.record(system_a, system_b, row, maps=[map_ref], **rules)[0]
 
 
 def watch(
@@ -69,15 +72,12 @@ def watch(
     preflight.watch(pov, gif, mp4)  # before any heavy import: within a second
     from marl_bgs_clients.viewer import ReplayViewer
     from marl_bgs_eval import replays
-    from marl_bgs_eval.errors import EvalError
     from marl_bgs_eval.legend import result_text
     from marl_bgs_eval.progress import note
 
-    try:
-        replay = play_one(system_a, system_b, map_ref, seed, seed_number, a_right, tick_limit,
-                          progress=True)  # fmt: skip
-    except EvalError as err:
-        preflight.refuse(str(err))
+    ref = ui.layout(map_ref, "tdm", files=True)  # the clients draw Team Deathmatch
+    replay = play_one(system_a, system_b, ref, seed, seed_number, a_right, tick_limit,
+                      progress=True)  # fmt: skip
     h = replay.header
     typer.echo(f"{h['system_a']} vs {h['system_b']} on map {h['map']} {h['map_name']}: "
                f"{result_text(h)} in {h['ticks']} ticks")  # fmt: skip
@@ -94,5 +94,5 @@ def watch(
         viewer.run()
 
 
-app = typer.Typer(add_completion=False)
+app = ui.App("marl-bgs-clients", errors=ERRORS, add_completion=False)
 app.command()(watch)

@@ -85,14 +85,18 @@ def next_steps() -> str:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").partition("\n")[0])
+    # The engine has no typer: its version line matches marl_bgs_eval.console.version_text's.
+    parser.add_argument(
+        "--version", action="version", version=f"marl-bgs-engine {marl_bgs.__version__}"
+    )
     parser.add_argument("--map", type=int, default=47, help="map id (default: test map 47)")
     parser.add_argument("--games", type=int, default=16, help="games played side by side")
     parser.add_argument("--ticks", type=int, default=300, help="ticks per match")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     spec = marl_bgs.maps.load(args.map)
     print(
         f"marl-bgs-engine {marl_bgs.__version__} on {jax.default_backend()}: map {spec.id} "

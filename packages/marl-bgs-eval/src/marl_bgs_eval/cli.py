@@ -4,31 +4,27 @@ check the rating intervals' coverage."""
 from __future__ import annotations
 
 import importlib
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from marl_bgs_eval import console as ui
+from marl_bgs_eval.console import fail
 from marl_bgs_eval.errors import EvalError
 
 if TYPE_CHECKING:  # imported where a command runs, so --help needs neither JAX nor pandas
     import pandas as pd
 
-app = typer.Typer(help="Evaluate MARL-BattleGrounds Systems and rate them.", no_args_is_help=True)
-console = Console(width=None if sys.stdout.isatty() else 120)  # a pipe or a log: 120 wide
+app = ui.App(
+    "marl-bgs-eval", help="Evaluate MARL-BattleGrounds Systems and rate them.", no_args_is_help=True
+)
+console = ui.out
 Plugins = Annotated[
     list[str] | None, typer.Option("--plugin", help="Module that registers Systems")
 ]
-
-
-def _fail(err: Exception) -> None:
-    console.print(f"[red]error:[/red] {escape(str(err))}", highlight=False)
-    raise typer.Exit(code=2)
 
 
 def load_plugins(modules: list[str] | None) -> None:
@@ -37,31 +33,7 @@ def load_plugins(modules: list[str] | None) -> None:
         try:
             importlib.import_module(name)
         except (ImportError, ValueError, TypeError) as err:  # "" and ".x" raise these two
-            _fail(EvalError(f"--plugin: cannot import {name!r}: {err}"))
-
-
-def _maps(text: str) -> list[int | str]:
-    """`--maps`: comma-separated split names, map ids, map names or map files (.json)."""
-    # isdecimal, not isdigit: "²" is a digit that int() refuses
-    refs: list[int | str] = [
-        int(t) if t.strip().isdecimal() else t.strip() for t in text.split(",")
-    ]
-    if not text.strip() or any(r == "" for r in refs):
-        _fail(
-            EvalError(
-                f"--maps: expected names like test,validation or 47,48 or a.json; got {text!r}"
-            )
-        )
-    return refs
-
-
-def _table(df: Any, title: str) -> Table:
-    table = Table(title=title)
-    for col in df.columns:
-        table.add_column(str(col), justify="right" if df[col].dtype.kind in "iuf" else "left")
-    for row in df.itertuples(index=False):
-        table.add_row(*(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row))
-    return table
+            fail(EvalError(f"--plugin: cannot import {name!r}: {err}"))
 
 
 def summarize(games: pd.DataFrame) -> pd.DataFrame:
@@ -95,8 +67,12 @@ def summarize(games: pd.DataFrame) -> pd.DataFrame:
 def play(
     system_a: Annotated[str, typer.Argument(help="Team A's System name")],
     system_b: Annotated[str, typer.Argument(help="Team B's System name")],
+    mode: ui.Mode = "tdm",
     maps: Annotated[
-        str, typer.Option(help="Split names, map ids, names or .json files, comma-separated")
+        str,
+        typer.Option(
+            help="The mode's layouts: 47,48, 0-39, a split (test), all, names; .json map files"
+        ),
     ] = "test",
     split: Annotated[str | None, typer.Option(help="Require maps from this split")] = None,
     games_per_map: Annotated[int, typer.Option(help="Games per map (even)")] = 40,
@@ -127,16 +103,16 @@ def play(
     from marl_bgs_eval.progress import note
 
     # What needs no JAX is checked first, so these mistakes are answered at once.
-    refs = _maps(maps)
     if replays and out is None:
-        _fail(EvalError("replays: needs --out (replays are saved beside the results)"))
+        fail(EvalError("replays: needs --out (replays are saved beside the results)"))
     if resume and out is None:
-        _fail(EvalError("resume: needs --out (the journal lives beside the results file)"))
+        fail(EvalError("resume: needs --out (the journal lives beside the results file)"))
+    refs = ui.layouts(maps, mode, files=True)
     if progress:
         note(f"{system_a} vs {system_b}: setting up (the first batch also compiles)")
     from marl_bgs import ConfigError
     from marl_bgs_eval.distinct import distinct_games, repeats_lines
-    from marl_bgs_eval.evaluate import as_system, evaluate
+    from marl_bgs_eval.evaluate import as_system
     from marl_bgs_eval.journal import Journal, journal_path
     from marl_bgs_eval.results import check_path, save
 
@@ -158,8 +134,9 @@ def play(
             if earlier is not None:
                 console.print(f"resuming: {len(earlier)} games already played")
         teams = (as_system(system_a, "team_a"), as_system(system_b, "team_b"))
-        games = evaluate(
-            *teams,
+        games = play_mode(
+            mode,
+            teams,
             maps=refs,
             split=split,
             games_per_map=games_per_map,
@@ -178,8 +155,7 @@ def play(
         if replays and replay_dir is not None:
             _record(system_a, system_b, games, replays, replay_dir, refs, tick_limit)
     except (EvalError, ConfigError) as err:
-        _fail(err)
-        return
+        fail(err)
     except BaseException:
         if journal is not None and journal.path.exists():
             console.print(
@@ -191,7 +167,7 @@ def play(
         f"{system_a} (A) vs {system_b} (B), seed {seed}: {len(games)} games, "
         f"{distinct_games(games)} distinct"
     )
-    console.print(_table(summarize(games), title))
+    console.print(ui.table(summarize(games), title))
     console.print(
         "distinct: games whose trajectories (accepted actions, tick by tick) differ; mirror "
         "images and replays count once"
@@ -201,6 +177,19 @@ def play(
     if out is not None:
         console.print(f"saved {len(games)} games to {out}")
     _usage(teams, games, out)
+
+
+def play_mode(mode: str, teams: tuple[Any, Any], **settings: Any) -> pd.DataFrame:
+    """The one place `play` hands its `--mode` (a versioned id) to `evaluate`.
+
+    `evaluate` takes no mode yet (issue 43 makes it mode-generic): until it does, a mode other
+    than Team Deathmatch is refused here by name."""
+    from marl_bgs.core.kits import resolve
+    from marl_bgs_eval.evaluate import evaluate
+
+    if mode != resolve("tdm"):
+        raise EvalError(f"--mode: play evaluates only {resolve('tdm')!r} so far, got {mode!r}")
+    return evaluate(*teams, **settings)
 
 
 def _usage(teams: tuple[Any, Any], games: pd.DataFrame, out: Path | None) -> None:
@@ -214,7 +203,7 @@ def _usage(teams: tuple[Any, Any], games: pd.DataFrame, out: Path | None) -> Non
         row = s.usage.summary().drop(columns=["system"]).iloc[0]
         values = [f"{int(v):,}" if float(v).is_integer() else f"{v:.3g}" for v in row]
         shown = pd.DataFrame({"measure": row.index, "value": values})
-        console.print(_table(shown, f"usage of {s.name} (team {'AB'[team]})"))
+        console.print(ui.table(shown, f"usage of {s.name} (team {'AB'[team]})"))
         if out is not None:
             path = out.with_name(f"{out.stem}-usage-{'ab'[team]}{out.suffix}")
             table = s.usage.per_game(games, team)
@@ -264,13 +253,9 @@ def _rated(
     from marl_bgs_eval.resampling import check_scheme
     from marl_bgs_eval.results import combine, load
 
-    try:
-        scheme = check_scheme(scheme)
-        games = combine([(str(f), load(f, check_integrity=integrity)) for f in files])
-        table = rate_games(games, bootstrap=bootstrap, seed=seed, scheme=scheme)
-    except EvalError as err:
-        _fail(err)
-        raise
+    scheme = check_scheme(scheme)
+    games = combine([(str(f), load(f, check_integrity=integrity)) for f in files])
+    table = rate_games(games, bootstrap=bootstrap, seed=seed, scheme=scheme)
     marks = ["yes" if r else "" for r in table["repeats"].tolist()]
     notes = [*interval_notes(table, bootstrap, scheme), *repeats_lines(games)]
     return table.assign(repeats=marks), notes
@@ -306,7 +291,7 @@ def rate(
     r, notes = _rated(files, bootstrap, seed, integrity, bootstrap_scheme)
     cols = ["rank", "system", "elo", "elo_low", "elo_high", "games", "distinct_games", "repeats"]
     cols += ["wins", "draws", "losses"]
-    console.print(_table(r[cols], f"Elo (mean 1,200), draw nu = {r.attrs['nu']:.3f}"))
+    console.print(ui.table(r[cols], f"Elo (mean 1,200), draw nu = {r.attrs['nu']:.3f}"))
     _notes(notes)
 
 
@@ -319,7 +304,7 @@ def leaderboard(
     r, notes = _rated(files, bootstrap, seed, integrity, bootstrap_scheme)
     r = r.assign(win_chance=(100 * r["win_chance"]).round(1))
     cols = ["rank", "system", "tier", "elo", "elo_low", "elo_high", "win_chance", "games"]
-    console.print(_table(r[[*cols, "distinct_games", "repeats"]], "Leaderboard"))
+    console.print(ui.table(r[[*cols, "distinct_games", "repeats"]], "Leaderboard"))
     _notes(notes)
 
 
@@ -347,17 +332,12 @@ def calibrate(
     try:
         per_pairing = [int(t) for t in sizes.split(",")]
     except ValueError:
-        _fail(EvalError(f"--sizes: expected games per pairing like 40,200, got {sizes!r}"))
-        return
+        fail(EvalError(f"--sizes: expected games per pairing like 40,200, got {sizes!r}"))
     start = time.perf_counter()
-    try:
-        if out is not None:
-            out = check_path(out)
-        table = coverage_study(tournaments, bootstrap, seed, per_pairing,
-                               methods=methods.split(","), progress=progress)  # fmt: skip
-    except EvalError as err:
-        _fail(err)
-        return
+    if out is not None:
+        out = check_path(out)
+    table = coverage_study(tournaments, bootstrap, seed, per_pairing,
+                           methods=methods.split(","), progress=progress)  # fmt: skip
     seconds = time.perf_counter() - start
     shown = pd.DataFrame(
         {
@@ -375,7 +355,7 @@ def calibrate(
         f"Coverage of the 95% Elo intervals: {tournaments} tournaments per size, "
         f"{bootstrap} refits, {100 * table.attrs['draw_share']:.1f}% draws"
     )
-    console.print(_table(shown, title))
+    console.print(ui.table(shown, title))
     console.print(f"took {seconds:.0f} s")
     if out is not None:
         table.to_csv(out, index=False) if out.suffix == ".csv" else table.to_parquet(out)
@@ -402,11 +382,7 @@ def metrics(
         doc.write_text(mt.markdown(), encoding="utf-8")
         console.print(f"wrote {doc}")
         return
-    try:
-        found = mt.schema() if query is None else mt.find(query)
-    except EvalError as err:
-        _fail(err)
-        return
+    found = mt.schema() if query is None else mt.find(query)
     if plain:
         typer.echo("\n".join(found["column"]))
         return
@@ -443,27 +419,21 @@ def scenarios(
     plugin: Plugins = None,
 ) -> None:
     """Play SYSTEM as team A in the endgame scenarios; compare its wins with random play's."""
-    from marl_bgs import ConfigError
     from marl_bgs_eval.scenarios import evaluate_scenarios
 
     load_plugins(plugin)
     try:
         chosen = None if only is None else [int(x) for x in only.split(",") if x.strip()]
     except ValueError:
-        _fail(EvalError(f"only: expected scenario ids like 3,6, got {only!r}"))
-        return
-    try:
-        table = evaluate_scenarios(
-            system, n_games=games, seed=seed, scenarios=chosen, batch_size=batch_size,
-            progress=progress,
-        )  # fmt: skip
-    except (EvalError, ConfigError) as err:
-        _fail(err)
-        return
+        fail(EvalError(f"only: expected scenario ids like 3,6, got {only!r}"))
+    table = evaluate_scenarios(
+        system, n_games=games, seed=seed, scenarios=chosen, batch_size=batch_size,
+        progress=progress,
+    )  # fmt: skip
     shown = table.assign(p_value=table["p_value"].map(lambda p: f"{p:.3g}"))
     cols = ["scenario", "challenge", "opponent", "wins", "draws", "losses", "distinct",
             "distinct_wins", "reference_distinct_wins", "p_value"]  # fmt: skip
-    console.print(_table(shown[cols], f"{system} as team A, {games} games per scenario"))
+    console.print(ui.table(shown[cols], f"{system} as team A, {games} games per scenario"))
 
 
 @app.command()

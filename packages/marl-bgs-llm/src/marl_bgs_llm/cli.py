@@ -14,9 +14,12 @@ from typing import Annotated
 
 import typer
 
+from marl_bgs_eval import console as ui
 from marl_bgs_eval.errors import EvalError
 
-app = typer.Typer(help="Tools of the MARL-BattleGrounds LLM-agent API.", no_args_is_help=True)
+app = ui.App(
+    "marl-bgs-llm", help="Tools of the MARL-BattleGrounds LLM-agent API.", no_args_is_help=True
+)
 
 
 @app.callback()
@@ -75,18 +78,11 @@ def prompt(
     out: Annotated[Path | None, typer.Option(help="Write the prompt to this file")] = None,
 ) -> None:
     """Print the actor-text-v1 prompt of one agent at one tick of a game between two Systems."""
-    from marl_bgs import ConfigError
-
-    try:
-        if team not in ("a", "b"):
-            raise EvalError(f"team: expected a or b, got {team!r}")
-        text = game_prompt(
-            system_a, system_b, map_id=int(map_id) if map_id.isdigit() else map_id, tick=tick,
-            team="ab".index(team), slot=slot, seed=seed,
-        )  # fmt: skip
-    except (EvalError, ConfigError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+    if team not in ("a", "b"):
+        raise EvalError(f"team: expected a or b, got {team!r}")
+    map_ref = ui.layout(map_id, "tdm", files=True)  # the prompt is Team Deathmatch's text view
+    text = game_prompt(system_a, system_b, map_id=map_ref, tick=tick, team="ab".index(team),
+                       slot=slot, seed=seed)  # fmt: skip
     if out is None:
         typer.echo(text)
     else:

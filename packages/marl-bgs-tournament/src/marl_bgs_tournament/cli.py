@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
+from rich.markup import escape
 
 import marl_bgs_eval as ev  # its names import on first use
+from marl_bgs_eval import console as ui
 from marl_bgs_eval.cli import Plugins, load_plugins
 from marl_bgs_tournament.errors import TournamentError
 
@@ -18,8 +18,9 @@ if TYPE_CHECKING:  # imported where a command runs, so --help needs neither JAX 
 
     from marl_bgs_tournament import season as seasons
 
-app = typer.Typer(help="Run MARL-BattleGrounds tournament seasons.", no_args_is_help=True)
-console = Console(width=140)
+app = ui.App("marl-bgs-tournament", errors=(TournamentError,),
+             help="Run MARL-BattleGrounds tournament seasons.", no_args_is_help=True)  # fmt: skip
+console = ui.out
 
 # The documented reduced size of `season --size reduced` (docs/tournament.md): every test map, two
 # spawn-swapped pairs per map, short games; minutes on a CPU instead of a GPU's full season. These
@@ -28,41 +29,9 @@ REDUCED: dict[str, Any] = {"pairs_per_map": 2, "tick_limit": 120, "winning_score
                            "batch_size": 16, "bootstrap": 1000, "replays": 2}  # fmt: skip
 
 
-def _fail(err: Exception) -> None:
-    console.print(f"[red]error:[/red] {err}", highlight=False, markup=True)
-    raise typer.Exit(code=2)
-
-
-def _table(df: pd.DataFrame, title: str) -> Table:
-    table = Table(title=title)
-    for c in df.columns:
-        table.add_column(str(c))
-    for row in df.itertuples(index=False):
-        table.add_row(*(f"{v:.1f}" if isinstance(v, float) else str(v) for v in row))
-    return table
-
-
 def _map_ids(text: str, field: str) -> list[int]:
-    """ "47,48", "0-39" or a split name ("train") -> map ids."""
-    from marl_bgs.tdm.maps import SPLITS
-    from marl_bgs.tdm.maps import split as split_ids
-
-    text = text.strip()
-    if text in SPLITS:
-        return list(split_ids(text))
-    if text in ("", "none"):
-        return []
-    ids: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.partition("-")
-            ids += list(range(int(lo), int(hi or lo) + 1))
-    except ValueError:
-        raise TournamentError(
-            f"{field}: expected map ids like '47,48' or '0-39', a split name {sorted(SPLITS)} "
-            f"or 'none', got {text!r}"
-        ) from None
-    return ids
+    """`--maps`-like text through the map grammar (`47,48`, `0-39`, a split name); or `none`."""
+    return [] if text.strip() == "none" else ui.layouts(text, "tdm", field)
 
 
 @app.command()
@@ -93,7 +62,7 @@ def export(
             raise TournamentError(f"out: expected a {portable.SUFFIX} file, got {str(out)!r}")
         training = None
         if trained_on_maps is not None:
-            training = {"maps": _map_ids(trained_on_maps, "trained_on_maps"),
+            training = {"maps": _map_ids(trained_on_maps, "--trained-on-maps"),
                         "scenarios": list(trained_on_scenarios or [])}  # fmt: skip
         try:
             sizes = [int(b) for b in batch_sizes.split(",")]
@@ -103,9 +72,8 @@ def export(
             ) from None
         manifest = portable.export_system(ev.get_system(system), out, team=team, name=name,
                                           training=training, batch_sizes=sizes)  # fmt: skip
-    except (TournamentError, ev.EvalError, ValueError) as err:
-        _fail(err)
-        return
+    except ValueError as err:  # the export's own refusals too (all are ValueErrors)
+        ui.fail(err)
     console.print(f"wrote {out} ({out.stat().st_size:,} bytes): {manifest['name']} of team "
                   f"{manifest['team']}, mode {manifest['mode']}, batch sizes "
                   f"{manifest['batch_sizes']}")  # fmt: skip
@@ -127,13 +95,10 @@ def check(
         manifest = portable.read_manifest(file)
         ticks = rulebook.TICK_LIMIT if tick_limit is None else tick_limit
         report = sandbox.check_file(file, tick_limit=ticks, progress=True)
-    except sandbox.RefusedError as err:
-        console.print(f"[red]refused:[/red] {err.reason}", highlight=False)
+    except sandbox.RefusedError as err:  # a verdict on the file, not an input error
+        console.print(f"[red]refused:[/red] {escape(err.reason)}", highlight=False)
         raise typer.Exit(code=1) from None
-    except (TournamentError, ev.EvalError) as err:
-        _fail(err)
-        return
-    console.print(_table(report, f"Rulebook {seasons.RULEBOOK}: {manifest['name']}"))
+    console.print(ui.table(report, f"Rulebook {seasons.RULEBOOK}: {manifest['name']}"))
     if not bool(report["passed"].all()):
         raise typer.Exit(code=1)
 
@@ -153,15 +118,11 @@ def show_schedule(
 
     n = len(schedule.TEST_MAPS)
     pairs_per_map = schedule.PAIRS_PER_MAP if pairs_per_map is None else pairs_per_map
-    try:
-        plan = schedule.field_schedule(field, n, pairs_per_map)
-        if challenger:
-            plan = pd.concat([plan, schedule.challenger_schedule(challenger, field, n,
-                                                                 pairs_per_map)])  # fmt: skip
-    except TournamentError as err:
-        _fail(err)
-        return
-    console.print(_table(plan, f"Schedule on maps {list(schedule.TEST_MAPS)}"))
+    plan = schedule.field_schedule(field, n, pairs_per_map)
+    if challenger:
+        plan = pd.concat([plan, schedule.challenger_schedule(challenger, field, n,
+                                                             pairs_per_map)])  # fmt: skip
+    console.print(ui.table(plan, f"Schedule on maps {list(schedule.TEST_MAPS)}"))
 
 
 SIZES = ("auto", "reduced", "full")
@@ -180,7 +141,7 @@ def _settings(size: str, overrides: dict[str, Any]) -> seasons.Settings:
     base = REDUCED if size == "reduced" else {}
     given = {k: v for k, v in overrides.items() if v is not None}
     if "maps" in given:
-        given["maps"] = tuple(_map_ids(given["maps"], "maps"))
+        given["maps"] = tuple(_map_ids(given["maps"], "--maps"))
     return seasons.Settings(**{**base, **given, "progress": True})
 
 
@@ -193,7 +154,9 @@ def season(
     size: Annotated[
         str, typer.Option(help="auto (reduced on a CPU, full on a GPU), reduced or full")
     ] = "auto",
-    maps: Annotated[str | None, typer.Option(help="Maps (default: the test maps 47-51)")] = None,
+    maps: Annotated[
+        str | None, typer.Option(help="Maps: 47,48, 0-39, a split name (default: test)")
+    ] = None,
     pairs_per_map: Annotated[int | None, typer.Option(help="Spawn-swapped pairs per map")] = None,
     tick_limit: Annotated[int | None, typer.Option(help="Draw at this tick")] = None,
     winning_score: Annotated[int | None, typer.Option(help="First to this many kills wins")] = None,
@@ -221,24 +184,20 @@ def season(
     from marl_bgs_tournament import season as seasons
 
     load_plugins(plugin)
-    try:
-        settings = _settings(size, {
-            "maps": maps, "pairs_per_map": pairs_per_map, "tick_limit": tick_limit,
-            "winning_score": winning_score, "batch_size": batch_size, "bootstrap": bootstrap,
-            "bootstrap_scheme": bootstrap_scheme, "replays": replays,
-            "checks": None if checks is None else tuple(c for c in checks.split(",") if c),
-        })  # fmt: skip
-        record = seasons.run_season(field, out, settings, root_seed=root_seed)
-    except (TournamentError, ev.EvalError) as err:
-        _fail(err)
-        return
+    settings = _settings(size, {
+        "maps": maps, "pairs_per_map": pairs_per_map, "tick_limit": tick_limit,
+        "winning_score": winning_score, "batch_size": batch_size, "bootstrap": bootstrap,
+        "bootstrap_scheme": bootstrap_scheme, "replays": replays,
+        "checks": None if checks is None else tuple(c for c in checks.split(",") if c),
+    })  # fmt: skip
+    record = seasons.run_season(field, out, settings, root_seed=root_seed)
     ratings = pd.read_csv(out / "ratings.csv")
     from marl_bgs_eval import results
 
     ratings["repeats"] = ["yes" if r else "" for r in ratings["repeats"].tolist()]
     cols = ["rank", "system", "team", "elo", "elo_low", "elo_high", "tier", "wins", "draws",
             "losses", "distinct_games", "repeats"]  # fmt: skip
-    console.print(_table(ratings.loc[:, cols], f"Season {record['season']} (root seed "
+    console.print(ui.table(ratings.loc[:, cols], f"Season {record['season']} (root seed "
                                         f"{record['root_seed']})"))  # fmt: skip
     _notes(record, ratings, results.load(out / "games.parquet"))
     _show_tokens(record["tokens"])
@@ -289,12 +248,8 @@ def challenge(
     from marl_bgs_tournament import season as seasons
 
     load_plugins(plugin)
-    try:
-        d = seasons.challenge(folder, entrant, team=team, token=token, root_seed=root_seed,
-                              progress=True)  # fmt: skip
-    except (TournamentError, ev.EvalError) as err:
-        _fail(err)
-        return
+    d = seasons.challenge(folder, entrant, team=team, token=token, root_seed=root_seed,
+                          progress=True)  # fmt: skip
     verdict = f"admitted (replaces {d['leaves']})" if d["admitted"] else "not admitted"
     elo = f"Elo {d['elo']:.0f} [{d['elo_low']:.0f}, {d['elo_high']:.0f}]"
     lowest = f"lowest member {d['lowest_member']} {d['lowest_elo']:.0f}"
@@ -334,13 +289,10 @@ def serve(
     """Serve a season folder's leaderboard (and its submission endpoint) on this machine."""
     from marl_bgs_tournament.web import serve as run
 
-    try:
-        extra: dict[str, Any] = {}
-        if submissions:
-            extra = {"checker": submission_checker, "runner": submission_runner}
-        run(folder, host=host, port=port, **extra)
-    except TournamentError as err:
-        _fail(err)
+    extra: dict[str, Any] = {}
+    if submissions:
+        extra = {"checker": submission_checker, "runner": submission_runner}
+    run(folder, host=host, port=port, **extra)
 
 
 def main() -> None:  # pragma: no cover - the console script

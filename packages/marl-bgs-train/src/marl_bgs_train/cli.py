@@ -10,14 +10,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval import console as ui
 
 if TYPE_CHECKING:  # imported where a command runs, so --help needs no JAX
     from marl_bgs_train.config import C, ValidationSettings
@@ -26,8 +23,10 @@ if TYPE_CHECKING:  # imported where a command runs, so --help needs no JAX
 # names are written here so that the command list needs no JAX.
 PRESET_NAMES = ("ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff", "pqn-vdn", "qmix")
 
-app = typer.Typer(help="Train MARL-BattleGrounds baselines.", no_args_is_help=True)
-console = Console(width=120)
+# ValueError too: a run folder's files (config, checkpoints) refuse bad content with it.
+app = ui.App("marl-bgs-train", errors=(ValueError,), help="Train MARL-BattleGrounds baselines.",
+             no_args_is_help=True)  # fmt: skip
+console = ui.out
 
 
 Panel = Annotated[
@@ -53,9 +52,15 @@ def _settings(panel: list[str] | None, games: int) -> ValidationSettings:
     return ValidationSettings(panel=tuple(panel) if panel else defaults.panel, games_per_map=games)
 
 
-def _fail(err: Exception) -> NoReturn:
-    console.print(f"[red]error:[/red] {escape(str(err))}", highlight=False)
-    raise typer.Exit(code=2)
+def _overrides(items: list[str] | None) -> list[str]:
+    """`--set` items, a `maps=` value read with the map grammar (`maps=0-39`, `maps=train`)."""
+    read = []
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if sep and key.strip() == "maps":  # the baselines play Team Deathmatch
+            item = "maps=" + ",".join(str(i) for i in ui.layouts(value, "tdm", "--set maps"))
+        read.append(item)
+    return read
 
 
 def _train_command(preset: str) -> None:
@@ -67,7 +72,9 @@ def _train_command(preset: str) -> None:
         out: Annotated[Path | None, typer.Option(help="Run folder (default runs/PRESET)")] = None,
         override: Annotated[
             list[str] | None,
-            typer.Option("--set", help="section.field=value, e.g. opponents.current=0.5"),
+            typer.Option(
+                "--set", help="section.field=value, e.g. opponents.current=0.5, maps=0-39"
+            ),
         ] = None,
         frozen: Annotated[
             list[str] | None,
@@ -95,7 +102,6 @@ def _train_command(preset: str) -> None:
         ] = False,
         quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     ) -> None:
-        from marl_bgs import ConfigError
         from marl_bgs_train.config import PRESETS, apply_overrides, load_curriculum, validate
         from marl_bgs_train.players import named_policy, save_players
         from marl_bgs_train.runs import CURVE, train_run
@@ -103,18 +109,15 @@ def _train_command(preset: str) -> None:
 
         config = PRESETS[preset]
         sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
-        try:
-            config = dataclasses.replace(
-                config, **{k: int(v) for k, v in sizes.items() if v is not None}
-            )
-            if curriculum is not None:
-                config = dataclasses.replace(config, curriculum=load_curriculum(curriculum))
-            config = validate(apply_overrides(config, override or []))
-            pool = [named_policy(name, "--frozen") for name in frozen or []]
-            mate = named_policy(teammate, "--teammate") if teammate else None
-            settings = _settings(panel, validation_games)
-        except (ConfigError, EvalError) as err:
-            _fail(err)
+        config = dataclasses.replace(
+            config, **{k: int(v) for k, v in sizes.items() if v is not None}
+        )
+        if curriculum is not None:
+            config = dataclasses.replace(config, curriculum=load_curriculum(curriculum))
+        config = validate(apply_overrides(config, _overrides(override)))
+        pool = [named_policy(name, "--frozen") for name in frozen or []]
+        mate = named_policy(teammate, "--teammate") if teammate else None
+        settings = _settings(panel, validation_games)
         run_dir = out or Path("runs") / preset
         on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
         console.print(f"{preset}: {config.num_updates} updates of {config.steps_per_update:,} "
@@ -149,27 +152,22 @@ def resume(
     """Continue a run (Team Deathmatch or Two-Bridge) from its newest saved state (it repeats the
     uninterrupted run exactly); with `--steps`, to a new total (the same as a run started with
     that total)."""
-    from marl_bgs import ConfigError
     from marl_bgs_train import checkpoints
     from marl_bgs_train.players import load_players
     from marl_bgs_train.runs import train_run
     from marl_bgs_train.two_bridge import run as bridge_run
 
-    try:
-        if bridge_run.is_run(run_dir):
-            total = None if steps is None else _whole_steps(steps)
-            bridge_run.resume(run_dir, total, progress=not quiet, tensorboard=tensorboard)
-            return
-        config = checkpoints.load_config(run_dir)
-        if steps is not None:
-            config = _longer(config, steps)
-            checkpoints.save_config(run_dir, config)
-        pool, mate = load_players(run_dir)
-        train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
-                  save_every=save_every,
-                  progress=not quiet)  # fmt: skip
-    except (ConfigError, EvalError, ValueError) as err:
-        _fail(err)
+    if bridge_run.is_run(run_dir):
+        total = None if steps is None else _whole_steps(steps)
+        bridge_run.resume(run_dir, total, progress=not quiet, tensorboard=tensorboard)
+        return
+    config = checkpoints.load_config(run_dir)
+    if steps is not None:
+        config = _longer(config, steps)
+        checkpoints.save_config(run_dir, config)
+    pool, mate = load_players(run_dir)
+    train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
+              save_every=save_every, progress=not quiet)  # fmt: skip
 
 
 def _longer(config: C, steps: float) -> C:
@@ -191,17 +189,10 @@ def validate_command(
 ) -> None:
     """Score a run's saved checkpoints against the panel on the validation maps (42, 43, 44,
     46); keep the best in RUN_DIR/best (a System: ckpt:RUN_DIR/best)."""
-    from marl_bgs import ConfigError
     from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
 
-    try:
-        table = validate_run(run_dir, _settings(panel, validation_games))
-    except (ConfigError, EvalError, ValueError) as err:
-        _fail(err)
-    shown = Table(*table.columns)
-    for row in table.itertuples(index=False):
-        shown.add_row(*(f"{v:.2f}" if isinstance(v, float) else str(v) for v in row))
-    console.print(shown)
+    table = validate_run(run_dir, _settings(panel, validation_games))
+    console.print(ui.table(table, floats=".2f"))
     console.print(f"best: {run_dir / BEST} ({run_dir / VALIDATION_CSV})")
 
 
@@ -226,31 +217,28 @@ def two_bridge(
     """Train a Two-Bridge baseline as the paper does: checkpoints every 50K steps, each scored
     by 32 deterministic episodes (OUT/.../checkpoints.csv); prints the last outcome shares.
     `marl-bgs-train resume OUT/<run>` continues a run that was stopped."""
+    import pandas as pd
+
     from marl_bgs import ConfigError
     from marl_bgs_train.config import apply_overrides
     from marl_bgs_train.two_bridge import config as bridge_config
     from marl_bgs_train.two_bridge import run as bridge_run
 
-    try:
-        base = bridge_config.paper_defaults(algo, variant=variant, total_steps=_whole_steps(steps),
-                                            num_envs=envs)  # fmt: skip
-        base = bridge_config.validate(apply_overrides(base, set_ or []))
-        if base.algo != algo:  # the defaults came from --algo
-            raise ConfigError(f"algo: choose it with --algo, not --set (got --algo {algo})")
-        seeds = seed or [base.seed]  # --seed, else a seed given by --set, else 0
-        rows = []
-        for s in seeds:
-            config = bridge_config.validate(dataclasses.replace(base, seed=s))
-            log = bridge_run.train(config, out / f"{algo}-{variant}-s{s}", progress=not quiet,
-                                   tensorboard=tensorboard)  # fmt: skip
-            rows.append(log.iloc[-1] if len(log) else None)
-    except (ConfigError, EvalError, ValueError) as err:
-        _fail(err)
-    shown = Table("seed", *(str(c) for c in rows[0].index) if rows[0] is not None else ())
-    for s, row in zip(seeds, rows, strict=True):
-        if row is not None:
-            shown.add_row(str(s), *(f"{v:.3g}" for v in row))
-    console.print(shown)
+    base = bridge_config.paper_defaults(algo, variant=variant, total_steps=_whole_steps(steps),
+                                        num_envs=envs)  # fmt: skip
+    base = bridge_config.validate(apply_overrides(base, set_ or []))
+    if base.algo != algo:  # the defaults came from --algo
+        raise ConfigError(f"algo: choose it with --algo, not --set (got --algo {algo})")
+    seeds = seed or [base.seed]  # --seed, else a seed given by --set, else 0
+    rows = {}
+    for s in seeds:
+        config = bridge_config.validate(dataclasses.replace(base, seed=s))
+        log = bridge_run.train(config, out / f"{algo}-{variant}-s{s}", progress=not quiet,
+                               tensorboard=tensorboard)  # fmt: skip
+        if len(log):
+            rows[s] = log.iloc[-1]
+    last = pd.DataFrame.from_dict(rows, orient="index").rename_axis("seed").reset_index()
+    console.print(ui.table(last, floats=".3g"))
 
 
 def _whole_steps(steps: float) -> int:
@@ -264,17 +252,19 @@ def _whole_steps(steps: float) -> int:
 @app.command()
 def presets() -> None:
     """The baselines and their settings."""
+    import pandas as pd
+
     from marl_bgs_train.config import PRESETS, to_dict
 
-    table = Table("setting", *PRESETS)
     flat = {name: to_dict(c) for name, c in PRESETS.items()}
     keys = list(dict.fromkeys(k for settings in flat.values() for k in settings))
+    rows = []
     for key in keys:
         values = [flat[name].get(key, "-") for name in PRESETS]
         if key == "maps":
             values = [f"{v[0]}-{v[-1]} ({len(v)})" for v in values]
-        table.add_row(key, *(str(v) for v in values))
-    console.print(table)
+        rows.append([key, *(str(v) for v in values)])
+    console.print(ui.table(pd.DataFrame(rows, columns=["setting", *PRESETS])))
 
 
 if __name__ == "__main__":

@@ -61,8 +61,8 @@ class Layouts:
                 picked += range(n)
             elif item in self.splits:
                 picked += self.splits[item]
-            elif item.isdigit() or span:
-                lo, hi = (int(item), int(item)) if item.isdigit() else map(int, span.groups())  # type: ignore[union-attr]
+            elif item.isdecimal() or span:  # not isdigit: int() refuses "²"
+                lo, hi = (int(item), int(item)) if item.isdecimal() else map(int, span.groups())  # type: ignore[union-attr]
                 if not 0 <= lo <= hi < n:
                     raise ConfigError(f"{self.keyword}: {item!r} is outside 0-{n - 1}")
                 picked += range(lo, hi + 1)
