@@ -90,3 +90,21 @@ def test_results_written_before_the_mode_column_still_load(base_games, tmp_path)
     edited.to_csv(path, index=False)
     with pytest.raises(ev.EvalError, match=r"checksum mismatch|differ in"):
         results.load(path)
+
+
+def test_the_command_line_plays_any_mode(bridge_games: pd.DataFrame, tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from marl_bgs_eval.cli import app
+
+    out = tmp_path / "bridge.parquet"
+    args = ["play", "random", "--mode", "two-bridge", "--maps", "V1_Base,V2_Base",
+            "--games-per-map", "2", "--batch-size", "2", "--tick-limit", "20", "--metrics",
+            "none", "--no-progress", "--out", str(out)]  # fmt: skip
+    run = CliRunner().invoke(app, args)
+    assert run.exit_code == 0, run.output
+    assert "return" in run.output
+    pd.testing.assert_frame_equal(results.load(out), bridge_games)
+    wrong = CliRunner().invoke(app, ["play", "random", "idle", "--mode", "two-bridge"])
+    assert wrong.exit_code == 2
+    assert "plays team B itself" in wrong.output

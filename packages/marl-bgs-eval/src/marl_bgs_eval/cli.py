@@ -38,11 +38,15 @@ def load_plugins(modules: list[str] | None) -> None:
 
 def summarize(games: pd.DataFrame) -> pd.DataFrame:
     """Per map: games, distinct games (`distinct`: a game that repeats another's trajectory
-    counts once), results, mean points."""
+    counts once), results, the means of the mode's summary columns (Team Deathmatch: points)
+    and of the ticks."""
     import pandas as pd
 
     from marl_bgs_eval.distinct import repeated
+    from marl_bgs_eval.modes import parts
+    from marl_bgs_eval.results import mode_of
 
+    means = [*parts(mode_of(games)).summary, "ticks"]
     rows = []
     games = games.assign(_repeat=repeated(games))
     for name, g in games.groupby("map_name", sort=False):
@@ -55,9 +59,7 @@ def summarize(games: pd.DataFrame) -> pd.DataFrame:
                 "wins": int((result == "win").sum()),
                 "draws": int((result == "draw").sum()),
                 "losses": int((result == "loss").sum()),
-                "points_a": float(cast(pd.Series, g["points_a"]).mean()),
-                "points_b": float(cast(pd.Series, g["points_b"]).mean()),
-                "ticks": float(cast(pd.Series, g["ticks"]).mean()),
+                **{c: float(cast(pd.Series, g[c]).mean()) for c in means},
             }
         )
     return pd.DataFrame(rows)
@@ -66,21 +68,29 @@ def summarize(games: pd.DataFrame) -> pd.DataFrame:
 @app.command()
 def play(
     system_a: Annotated[str, typer.Argument(help="Team A's System name")],
-    system_b: Annotated[str, typer.Argument(help="Team B's System name")],
+    system_b: Annotated[
+        str | None,
+        typer.Argument(help="Team B's System name (none for a mode that plays team B itself)"),
+    ] = None,
     mode: ui.Mode = "tdm",
     maps: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="The mode's layouts: 47,48, 0-39, a split (test), all, names; .json map files"
+            help="The mode's layouts: 47,48, 0-39, a split, all, names; .json map files "
+            "(default: the test split, or all layouts of a mode without one)"
         ),
-    ] = "test",
+    ] = None,
     split: Annotated[str | None, typer.Option(help="Require maps from this split")] = None,
     games_per_map: Annotated[int, typer.Option(help="Games per map (even)")] = 40,
     seed: Annotated[int, typer.Option(help="Root seed")] = 0,
     batch_size: Annotated[int, typer.Option(help="Games played at once")] = 128,
     metrics: Annotated[str, typer.Option(help="none, priority or full")] = "priority",
-    tick_limit: Annotated[int, typer.Option(help="Draw after this many ticks")] = 300,
-    winning_score: Annotated[int, typer.Option(help="Points that win")] = 20,
+    tick_limit: Annotated[
+        int | None, typer.Option(help="End a game after this many ticks (default: the mode's)")
+    ] = None,
+    winning_score: Annotated[
+        int | None, typer.Option(help="Points that win (Team Deathmatch; default 20)")
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(help="Save results: a .parquet or .csv file, or a folder (results.parquet)"),
@@ -95,7 +105,8 @@ def play(
     progress: Annotated[bool, typer.Option(help="Show a progress bar")] = True,
     plugin: Plugins = None,
 ) -> None:
-    """Play SYSTEM_A (team A) against SYSTEM_B and print the results per map.
+    """Play SYSTEM_A (team A) against SYSTEM_B in --mode and print the results per map (a
+    mode that plays team B itself, such as two-bridge, takes no SYSTEM_B).
 
     With --out, every finished game is written at once to a journal beside the results file;
     if the run stops, the same command with --resume plays only the games still missing.
@@ -107,12 +118,13 @@ def play(
         fail(EvalError("replays: needs --out (replays are saved beside the results)"))
     if resume and out is None:
         fail(EvalError("resume: needs --out (the journal lives beside the results file)"))
-    refs = ui.layouts(maps, mode, files=True)
+    refs = None if maps is None else ui.layouts(maps, mode, files=True)
+    label = system_a if system_b is None else f"{system_a} vs {system_b}"
     if progress:
-        note(f"{system_a} vs {system_b}: setting up (the first batch also compiles)")
+        note(f"{label}: setting up (the first batch also compiles)")
     from marl_bgs import ConfigError
     from marl_bgs_eval.distinct import distinct_games, repeats_lines
-    from marl_bgs_eval.evaluate import as_system
+    from marl_bgs_eval.evaluate import as_system, evaluate
     from marl_bgs_eval.journal import Journal, journal_path
     from marl_bgs_eval.results import check_path, save
 
@@ -133,21 +145,22 @@ def play(
                 console.print(f"dropped {dropped} cut line from {journal.path} (replayed)")
             if earlier is not None:
                 console.print(f"resuming: {len(earlier)} games already played")
-        teams = (as_system(system_a, "team_a"), as_system(system_b, "team_b"))
-        games = play_mode(
-            mode,
-            teams,
+        names = (system_a,) if system_b is None else (system_a, system_b)
+        teams = tuple(as_system(n, f"team_{t}", mode) for n, t in zip(names, "ab", strict=False))
+        rules = {"tick_limit": tick_limit, "winning_score": winning_score}
+        games = evaluate(
+            *teams,
+            mode=mode,
             maps=refs,
             split=split,
             games_per_map=games_per_map,
             seed=seed,
             batch_size=batch_size,
             metrics=metrics,
-            tick_limit=tick_limit,
-            winning_score=winning_score,
             progress=progress,
             on_games=None if journal is None else journal.append,
             resume=earlier,
+            **{k: v for k, v in rules.items() if v is not None},
         )
         if out is not None and journal is not None:
             save(games, out)
@@ -163,10 +176,7 @@ def play(
                 "with --resume to play the rest"
             )
         raise
-    title = (
-        f"{system_a} (A) vs {system_b} (B), seed {seed}: {len(games)} games, "
-        f"{distinct_games(games)} distinct"
-    )
+    title = f"{label}, seed {seed}: {len(games)} games, {distinct_games(games)} distinct"
     console.print(ui.table(summarize(games), title))
     console.print(
         "distinct: games whose trajectories (accepted actions, tick by tick) differ; mirror "
@@ -177,19 +187,6 @@ def play(
     if out is not None:
         console.print(f"saved {len(games)} games to {out}")
     _usage(teams, games, out)
-
-
-def play_mode(mode: str, teams: tuple[Any, Any], **settings: Any) -> pd.DataFrame:
-    """The one place `play` hands its `--mode` (a versioned id) to `evaluate`.
-
-    `evaluate` takes no mode yet (issue 43 makes it mode-generic): until it does, a mode other
-    than Team Deathmatch is refused here by name."""
-    from marl_bgs.core.kits import resolve
-    from marl_bgs_eval.evaluate import evaluate
-
-    if mode != resolve("tdm"):
-        raise EvalError(f"--mode: play evaluates only {resolve('tdm')!r} so far, got {mode!r}")
-    return evaluate(*teams, **settings)
 
 
 def _usage(teams: tuple[Any, Any], games: pd.DataFrame, out: Path | None) -> None:
@@ -228,8 +225,8 @@ def _outputs(out: Path) -> tuple[Path, Path]:
 
 
 def _record(
-    system_a: str, system_b: str, games: pd.DataFrame, n: int, folder: Path,
-    maps: list[int | str], tick_limit: int,
+    system_a: str, system_b: str | None, games: pd.DataFrame, n: int, folder: Path,
+    maps: list[int | str] | None, tick_limit: int | None,
 ) -> None:  # fmt: skip
     """Record the first `n` games (by game number) and save one replay file per game."""
     from marl_bgs_eval import replays as replay_tools

@@ -57,6 +57,7 @@ class EvalParts:
     same_game: tuple[str, ...] = ()  # own columns that, with the fingerprint, fix one game
     outcome_columns: tuple[str, ...] = ()  # own columns one game played again must repeat
     signed: tuple[str, ...] = ()  # own numeric columns that may be negative (others are >= 0)
+    summary: tuple[str, ...] = ()  # own numeric columns the command line's summary averages
 
     # --- what is played ----------------------------------------------------------------------
     def layouts(self, kit: ModeKit, maps: Any, split: str | None) -> list[Layout]:

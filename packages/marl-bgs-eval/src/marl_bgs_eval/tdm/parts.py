@@ -103,5 +103,6 @@ PARTS = TDMParts(
     same_in_pair=tuple(results.SAME_IN_PAIR),
     same_game=tuple(results.SAME_GAME),
     outcome_columns=tuple(results.OUTCOME),
+    summary=("points_a", "points_b"),
 )
 __all__ = ["PARTS", "TDMParts"]

@@ -70,4 +70,5 @@ PARTS = BridgeParts(
     opponent="two-bridge-enemies",
     outcome_columns=("outcome", RETURN),
     signed=(RETURN,),
+    summary=(RETURN,),
 )
