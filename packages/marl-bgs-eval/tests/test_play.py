@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import marl_bgs_eval as ev
+from marl_bgs_eval import watch
 from marl_bgs_eval.metrics import base_columns, priority_columns
 
 
@@ -70,6 +71,26 @@ def test_metric_level_none_plays_the_same_games(base_games: pd.DataFrame, kit) -
     plain = ev.evaluate(kit.mixed, ev.random_system(), batch_size=8, metrics="none", **kit.settings)
     assert not set(priority_columns()) & set(plain.columns)
     pd.testing.assert_frame_equal(base_games.drop(columns=priority_columns()), plain)
+
+
+def test_a_watched_evaluation_plays_the_same_games_a_tick_per_call(base_games, kit) -> None:
+    """The watch hears the first games' memory start, then each tick's start and end in order;
+    the games are the ones the unwatched loop plays."""
+    heard: list[tuple[int, int]] = []
+
+    def hear(event: int, tick: int) -> None:
+        heard.append((event, tick))
+
+    watched = ev.evaluate(kit.mixed, ev.random_system(), batch_size=8, metrics="none", watch=hear,
+                          **kit.settings)  # fmt: skip
+    pd.testing.assert_frame_equal(base_games.drop(columns=priority_columns()), watched)
+    assert heard[:2] == [(watch.INIT_START, 0), (watch.INIT_END, 0)]
+    ticks = heard[2:]
+    assert ticks[0::2] == [(watch.TICK_START, t) for _, t in ticks[0::2]]
+    assert [(watch.TICK_END, t) for _, t in ticks[0::2]] == ticks[1::2]
+    rounds = -(-len(base_games) // 8)  # the 16 games fill 8 slots twice
+    assert len(ticks) // 2 >= int(base_games["ticks"].max()) * (rounds - 1) + 1
+    assert {t for _, t in ticks} <= set(range(kit.settings["tick_limit"]))
 
 
 def test_mixed_team_host_member_pool_and_repairs(base_games: pd.DataFrame, kit) -> None:

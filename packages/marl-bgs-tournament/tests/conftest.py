@@ -213,21 +213,24 @@ def web_site(web_season_dir: Path) -> Iterator[str]:
 
 class FakeRunner:
     """A runner for tests: waits for `gate`, then for a file naming `name=<x>` writes
-    challengers/<x>/decision.json and adds <x> to ratings.csv; a file holding FAIL raises."""
+    challengers/<x>/decision.json and adds <x> to ratings.csv; a file holding FAIL raises, one
+    holding LEAK fails as a careless runner would: naming the file by its server path."""
 
     def __init__(self) -> None:
         self.gate = threading.Event()
         self.gate.set()
-        self.calls: list[tuple[Path, Path, str]] = []
+        self.calls: list[tuple[Path, Path, str, str | None]] = []
 
-    def __call__(self, season_dir: Path, path: Path, team: str) -> None:
+    def __call__(self, season_dir: Path, path: Path, team: str, token: str | None) -> None:
         from marl_bgs_tournament.errors import TournamentError
 
-        self.calls.append((season_dir, path, team))
+        self.calls.append((season_dir, path, team, token))
         self.gate.wait(30)
         text = path.read_bytes()[len(MAGIC) :].decode()
         if "FAIL" in text:
             raise TournamentError("runner: the System crashed in game 3")
+        if "LEAK" in text:
+            raise FileNotFoundError(2, "No such file or directory", str(season_dir / "entrants"))
         if not text.startswith("name="):
             return
         name = text.removeprefix("name=").strip()
@@ -256,20 +259,32 @@ def check_magic(path: Path) -> None:
             raise TournamentError("file: not a System file (it lacks the System file header)")
 
 
+@contextmanager
+def _upload_site(source: Path, folder: Path, **options: Any) -> Iterator[tuple[str, Path, Any]]:
+    from marl_bgs_tournament.web import create_app
+
+    shutil.copytree(source, folder)
+    runner = FakeRunner()
+    app = create_app(folder, checker=check_magic, runner=runner,
+                     **{"max_upload_bytes": 64 << 10, "max_queue": 3, **options})  # fmt: skip
+    with _running(app) as url:
+        yield url, folder, runner
+        runner.gate.set()
+
+
 @pytest.fixture
 def web_upload_site(web_season_dir: Path, tmp_path: Path) -> Iterator[tuple[str, Path, FakeRunner]]:
     """A real server of a copy of the season folder that takes uploads: 64 KiB at most, three
     waiting at once. Yields (URL, its season folder, its runner)."""
-    from marl_bgs_tournament.web import create_app
+    with _upload_site(web_season_dir, tmp_path / "season") as site:
+        yield site
 
-    folder = tmp_path / "season"
-    shutil.copytree(web_season_dir, folder)
-    runner = FakeRunner()
-    app = create_app(folder, checker=check_magic, runner=runner, max_upload_bytes=64 << 10,
-                     max_queue=3)  # fmt: skip
-    with _running(app) as url:
-        yield url, folder, runner
-        runner.gate.set()
+
+@pytest.fixture
+def web_upload_site_with(web_season_dir: Path, tmp_path: Path) -> Callable[..., Any]:
+    """`with web_upload_site_with(**create_app_options) as (url, folder, runner):` the upload
+    site with other limits."""
+    return lambda **options: _upload_site(web_season_dir, tmp_path / "season", **options)
 
 
 @pytest.fixture(scope="session")
@@ -366,3 +381,84 @@ def mix_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def mix_originals() -> dict[str, Any]:
     """The Systems the field's files were exported from."""
     return {name: mix_system(name, idle) for name, idle in MIX_WEIGHTS.items()}
+
+
+# --- hostile programs for the sandbox's tests -------------------------------------------------
+
+
+def _time_bomb(at: int, name: str = ""):
+    """Plays like random, then from tick `at` (counted in its memory) never ends a move."""
+    import jax
+    import jax.numpy as jnp
+
+    import marl_bgs_eval as ev
+    from marl_bgs import TeamDeathmatch
+
+    def act(keys, memory, inputs):
+        legal = jax.vmap(TeamDeathmatch().sample_legal)(keys, inputs.masks)
+
+        def forever(x):  # |x| >= 0 for ever: XLA cannot know it
+            return jax.lax.while_loop(lambda c: c >= 0, jnp.abs, x)
+
+        late = jnp.max(memory)
+        stuck = jax.lax.cond(late >= at, forever, lambda x: x, late)
+        return jnp.where(stuck == -7, 0, legal).astype(jnp.int32), memory + 1
+
+    return ev.system(act, name=name or f"bomb{at}", init=lambda key: jnp.int32(0))
+
+
+def _memory_hog(floats: int):
+    """Carries `floats` float32 per game through a loop (XLA must hold them all at once)."""
+    import jax
+    import jax.numpy as jnp
+
+    import marl_bgs_eval as ev
+
+    def act(keys, memory, inputs):
+        big = jnp.zeros((inputs.obs.shape[0], floats), jnp.float32) + inputs.obs[:, 0, :1]
+        _, big = jax.lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] * 2.0),
+                                    (0, big))  # fmt: skip
+        never = (big[:, :1, None] > 1e30).astype(jnp.int32)
+        return never * jnp.ones((1, 5, 3), jnp.int32), memory
+
+    return ev.system(act, name="hog")
+
+
+@pytest.fixture(scope="session")
+def hostile() -> Any:
+    """Hostile System builders: `hostile.time_bomb(at, name)` (never ends a move from tick
+    `at`) and `hostile.memory_hog(floats)` (holds `floats` float32 per game at once)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(time_bomb=_time_bomb, memory_hog=_memory_hog)
+
+
+def _system_zip(
+    path: Path,
+    replace: dict[str, bytes] | None = None,
+    edit: Callable[[dict[str, Any]], Any] | None = None,
+    method: int = 8,  # zipfile.ZIP_DEFLATED
+) -> bytes:
+    """The bytes of a copy of the System file at `path` whose members `replace` names are
+    replaced (the manifest lists their sha256: everything the reader hashes agrees) and whose
+    manifest `edit(dict)` changed."""
+    import hashlib
+
+    from marl_bgs_eval.fuzzing import zip_bytes, zip_members
+
+    members = dict(zip_members(path))
+    manifest = json.loads(members["manifest.json"])
+    for name, data in (replace or {}).items():
+        members[name] = data
+        manifest["members"][name] = hashlib.sha256(data).hexdigest()
+    if edit is not None:
+        edit(manifest)
+    members["manifest.json"] = json.dumps(manifest).encode()
+    return zip_bytes(list(members.items()), method)
+
+
+@pytest.fixture(scope="session")
+def system_zip() -> Callable[..., bytes]:
+    """`system_zip(path, replace={member: bytes}, edit=fn, method=zipfile.ZIP_STORED)`: a crafted
+    copy of a System file, as bytes (see `_system_zip`)."""
+    return _system_zip

@@ -125,23 +125,6 @@ def test_changed_members_extra_members_and_big_files_are_refused(mix_files, tmp_
         load_system(tmp_path / "missing.mbgs")
 
 
-def _with_init_program(src, dst, blob):
-    """A copy of a System file whose init-16 program is `blob`, with matching hash and no memory
-    (a hostile file: everything the loader hashes agrees)."""
-    import hashlib
-
-    members = dict(_members_of(src))
-    manifest = json.loads(members["manifest.json"])
-    manifest["memory"] = []
-    members["init-16.jaxexport"] = blob
-    manifest["members"]["init-16.jaxexport"] = hashlib.sha256(blob).hexdigest()
-    members["manifest.json"] = json.dumps(manifest).encode()
-    with zipfile.ZipFile(dst, "w") as zf:
-        for name, data in members.items():
-            zf.writestr(name, data)
-    return dst
-
-
 @pytest.mark.parametrize(
     ("body", "disabled", "message"),
     [
@@ -150,7 +133,7 @@ def _with_init_program(src, dst, blob):
     ],
 )
 def test_programs_that_could_do_more_than_compute_are_refused(
-    mix_files, tmp_path, body, disabled, message
+    mix_files, system_zip, tmp_path, body, disabled, message
 ) -> None:
     from jax import export
 
@@ -162,14 +145,11 @@ def test_programs_that_could_do_more_than_compute_are_refused(
     ex = export.export(jax.jit(hostile), disabled_checks=checks)(
         [jax.ShapeDtypeStruct((), jnp.float32)], jax.ShapeDtypeStruct((16, 2), jnp.uint32)
     )
-    bad = _with_init_program(mix_files["mix5"], tmp_path / "hostile.mbgs", bytes(ex.serialize()))
+    bad = tmp_path / "hostile.mbgs"  # everything the loader hashes agrees; no memory
+    bad.write_bytes(system_zip(mix_files["mix5"], {"init-16.jaxexport": bytes(ex.serialize())},
+                               lambda m: m.update(memory=[])))  # fmt: skip
     with pytest.raises(TournamentError, match=message):
         load_system(bad)
-
-
-def _members_of(path):
-    with zipfile.ZipFile(path) as zf:
-        return [(i.filename, zf.read(i)) for i in zf.infolist()]
 
 
 def test_sizes_that_overflow_and_odd_weight_dtypes_are_refused(mix_files, tmp_path) -> None:

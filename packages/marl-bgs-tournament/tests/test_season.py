@@ -4,14 +4,16 @@ every pairing), the joint Elo fit, a challenger, the published folder and the co
 from __future__ import annotations
 
 import json
+import secrets
 
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 import marl_bgs_eval as ev
-from marl_bgs_eval import play, replay_files
+from marl_bgs_eval import replay_files
 from marl_bgs_tournament import Settings, TournamentError, challenge, run_season
+from marl_bgs_tournament import season as season_module
 from marl_bgs_tournament.cli import app
 from marl_bgs_tournament.schedule import TEST_MAPS
 from marl_bgs_tournament.season import (
@@ -27,22 +29,36 @@ SMALL = Settings(pairs_per_map=1, tick_limit=100, winning_score=3, batch_size=16
 FIELD = ["mix0", "mix5", "mix9"]
 
 
+def _programs_built(run):
+    """run() and the play programs its sandboxed games built (System files play only there)."""
+    built = []
+    real = season_module.sandbox.play_games
+
+    def spy(*args, **kwargs):
+        played = real(*args, **kwargs)
+        built.append(played.programs)
+        return played
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(season_module.sandbox, "play_games", spy)
+        return run(), sum(built)
+
+
 @pytest.fixture(scope="module")
 def season(mix_files, tmp_path_factory):
-    """The season folder after the round robin, and the number of new compiled play programs."""
-    before = len(play._PROGRAMS)
+    """The season folder after the round robin, and the number of play programs it built."""
     out = tmp_path_factory.mktemp("season") / "s0"
-    record = run_season([mix_files[n] for n in FIELD], out, SMALL, root_seed=11)
-    return out, record, len(play._PROGRAMS) - before
+    record, built = _programs_built(
+        lambda: run_season([mix_files[n] for n in FIELD], out, SMALL, root_seed=11)
+    )
+    return out, record, built
 
 
 @pytest.fixture(scope="module")
 def challenged(season, mix_files):
-    """The season after one challenger, with the games and decision it produced."""
+    """The season after one challenger, with the decision and the play programs it built."""
     out, _, _ = season
-    before = len(play._PROGRAMS)
-    decision = challenge(out, mix_files["mix1"], root_seed=12)
-    return decision, len(play._PROGRAMS) - before
+    return _programs_built(lambda: challenge(out, mix_files["mix1"], root_seed=12))
 
 
 def test_the_round_robin_plays_every_scheduled_game_once(season) -> None:
@@ -82,8 +98,8 @@ def test_every_table_of_a_season_folder_opens_with_plain_pandas(season) -> None:
 
 
 def test_one_program_serves_every_pairing_of_one_architecture(season, challenged) -> None:
-    assert season[2] == 1  # three pairings, one compile
-    assert challenged[1] == 0  # the challenger's three pairings reuse it
+    assert season[2] == 1  # three pairings of three files, one program
+    assert challenged[1] == 1  # the challenger's three pairings: one too (its own process)
 
 
 def test_ratings_are_one_joint_fit_of_all_games(season) -> None:
@@ -145,6 +161,32 @@ def record_file(out, name):
     return out / "entrants" / f"{name}.mbgs"
 
 
+def test_naming_a_members_team_without_its_token_takes_no_seat(season, challenged, mix_files):
+    """The attack one seat per team allowed: a challenger naming the top member's team (so that,
+    admitted, it evicts that member) is refused before any game unless it gives that team's
+    token; the tokens were shown once (returned, printed) and are in no file of the folder."""
+    out, record, _ = season
+    decision, _ = challenged
+    top = pd.read_csv(out / "ratings.csv").query("member").iloc[0]
+    kept = [out / "season.json", out / "ratings.csv", out / "all-games.parquet", out / "teams.json"]
+    before = [p.read_bytes() for p in kept]
+    for token in (None, secrets.token_urlsafe(32)):
+        with pytest.raises(TournamentError, match=f"^token: .*'{top['team']}'"):
+            challenge(out, mix_files["mix95"], team=str(top["team"]), token=token)
+    cli = CliRunner().invoke(app, ["challenge", str(out), str(mix_files["mix95"]), "--team",
+                                   str(top["team"])],
+                             env={"MARL_BGS_TEAM_TOKEN": secrets.token_urlsafe(32)})  # fmt: skip
+    assert cli.exit_code == 2
+    assert f"token: this is not team '{top['team']}''s token" in cli.output
+    assert [p.read_bytes() for p in kept] == before
+    assert not (out / "challengers" / "mix95").exists()
+    assert set(record["tokens"]) == {f"team-{n}" for n in FIELD}
+    assert decision["token"] is not None  # mix1's team was new: its token, once
+    shown = [*record["tokens"].values(), decision["token"]]
+    files = [p.read_bytes() for p in out.rglob("*") if p.is_file()]
+    assert not any(t.encode() in f for t in shown for f in files)
+
+
 def test_every_challenger_meets_a_member_on_the_same_games(season, challenged, mix_files) -> None:
     out, _, _ = season
     challenge(out, mix_files["mix95"], root_seed=13)
@@ -197,13 +239,15 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
     assert result.exit_code == 0, result.output
     assert "mix0" in result.stdout
     assert "mix9" in result.stdout
-    # not a terminal: the pairing and its games as plain lines on stderr, then the rating
-    lines = result.stderr.splitlines()
-    assert lines[:2] == ["pairing 1/1: mix0 vs mix9", "mix0 vs mix9: 0/10 games, 0%, 0 s elapsed"]
-    assert all(line.startswith("mix0 vs mix9: ") for line in lines[2:-1])  # every 30 s, 10%
-    assert lines[-2].startswith("mix0 vs mix9: 10/10 games, 100%, ")
-    assert lines[-1] == f"rating 10 games (100 refits) into {out}"
+    # not a terminal: the sandbox's steps as plain lines on stderr, then the rating
+    assert result.stderr.splitlines() == [
+        "sandbox: loading the entrants",
+        "sandbox: compiling and playing mix0 vs mix9",
+        f"rating 10 games (100 refits) into {out}",
+    ]
     assert "distinct_games" in result.stdout
+    assert "team team-mix0: token " in result.stdout  # printed once, kept nowhere
+    assert "team team-mix9: token " in result.stdout
     assert "95% intervals: 100 refits, maps resampled, then spawn-swapped pairs" in result.stdout
     assert "(--bootstrap-scheme maps)" in result.stdout
     assert read_season(out)["root_seed"] == 5
@@ -236,11 +280,14 @@ def test_a_file_plays_exactly_as_the_system_it_was_exported_from(season, mix_ori
 
 
 def test_an_upload_is_checked_played_and_published_by_the_real_service(
-    season, challenged, mix_originals, web_running, tmp_path
+    season, challenged, mix_originals, web_running, hostile, tmp_path
 ) -> None:
-    """The web service with the real checker and runner: a System file uploaded over HTTP is
-    checked, played by the worker against the field and shows among the challengers; a file whose
-    training touched a test map is refused before it is queued."""
+    """The web service with the real checker and runner: a System file uploaded over HTTP (under
+    the service's own status file's name) is checked, played by the worker against the field and
+    shows among the challengers, its team given a token once; a file whose training touched a
+    test map is refused before it is queued, and so is an upload naming a registered team
+    without its token. A program that never ends a move, uploaded first, is ended by the
+    sandbox and refused with its reason while the service answers, and the worker goes on."""
     import time
 
     import httpx
@@ -251,43 +298,63 @@ def test_an_upload_is_checked_played_and_published_by_the_real_service(
     from marl_bgs_tournament.web import create_app
 
     out, _, _ = season
-    files = {}
+    files = {"hang": tmp_path / "hang.mbgs"}
     for name, maps in (("cheat", [47]), ("late", [3])):
         files[name] = tmp_path / f"{name}.mbgs"
         entry = ev.system(mix_originals["mix0"].act, name=name, params={"idle": jnp.float32(0.3)})
         export_system(entry, files[name], team=f"{name}-lab", batch_sizes=(1, 16),
                       training={"maps": maps, "scenarios": []})  # fmt: skip
+    export_system(hostile.time_bomb(0, name="hang"), files["hang"], team="hang-lab",
+                  batch_sizes=(16,), training={"maps": [3], "scenarios": []})  # fmt: skip
     app = create_app(out, checker=submission_checker, runner=submission_runner)
 
-    def upload(url: str, name: str) -> httpx.Response:
-        return httpx.post(f"{url}/api/submissions", data={"team": f"{name}-lab"}, timeout=60,
-                          files={"file": (f"{name}.mbgs", files[name].read_bytes())})  # fmt: skip
+    def upload(url: str, name: str, team: str = "", token: str = "") -> httpx.Response:
+        return httpx.post(f"{url}/api/submissions", timeout=60,
+                          data={"team": team or f"{name}-lab", "token": token},
+                          files={"file": ("status.json", files[name].read_bytes())})  # fmt: skip
 
-    with web_running(app) as url:
-        refused = upload(url, "cheat")
-        assert refused.status_code == 422
-        assert "47" in refused.text
-        sent = upload(url, "late")
-        assert sent.status_code == 202, sent.text
-        sid = sent.json()["id"]
-        status = {}
+    def wait(url: str, sid: str) -> dict:
         for _ in range(600):
             status = httpx.get(f"{url}/api/submissions/{sid}", timeout=30).json()
             if status["state"] in ("done", "failed"):
-                break
+                return status
             time.sleep(0.5)
+        raise AssertionError(f"submission {sid} still {status['state']}")
+
+    with web_running(app) as url:
+        hang = upload(url, "hang")
+        assert hang.status_code == 202, hang.text
+        refused = upload(url, "cheat")
+        assert refused.status_code == 422
+        assert "47" in refused.text
+        assert str(out) not in refused.text
+        sent = upload(url, "late")
+        assert sent.status_code == 202, sent.text
+        for team in ("team-mix0", "late-lab"):  # a member's team; the team just given its token
+            taken = upload(url, "late", team=team)
+            assert (taken.status_code, taken.json()["field"]) == (422, "token"), taken.text
+            assert f"team '{team}' is registered" in taken.json()["error"]
+        hung = wait(url, hang.json()["id"])
+        assert hung["state"] == "failed"
+        assert "hang vs mix0 exceeded 2 s per tick at tick 0" in hung["message"]
+        assert httpx.get(f"{url}/api/ratings", timeout=30).status_code == 200  # still serving
+        sid, token = sent.json()["id"], sent.json()["token"]
+        status = wait(url, sid)
         assert status["state"] == "done", status
         page = httpx.get(f"{url}/challengers", timeout=30).text
         assert "late" in page
     decision = json.loads((out / "challengers" / "late" / "decision.json").read_text())
     assert decision["team"] == "late-lab"
+    assert "token" not in decision
     assert read_season(out)["challengers"][-1]["name"] == "late"
+    assert status["file"] == "status.json"
+    assert not any(token.encode() in p.read_bytes() for p in out.rglob("*") if p.is_file())
 
 
 SHARDED = """
 import jax, marl_bgs_eval as ev
 from marl_bgs_tournament import Settings
-from marl_bgs_tournament.season import device_mesh, play_pairings
+from marl_bgs_tournament.matches import device_mesh, play_pairings
 from marl_bgs_tournament.schedule import field_schedule
 assert jax.device_count() == 2 and device_mesh(4) is not None
 settings = Settings(maps=(47, 48), pairs_per_map=2, tick_limit=30, batch_size=4, metrics="none")
@@ -311,7 +378,7 @@ def test_pairings_play_on_every_visible_device_with_the_same_games() -> None:
 def test_a_batch_that_does_not_divide_among_the_devices_is_refused(monkeypatch) -> None:
     import jax
 
-    from marl_bgs_tournament.season import device_mesh
+    from marl_bgs_tournament.matches import device_mesh
 
     assert device_mesh(16) is None  # one device: no mesh
     monkeypatch.setattr(jax, "device_count", lambda: 3)

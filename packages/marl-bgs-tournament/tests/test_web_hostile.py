@@ -1,12 +1,16 @@
 """Hostile requests and broken season files: unknown names and path tricks are 404s, a flood of
-requests is served, a missing or corrupt file is a clean error, and the service stays up."""
+requests is served, a stalled or trickling upload is cut off, a missing or corrupt file is a clean
+error, and the service stays up."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import select
 import shutil
+import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -164,3 +168,51 @@ def test_create_app_checks_its_settings(tmp_path: Path) -> None:
         create_app(tmp_path, max_upload_bytes=True)
     with pytest.raises(TournamentError, match=r"^runner: "):
         create_app(tmp_path, runner=cast(Any, "run"))
+
+
+def _answer_to(
+    url: str, head: bytes, trickle: bytes = b"", every: float = 0.0
+) -> tuple[bytes, float]:
+    """Send `head` on a raw socket, then `trickle` a byte every `every` seconds until the server
+    answers; returns what the server sent until it closed the connection, and the seconds."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as conn:
+        conn.sendall(head)
+        start, answer = time.monotonic(), b""
+        for byte in trickle:
+            if select.select([conn], [], [], every)[0]:
+                break  # the server answered: it gave up on the body
+            conn.sendall(bytes([byte]))
+        while chunk := conn.recv(1 << 16):  # b"": the server closed the connection
+            answer += chunk
+        return answer, time.monotonic() - start
+
+
+def test_a_stalled_or_trickling_upload_is_cut_off(web_upload_site_with: Any) -> None:
+    """A body declared at 30 MiB that sends 1 KiB and then nothing is answered 408 and closed
+    after the read timeout; one that trickles a byte at a time, after the body's time limit.
+    Nothing is stored, and the service answers the next request."""
+    with web_upload_site_with(max_upload_bytes=32 << 20, read_timeout_s=0.3,
+                              body_timeout_s=0.9) as (url, folder, runner):  # fmt: skip
+        boundary = "stall"
+        part = (f'--{boundary}\r\nContent-Disposition: form-data; name="team"\r\n\r\nT\r\n'
+                f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+                'filename="a.mbgs"\r\n\r\n').encode()  # fmt: skip
+
+        def head(size: int) -> bytes:
+            return (f"POST /api/submissions HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n"
+                    f"Content-Type: multipart/form-data; boundary={boundary}\r\n\r\n"
+                    ).encode() + part  # fmt: skip
+
+        answer, seconds = _answer_to(url, head(30 << 20) + b"x" * 1024)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        assert b"nothing arrived for 0.3 s; the request is closed" in answer
+        assert 0.25 < seconds < 5
+        answer, seconds = _answer_to(url, head(4096), b"y" * 25, every=0.1)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        assert b"the upload took longer than 0.9 s" in answer
+        assert 0.85 < seconds < 6
+        assert not [p for p in (folder / "submissions").rglob("*") if p.is_file()]
+        assert runner.calls == []
+        assert httpx.get(url + "/", timeout=30).status_code == 200
+        assert httpx.get(url + "/api/ratings", timeout=30).status_code == 200

@@ -12,9 +12,11 @@ from typing import Any
 import httpx
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 from marl_bgs_eval import legend, replay_files
 from marl_bgs_eval.distinct import REPEATS_NOTE, ZERO_WIDTH_NOTE
+from marl_bgs_tournament.sandbox.limits import LIMITS
 from marl_bgs_tournament.web import heatmap, replay_key, tables
 
 
@@ -54,6 +56,9 @@ def test_leaderboard_shows_every_system_in_rank_order(web_site: str, web_season_
     for fact in ("20260707", "47, 48, 49, 50, 51", "Games per pairing", "v1"):
         assert fact in body
     assert "not a member" in body
+    for limit, value, meaning in LIMITS.rows():  # the sandbox's limits, as the rulebook sets them
+        assert f"<tr><td>{limit}</td><td>{value}</td><td>{escape(meaning)}</td></tr>" in body
+    assert "<td>tick</td><td>2 s</td>" in body
     assert "https://" not in body
     assert "http://" not in body
 

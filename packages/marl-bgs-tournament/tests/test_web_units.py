@@ -1,18 +1,29 @@
 """The web package's parts on their own: file reading and caching, table and JSON checks, the
-heat map's colours, upload names."""
+heat map's colours, upload names, failure messages and the submissions folder's retention."""
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from marl_bgs_eval import legend
+from marl_bgs_tournament.errors import TournamentError
+from marl_bgs_tournament.portable import check_name
 from marl_bgs_tournament.web import heatmap, replay_key, season_files, tables
 from marl_bgs_tournament.web.files import FileCache, SeasonDataError, inside, read_bytes
-from marl_bgs_tournament.web.uploads import UploadError, check_team, safe_filename
+from marl_bgs_tournament.web.submissions import (
+    Retention,
+    StorageFullError,
+    Submissions,
+    public_message,
+)
+from marl_bgs_tournament.web.uploads import Upload, UploadError, check_team, safe_filename
 
 RATINGS_HEAD = (
     "rank,system,elo,elo_low,elo_high,tier,division_tier,division,win_chance,games,wins,"
@@ -225,13 +236,102 @@ def test_the_replay_key_is_the_legends() -> None:
 
 
 def test_team_names_and_file_names() -> None:
-    assert check_team("  Team Alpha-2 ") == "Team Alpha-2"
-    for bad in ("", " ", "-x", "a/b", "é" * 3, "x" * 65, None):
+    """Uploads name teams by the System files' rule (`portable.check_name`), one rule."""
+    assert check_team("Team-Alpha_2.0+x") == "Team-Alpha_2.0+x"
+    assert check_team("x" * 64) == "x" * 64
+    for bad in ("", " ", "Team Alpha", " lab", "-x", "a/b", "é" * 3, "x" * 65, None, "organisers"):
         with pytest.raises(UploadError) as err:
             check_team(bad)
         assert err.value.field == "team"
         assert err.value.status == 422
+        if bad not in ("", None, "organisers"):
+            with pytest.raises(TournamentError, match=r"^team: expected 1-64"):
+                check_name(bad, "team")
     assert safe_filename("../../x/bot.sys") == "bot.sys"
     assert safe_filename("C:\\Users\\me\\bot.sys") == "bot.sys"
     for odd in (None, "", "..", ".hidden", "a b", "a..b", "x" * 101):
         assert safe_filename(odd) == "upload.bin"
+
+
+@pytest.mark.parametrize(
+    ("raised", "shown"),
+    [(TournamentError("file: /srv/t/season/submissions/ab/system.mbgs: not a zip"),
+      "file: system.mbgs: not a zip"),
+     (FileNotFoundError(2, "No such file", "/tmp/x/season/entrants"),
+      "FileNotFoundError: [Errno 2] No such file: 'entrants'"),
+     (TournamentError("season: /srv/season is busy"), "season: season is busy"),
+     (TournamentError("a/b/c and (wins + draws / 2) and ./rel/x stay"),
+      "a/b/c and (wins + draws / 2) and ./rel/x stay"),
+     (TournamentError("in PosixPath('/home/me/.cache/jax/x.py') at /"),
+      "in PosixPath('x.py') at /")],
+)  # fmt: skip
+def test_failure_messages_lose_server_paths(raised: Exception, shown: str) -> None:
+    assert public_message(raised) == shown
+    assert len(public_message(TournamentError("x" * 5000))) == 2000
+
+
+def _submissions(tmp_path: Path, runner: object, **retention: float) -> Submissions:
+    limits = {"max_bytes": 1 << 20, "keep": 100, "keep_days": 30.0, **retention}
+    return Submissions(tmp_path, runner, 8, Retention(**limits))  # type: ignore[arg-type]
+
+
+def _accept(subs: Submissions, data: bytes = b"data") -> str:
+    path = subs.incoming() / "u.part"
+    path.write_bytes(data)
+    return subs.accept(Upload(path, "u.sys", "lab", None, len(data), "0" * 64), None)["id"]
+
+
+def test_finished_submissions_lose_their_upload_and_only_the_newest_are_kept(
+    tmp_path: Path,
+) -> None:
+    gate, seen = threading.Event(), []
+    subs = _submissions(tmp_path, lambda *a: (seen.append(a[1].read_bytes()), gate.wait(10)),
+                        keep=2)  # fmt: skip
+    gate.set()
+    done = []
+    for k in range(4):
+        done.append(_accept(subs, b"file %d" % k))
+        subs.join()
+    assert seen == [b"file 0", b"file 1", b"file 2", b"file 3"]
+    kept = sorted(p.parent.name for p in (tmp_path / "submissions").glob("*/status.json"))
+    assert kept == sorted(done[2:])  # the two newest
+    assert not list((tmp_path / "submissions").rglob("system.mbgs"))
+
+    gate.clear()  # a running submission stays, however old its status
+    running = _accept(subs)
+    deadline = time.monotonic() + 10
+    while subs.status(running)["state"] != "running" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    old = time.time() - 31 * 86400
+    for sid in (running, done[3]):
+        os.utime(tmp_path / "submissions" / sid / "status.json", (old, old))
+    subs.prune()
+    assert not (tmp_path / "submissions" / done[3]).exists()  # older than keep_days
+    assert (tmp_path / "submissions" / running / "system.mbgs").exists()
+    gate.set()
+    subs.join()
+    subs.stop()
+
+
+def test_recover_marks_interrupted_submissions_and_removes_their_uploads(tmp_path: Path) -> None:
+    sid = uuid.uuid4().hex  # as an earlier process left it: running, its upload still there
+    (tmp_path / "submissions" / sid).mkdir(parents=True)
+    (tmp_path / "submissions" / sid / "status.json").write_text(json.dumps(
+        {"id": sid, "team": "lab", "state": "running", "message": ""}))  # fmt: skip
+    (tmp_path / "submissions" / sid / "system.mbgs").write_bytes(b"program")
+    subs = _submissions(tmp_path, lambda *a: None)
+    (subs.incoming() / "stale.part").write_bytes(b"half an upload")
+    subs.recover()
+    assert subs.status(sid)["state"] == "failed"
+    assert "interrupted" in subs.status(sid)["message"]
+    assert not list((tmp_path / "submissions").rglob("system.mbgs"))
+    assert not list((tmp_path / "submissions").rglob("*.part"))
+
+
+def test_the_folder_bound_is_exact(tmp_path: Path) -> None:
+    subs = _submissions(tmp_path, lambda *a: None, max_bytes=1000)
+    (subs.incoming() / "a.part").write_bytes(b"x" * 1000)
+    subs.check_room()  # exactly at the bound: room
+    (subs.incoming() / "b.part").write_bytes(b"x")
+    with pytest.raises(StorageFullError, match="holds 1001 bytes, over its bound of 1000"):
+        subs.check_room()

@@ -20,7 +20,6 @@ import io
 import json
 import os
 import re
-import struct
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,15 +29,19 @@ from typing import Any
 import numpy as np
 
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.safe_zip import (
+    NPY_HEADER_BYTES,
+    check_member,
+    check_zip_directory,
+    parse_npy,
+    read_bounded,
+)
 
 HEADER = "header.json"
 MAX_HEADER_BYTES = 1 << 20
 MAX_MEMBER_BYTES = 64 << 20  # a 10,000-tick game's largest array is about 4 MiB
 MAX_TOTAL_BYTES = 256 << 20
 MAX_MEMBERS = 1024  # a replay has about a hundred
-END_RECORD = 22  # bytes of a zip's end-of-central-directory record, without its comment
-MAX_RATIO = 1100  # DEFLATE cannot compress beyond about 1032:1; a higher ratio is a lie
-NPY_HEADER_BYTES = 4096  # room for a .npy file's own header
 SHA256 = re.compile(r"[0-9a-f]{64}")
 ODD_NAME = re.compile(r"[/\\\x00:]|^\.{0,2}$")  # paths, drive letters, NUL, "", ".", ".."
 Layout = dict[str, tuple[tuple[int, ...], np.dtype]]
@@ -180,24 +183,6 @@ def read(
         ) from None
 
 
-def check_zip_directory(path: Path, max_members: int, kind: str) -> None:
-    """Refuse a zip whose end record declares more members or a larger member list than `kind`
-    has, before `zipfile` reads the list (a file of tiny entries would cost memory)."""
-    with path.open("rb") as f:
-        f.seek(max(0, path.stat().st_size - END_RECORD - 0xFFFF))
-        tail = f.read()
-    last = len(tail) - END_RECORD
-    at = last if tail[last : last + 4] == b"PK\x05\x06" else tail.rfind(b"PK\x05\x06")
-    if at < 0 or at + END_RECORD > len(tail):
-        return  # no end record: zipfile says why it cannot read the file
-    members, size = struct.unpack_from("<HI", tail, at + 10)
-    if members > max_members or size > max_members * 1024:
-        raise EvalError(
-            f"{path.name}: declares {members} members in {size} bytes; {kind} has at most "
-            f"{max_members}"
-        )
-
-
 def _read(
     zf: zipfile.ZipFile,
     source: str,
@@ -236,36 +221,13 @@ def _check_members(infos: list[zipfile.ZipInfo], source: str) -> dict[str, zipfi
         where = f"{source}: member {shown(info.filename)}"
         if ODD_NAME.search(info.filename):
             raise EvalError(f"{where}: a path or odd name; only plain names like 'actions.npy'")
-        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise EvalError(f"{where}: compression method {info.compress_type}; allowed: 0, 8")
-        if info.flag_bits & 0x1:
-            raise EvalError(f"{where}: encrypted members are not allowed")
-        if info.file_size > MAX_MEMBER_BYTES:
-            raise EvalError(
-                f"{where}: declares {info.file_size} bytes, more than the limit {MAX_MEMBER_BYTES}"
-            )
-        if info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            raise EvalError(
-                f"{where}: declares a compression ratio above {MAX_RATIO}:1 (a zip bomb?)"
-            )
+        check_member(info, MAX_MEMBER_BYTES, where)
     total = sum(i.file_size for i in infos)
     if total > MAX_TOTAL_BYTES:
         raise EvalError(f"{source}: declares {total} bytes in all, more than {MAX_TOTAL_BYTES}")
     if HEADER not in names:
         raise EvalError(f"{source}: no {HEADER} (not a replay file?)")
     return {i.filename: i for i in infos}
-
-
-def read_bounded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, source: str) -> bytes:
-    """A member's bytes, never more than `limit` (a lying declared size inflates nothing)."""
-    where = f"{source}: {info.filename}"
-    if info.file_size > limit:
-        raise EvalError(f"{where}: declares {info.file_size} bytes, at most {limit} expected")
-    with zf.open(info) as f:
-        data = f.read(info.file_size + 1)
-    if len(data) != info.file_size:
-        raise EvalError(f"{where}: holds {len(data)} bytes, declares {info.file_size}")
-    return data
 
 
 def _no_constant(name: str) -> Any:
@@ -299,27 +261,3 @@ def _check_manifest(manifest: Any, want: Layout, source: str) -> None:
                 raise EvalError(f"{where}.{name}.{k}: expected {v}, got {shown(entry[k])}")
         if not isinstance(entry["sha256"], str) or not SHA256.fullmatch(entry["sha256"]):
             raise EvalError(f"{where}.{name}.sha256: expected 64 hex digits")
-
-
-def parse_npy(data: bytes, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
-    """The array in `.npy` bytes, parsed by hand: the header is read as a literal, the data is
-    never unpickled, and nothing is allocated before the shape and dtype are known to fit."""
-    f, fmt = io.BytesIO(data), np.lib.format
-    try:
-        version = fmt.read_magic(f)
-        read = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0}
-        if version not in read:
-            raise ValueError(f"unsupported .npy version {version}")
-        got_shape, fortran, got_dtype = read[version](f)
-    except Exception as err:  # numpy's header parser on hostile bytes: any failure is a refusal
-        raise EvalError(f"{where}: not a .npy array ({type(err).__name__})") from None
-    if got_dtype.kind not in "biuf" or got_dtype.hasobject or got_dtype.fields:
-        raise EvalError(f"{where}: dtype {got_dtype} is not allowed (numeric and bool only)")
-    if got_dtype != dtype or tuple(got_shape) != shape:
-        raise EvalError(f"{where}: holds {tuple(got_shape)} {got_dtype}, expected {shape} {dtype}")
-    if fortran:
-        raise EvalError(f"{where}: Fortran order is not allowed (C order only)")
-    body, need = data[f.tell() :], int(np.prod(shape)) * dtype.itemsize
-    if len(body) != need:
-        raise EvalError(f"{where}: holds {len(body)} data bytes, its shape needs {need}")
-    return np.frombuffer(body, dtype).reshape(shape).copy()

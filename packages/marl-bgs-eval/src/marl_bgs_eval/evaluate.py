@@ -27,6 +27,7 @@ from marl_bgs_eval.progress import progress_bar
 from marl_bgs_eval.registry import get_system
 from marl_bgs_eval.seeds import root_key
 from marl_bgs_eval.systems import System
+from marl_bgs_eval.watch import INIT_END, INIT_START, TICK_END, TICK_START, Watch
 
 INT32_MAX = 2**31 - 1
 MapsLike = str | int | Path | MapSpec | Sequence[int | str | Path | MapSpec]
@@ -182,6 +183,7 @@ def evaluate(
     on_games: Callable[[pd.DataFrame], None] | None = None,
     resume: pd.DataFrame | None = None,
     mesh: Mesh | None = None,
+    watch: Watch | None = None,
     **env_kwargs: Any,
 ) -> pd.DataFrame:
     """Play `games_per_map` games per map (and roster pair) between two Systems, team A vs B.
@@ -196,6 +198,9 @@ def evaluate(
     `resume` takes the games an interrupted run already finished and plays only the rest.
     `mesh` (a `jax.sharding.Mesh`) splits each batch's games over its devices (first axis; the
     batch size must divide evenly); the games and results are the same as on one device.
+    `watch(event, tick)` is told on the host as each tick starts and ends (`marl_bgs_eval.watch`:
+    how the tournament's sandbox times a program); the programs are compiled first, the games
+    are played one tick per call and no mesh is used.
     """
     a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
     specs = resolve_maps(maps, split)
@@ -238,7 +243,7 @@ def evaluate(
     if earlier is not None:
         perm = perm[~np.isin(sched["game"].to_numpy()[perm], earlier["game"].to_numpy())]
     played = play_schedule(
-        env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games, mesh
+        env, sched, perm, (a, b), level, meta, batch, chunk, progress, on_games, mesh, watch
     )
     frames = [f for f in (earlier, played) if f is not None and len(f)]
     games = pd.concat(frames, ignore_index=True).sort_values("game", kind="stable")
@@ -278,10 +283,17 @@ def _host(x: jax.Array) -> np.ndarray:
     return np.asarray(multihost_utils.process_allgather(x, tiled=True))
 
 
+def _compiled(start: Any, run: Any, plan: Plan) -> tuple[Callable, Callable]:
+    """The two (jitted) programs compiled ahead, so no timed tick includes compiling."""
+    carry = jax.eval_shape(start, plan)
+    return start.lower(plan).compile(), run.lower(carry, plan).compile()
+
+
 def play_schedule(
     env: Any, sched: pd.DataFrame, rows: np.ndarray, teams: tuple[System, System], level: str,
     meta: dict[str, int], batch: int, chunk: int, progress: bool,
     on_games: Callable[[pd.DataFrame], None] | None, mesh: Mesh | None,
+    watch: Watch | None = None,
 ) -> pd.DataFrame | None:  # fmt: skip
     """Play the scheduled games `rows` (schedule indices, in device order); report each batch
     of finished games to `on_games` as it ends; return them all (None if there were none)."""
@@ -304,13 +316,25 @@ def play_schedule(
         root=root_key(meta["seed"]),
         params=(a.params, b.params),
     )
-    start, run = programs(batch, env.shared_sight, a, b, level, chunk, mesh)
-    carry = start(plan)
+    if watch is None:
+        start, run = programs(batch, env.shared_sight, a, b, level, chunk, mesh)
+        carry = start(plan)
+    else:
+        start, run = _compiled(*programs(batch, env.shared_sight, a, b, level, 1, None), plan)
+        watch(INIT_START, 0)
+        carry = jax.block_until_ready(start(plan))
+        watch(INIT_END, 0)
     reported = np.zeros(g_pad, bool)
     frames = []
     with progress_bar(progress, n, f"{a.name} vs {b.name}") as show:
         while int(_host(carry.n_done)) < n:
-            carry = run(carry, plan)
+            if watch is None:
+                carry = run(carry, plan)
+            else:
+                tick = int(np.max(_host(carry.state.tick)))
+                watch(TICK_START, tick)
+                carry = jax.block_until_ready(run(carry, plan))
+                watch(TICK_END, tick)
             ended = (_host(carry.out.outcome) != 0) & ~reported
             ended[n:] = False
             if ended.any():

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import io
 import random
+import struct
 import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 Members = list[tuple[str, bytes]]
+# Fields of a zip's central directory entry (what `zipfile` trusts): offset and struct format
+CENTRAL_FIELDS = {"flags": (8, "<H"), "method": (10, "<H"), "crc": (16, "<I"),
+                  "stored_size": (20, "<I"), "size": (24, "<I")}  # fmt: skip
 ODD_CHARACTERS = "abMWHRP-_/.\\:é\x00 0123456789"
 
 
@@ -55,3 +61,31 @@ def zip_bytes(members: Members, method: int = zipfile.ZIP_DEFLATED) -> bytes:
         for name, data in members:
             zf.writestr(name, data)
     return buf.getvalue()
+
+
+def patch_central(data: bytes, name: str, **fields: int) -> bytes:
+    """`data` (a zip) with fields of member `name`'s central directory entry replaced (see
+    `CENTRAL_FIELDS`: flags, method, crc, stored_size, size): a zip whose directory lies."""
+    out, pos = bytearray(data), data.find(b"PK\x01\x02")
+    while pos >= 0:
+        length = struct.unpack_from("<H", data, pos + 28)[0]
+        if data[pos + 46 : pos + 46 + length] == name.encode():
+            for field, value in fields.items():
+                offset, fmt = CENTRAL_FIELDS[field]
+                struct.pack_into(fmt, out, pos + offset, value)
+            return bytes(out)
+        pos = data.find(b"PK\x01\x02", pos + 46)
+    raise ValueError(f"no member {name!r} in the zip's central directory")
+
+
+def npy_bytes(array: np.ndarray, header: int | None = None) -> bytes:
+    """`array` as .npy bytes (version 1.0); with `header`, its header (magic, length and text)
+    padded with spaces to exactly that many bytes, as a reader must still take it."""
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.asarray(array), allow_pickle=False, version=(1, 0))
+    data = buf.getvalue()
+    if header is None:
+        return data
+    text = data[10 : 10 + int.from_bytes(data[8:10], "little")].rstrip()
+    text += b" " * (header - 10 - len(text) - 1) + b"\n"
+    return data[:8] + len(text).to_bytes(2, "little") + text + np.asarray(array).tobytes()

@@ -114,15 +114,22 @@ def export(
 @app.command()
 def check(
     file: Annotated[Path, typer.Argument(help="A System file (*.mbgs)")],
+    tick_limit: Annotated[
+        int | None, typer.Option(help="Ticks of the full_games check (the rulebook's 300)")
+    ] = None,
 ) -> None:
-    """Run the rulebook's automated checks on a System file; exit 1 if one fails."""
-    from marl_bgs_tournament import portable
+    """Run the rulebook's automated checks on a System file in the sandbox (a child process
+    under the rulebook's time and memory limits); exit 1 if one fails or a limit ends it."""
+    from marl_bgs_tournament import portable, rulebook, sandbox
     from marl_bgs_tournament import season as seasons
-    from marl_bgs_tournament.rulebook import check_entrant
 
     try:
         manifest = portable.read_manifest(file)
-        report = check_entrant(portable.load_system(file), manifest)
+        ticks = rulebook.TICK_LIMIT if tick_limit is None else tick_limit
+        report = sandbox.check_file(file, tick_limit=ticks, progress=True)
+    except sandbox.RefusedError as err:
+        console.print(f"[red]refused:[/red] {err.reason}", highlight=False)
+        raise typer.Exit(code=1) from None
     except (TournamentError, ev.EvalError) as err:
         _fail(err)
         return
@@ -234,7 +241,17 @@ def season(
     console.print(_table(ratings.loc[:, cols], f"Season {record['season']} (root seed "
                                         f"{record['root_seed']})"))  # fmt: skip
     _notes(record, ratings, results.load(out / "games.parquet"))
+    _show_tokens(record["tokens"])
     console.print(f"season folder: {out}  (serve it: marl-bgs-tournament serve {out})")
+
+
+def _show_tokens(tokens: dict[str, str]) -> None:
+    """Each new team token, once: it is stored nowhere in clear."""
+    for team, token in tokens.items():
+        console.print(f"team {team}: token {token}", highlight=False, markup=False)
+    if tokens:
+        console.print("Keep each token and give it to its team: it is shown only now, and every "
+                      "later entry of that team needs it (--token).")  # fmt: skip
 
 
 def _notes(record: dict[str, Any], ratings: pd.DataFrame, games: pd.DataFrame) -> None:
@@ -254,6 +271,14 @@ def challenge(
     team: Annotated[
         str | None, typer.Option(help="The submitting team (default: the file's)")
     ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="MARL_BGS_TEAM_TOKEN",
+            help="Your team's token: printed when the team's first entry was accepted (a new "
+            "team gives none and is issued one)",
+        ),
+    ] = None,
     root_seed: Annotated[int | None, typer.Option(help="Root seed (default: drawn now)")] = None,
     plugin: Plugins = None,
 ) -> None:
@@ -265,7 +290,8 @@ def challenge(
 
     load_plugins(plugin)
     try:
-        d = seasons.challenge(folder, entrant, team=team, root_seed=root_seed, progress=True)
+        d = seasons.challenge(folder, entrant, team=team, token=token, root_seed=root_seed,
+                              progress=True)  # fmt: skip
     except (TournamentError, ev.EvalError) as err:
         _fail(err)
         return
@@ -276,6 +302,7 @@ def challenge(
     mine = folder / "challengers" / d["name"]
     record = seasons.read_season(folder)
     _notes(record, pd.read_csv(mine / "ratings.csv"), results.load(mine / "games.csv"))
+    _show_tokens({d["team"]: d["token"]} if d["token"] else {})
 
 
 def submission_checker(path: Path) -> None:
@@ -290,11 +317,11 @@ def submission_checker(path: Path) -> None:
         raise TournamentError(f"manifest.training: {row.detail}")
 
 
-def submission_runner(folder: Path, path: Path, team: str) -> None:
-    """A queued upload's challenge (the worker runs one at a time)."""
+def submission_runner(folder: Path, path: Path, team: str, token: str | None) -> None:
+    """A queued upload's challenge (the worker runs one at a time) with its team's token."""
     from marl_bgs_tournament import season as seasons
 
-    seasons.challenge(folder, path, team=team)
+    seasons.challenge(folder, path, team=team, token=token)
 
 
 @app.command()

@@ -5,9 +5,9 @@ intervals to all games at once, and writes the season folder (`docs/tournament.m
 files). `challenge(folder, entrant)` plays a challenger as team A against every member, fits the
 field's games and the challenger's together, and admits it only if its Elo beats the lowest
 member's; that member leaves (or, if the challenger's team already holds a seat, that seat's
-entrant leaves: one seat per submitting team). Each challenger's games, ratings and decision are
-published, admitted or not. Only Team Deathmatch games on the season's maps enter the fit:
-scenario results never feed Elo.
+entrant leaves: one seat per submitting team; a team proves who it is with its token, see
+`teams`). Each challenger's games, ratings and decision are published, admitted or not. Only Team
+Deathmatch games on the season's maps enter the fit: scenario results never feed Elo.
 """
 
 from __future__ import annotations
@@ -23,21 +23,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-import jax
 import numpy as np
 import pandas as pd
-from jax.sharding import Mesh
 
 import marl_bgs
 import marl_bgs_eval as ev
-from marl_bgs_eval import replay_files, replays, results
+from marl_bgs_eval import results
 from marl_bgs_eval.crossplay import matchups
 from marl_bgs_eval.progress import note
 from marl_bgs_eval.replay_files import mode_id
 from marl_bgs_eval.resampling import check_scheme
-from marl_bgs_tournament import rulebook
+from marl_bgs_tournament import matches, rulebook, sandbox
 from marl_bgs_tournament.errors import TournamentError
-from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, load_system, read_manifest
+from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, read_manifest
 from marl_bgs_tournament.schedule import (
     PAIRS_PER_MAP,
     TEST_MAPS,
@@ -46,9 +44,9 @@ from marl_bgs_tournament.schedule import (
     field_schedule,
     games_per_pairing,
 )
+from marl_bgs_tournament.teams import ORGANISERS, claim, issue
 
 RULEBOOK = "v1"
-ORGANISERS = "organisers"  # the team of built-in entrants (scripted teams, baselines)
 RECORD = "season.json"
 ALL_GAMES = "all-games.parquet"  # every game ever played in the season, members' and challengers'
 
@@ -59,7 +57,7 @@ class Settings:
 
     maps: tuple[int, ...] = TEST_MAPS
     pairs_per_map: int = PAIRS_PER_MAP
-    tick_limit: int = 300
+    tick_limit: int = rulebook.TICK_LIMIT
     winning_score: int = 20
     batch_size: int = 128
     bootstrap: int = 5000
@@ -70,17 +68,32 @@ class Settings:
     checks: tuple[str, ...] = rulebook.CHECKS  # rulebook checks every System file must pass
     progress: bool = False
 
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> Settings:
+        """Settings from `dataclasses.asdict`'s form after a JSON round trip (lists: tuples)."""
+        plain: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                                 for k, v in values.items()}  # fmt: skip
+        return cls(**plain)
+
 
 @dataclass(frozen=True)
 class Entrant:
-    """A System with where it came from: a registered name or a System file."""
+    """A System with where it came from: a registered name (`system` loaded: the organisers'
+    own code) or a System file (`path`; its programs are loaded only in the sandbox)."""
 
     name: str
     team: str
     source: str
     sha256: str | None
-    system: ev.System = field(repr=False, compare=False)
+    system: ev.System | None = field(repr=False, compare=False)
     path: Path | None = None  # the System file, if any
+
+    def play_source(self) -> str:
+        """Where the sandbox's child finds it: `file:<sha256>:<path>` (the file as it was
+        checked here) or `builtin:<name>`."""
+        if self.path is None:
+            return self.source
+        return f"file:{self.sha256}:{self.path.resolve()}"
 
     def store(self, folder: Path) -> None:
         """Keep a System file in the season folder (entrants/<name>.mbgs), so a later challenge
@@ -94,16 +107,17 @@ class Entrant:
 
 
 def entrant(ref: str | Path, team: str | None = None) -> Entrant:
-    """A System file (`*.mbgs`: name and team from its manifest) or a registered System name
-    (team `organisers` unless given)."""
+    """A System file (`*.mbgs`: name and team from its manifest, which is checked here; its
+    programs are loaded only in the sandbox) or a registered System name (team `organisers`
+    unless given)."""
     text = str(ref)
     if text.endswith(SUFFIX):
         path = Path(text)
-        sys = load_system(path)
-        own = str(read_manifest(path)["team"])
-        source = f"file:{sys.name}{SUFFIX}"  # stored under its (unique) entrant name
-        return Entrant(sys.name, check_name(team or own, "team"), source, file_sha256(path), sys,
-                       path)  # fmt: skip
+        manifest = read_manifest(path)
+        name = check_name(manifest["name"], "name")
+        source = f"file:{name}{SUFFIX}"  # stored under its (unique) entrant name
+        return Entrant(name, check_name(team or manifest["team"], "team"), source,
+                       file_sha256(path), None, path)  # fmt: skip
     try:
         sys = ev.get_system(text)
     except ev.EvalError as err:
@@ -136,56 +150,34 @@ def _plain(x: Any) -> Any:
     raise TypeError(f"not JSON: {type(x).__name__}")
 
 
-def device_mesh(batch_size: int) -> Mesh | None:
-    """Every visible device along the games axis, so each batch's games are split among them
-    (None with one device); the batch size must divide among the devices."""
-    n = jax.device_count()
-    if n == 1:
-        return None
-    if batch_size % n:
-        raise TournamentError(
-            f"batch_size: {batch_size} games do not divide among the {n} visible devices"
-        )
-    return jax.make_mesh((n,), ("games",))
-
-
-def play_pairings(
-    plan: pd.DataFrame, systems: dict[str, ev.System], settings: Settings, root_seed: int
-) -> pd.DataFrame:
-    """Every pairing of `plan` (rows of `schedule`) through `evaluate`, one row per game. Systems
-    of one architecture (System files) share the compiled programs of a pairing shape; every
-    visible device plays a share of each batch (`device_mesh`)."""
-    mesh = device_mesh(settings.batch_size)
-    frames = []
-    for k, row in enumerate(plan.to_dict("records")):
-        if settings.progress:
-            note(f"pairing {k + 1}/{len(plan)}: {row['system_a']} vs {row['system_b']}")
-        frames.append(
-            ev.evaluate(
-                systems[str(row["system_a"])],
-                systems[str(row["system_b"])],
-                maps=list(settings.maps),
-                games_per_map=2 * settings.pairs_per_map,
-                seed=root_seed,
-                first_seed_number=int(row["first_seed_number"]),
-                first_game=int(row["first_game"]),
-                metrics=settings.metrics,
-                batch_size=settings.batch_size,
-                progress=settings.progress,
-                tick_limit=settings.tick_limit,
-                winning_score=settings.winning_score,
-                mesh=mesh,
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
+def _play(
+    plan: pd.DataFrame, entrants: dict[str, Entrant], settings: Settings, root_seed: int,
+    out: Path | None = None, replays: int = 0,
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:  # fmt: skip
+    """The pairings of `plan` and replays of the first `replays` (saved under out/replays/):
+    in the sandbox's child process when any entrant is a System file, else here (built-in
+    Systems are the organisers' own code)."""
+    if any(e.path is not None for e in entrants.values()):
+        sources = {name: e.play_source() for name, e in entrants.items()}
+        played = sandbox.play_games(plan, sources, settings, root_seed, out=out, replays=replays)
+        return played.games, played.replays
+    systems = {name: cast(ev.System, e.system) for name, e in entrants.items()}
+    games = matches.play_pairings(plan, systems, settings, root_seed)
+    index = matches.record_replays(out, games, systems, replays) if out and replays else []
+    return games, index
 
 
 def vet(e: Entrant, settings: Settings, report: Path) -> None:
-    """Run the season's rulebook checks on a System file entrant and publish the table at
-    `report`; refuse the entrant if a check fails. Built-in entrants (organisers) are exempt."""
+    """Run the season's rulebook checks on a System file entrant in the sandbox and publish the
+    table at `report`; refuse the entrant if a check fails or the sandbox ended it (its reason).
+    Built-in entrants (organisers) are exempt."""
     if e.path is None or not settings.checks:
         return
-    table = rulebook.check_entrant(e.system, read_manifest(e.path), checks=settings.checks)
+    try:
+        table = sandbox.check_file(e.path, checks=settings.checks, tick_limit=settings.tick_limit,
+                                   progress=settings.progress)  # fmt: skip
+    except sandbox.RefusedError as err:
+        raise TournamentError(f"{e.name}: refused: {err.reason}") from None
     report.parent.mkdir(parents=True, exist_ok=True)
     _write(report, lambda p: table.to_csv(p, index=False))
     failed = table.loc[~table["passed"].astype(bool), "check"].tolist()
@@ -247,24 +239,6 @@ def _publish(
     return table
 
 
-def _record_replays(
-    out: Path, games: pd.DataFrame, systems: dict[str, ev.System], settings: Settings
-) -> list[dict[str, Any]]:
-    """The first game of the first `settings.replays` pairings, recorded and verified."""
-    (out / "replays").mkdir(exist_ok=True)
-    index = []
-    firsts = games.sort_values("game").groupby(["system_a", "system_b"], sort=False).head(1)
-    for row in firsts.head(settings.replays).to_dict("records"):
-        one = cast(pd.DataFrame, games[games["game"] == row["game"]])
-        [replay] = replays.record(systems[str(row["system_a"])], systems[str(row["system_b"])], one)
-        name = f"replays/game-{int(row['game'])}.replay.zip"
-        replay_files.save(replay, out / name)
-        index.append({"game": int(row["game"]), "system_a": row["system_a"],
-                      "system_b": row["system_b"], "map": int(row["map"]),
-                      "result": row["result"], "file": name})  # fmt: skip
-    return index
-
-
 def run_season(
     field_refs: Sequence[str | Path],
     out: str | Path,
@@ -273,7 +247,8 @@ def run_season(
     root_seed: int | None = None,
     season: int = 0,
 ) -> dict[str, Any]:
-    """Play the field's round robin and publish the season folder `out`; returns its record."""
+    """Play the field's round robin and publish the season folder `out`; returns its record and,
+    under `tokens`, each System file team's new token (`teams.issue`: shown once, in no file)."""
     out = Path(out)
     unknown = sorted(set(settings.checks) - set(rulebook.CHECKS))
     if unknown:
@@ -295,16 +270,14 @@ def run_season(
         e.store(out)
     root = draw_root_seed() if root_seed is None else int(root_seed)
     plan = field_schedule(names, len(settings.maps), settings.pairs_per_map)
-    systems = {e.name: e.system for e in entrants}
-    games = elo_games(play_pairings(plan, systems, settings, root), settings.maps)
+    played, index = _play(plan, {e.name: e for e in entrants}, settings, root, out,
+                          settings.replays)  # fmt: skip
+    games = elo_games(played, settings.maps)
     teams = {e.name: e.team for e in entrants}
     if settings.progress:
         note(f"rating {len(games)} games ({settings.bootstrap} refits) into {out}")
     _publish(out, games, names, teams, settings)
     results.save(games, out / ALL_GAMES)
-    if settings.progress and settings.replays:
-        note(f"recording up to {settings.replays} replay(s)")
-    index = _record_replays(out, games, systems, settings)
     _json(out / "replays.json", index)
     record = {
         "rulebook": RULEBOOK,
@@ -331,8 +304,9 @@ def run_season(
         "schedule": json.loads(str(plan.to_json(orient="records"))),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
+    tokens = issue(out, [e.team for e in entrants if e.path is not None])
     _json(out / RECORD, record)
-    return record
+    return {**record, "tokens": tokens}
 
 
 def settings_of(record: dict[str, Any], **overrides: Any) -> Settings:
@@ -390,19 +364,27 @@ def challenge(
     ref: str | Path,
     *,
     team: str | None = None,
+    token: str | None = None,
     root_seed: int | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Play a challenger against every member and decide its admission; publishes its games,
     ratings and decision under challengers/<name>/ and, if admitted, the new field's tables.
-    Every game ever played in the season stays in all-games.parquet."""
+    Every game ever played in the season stays in all-games.parquet. A registered team must give
+    its `token` before any game is played (`teams.claim`); the returned decision adds `token`:
+    a new team's token, issued by this challenge (shown once, in no file), else None."""
     folder = Path(folder)
     with _locked(folder):
-        return _challenge(folder, ref, team, root_seed, progress)
+        return _challenge(folder, ref, team, token, root_seed, progress)
 
 
 def _challenge(
-    folder: Path, ref: str | Path, team: str | None, root_seed: int | None, progress: bool
+    folder: Path,
+    ref: str | Path,
+    team: str | None,
+    token: str | None,
+    root_seed: int | None,
+    progress: bool,
 ) -> dict[str, Any]:
     record = read_season(folder)
     settings = settings_of(record, progress=progress)
@@ -410,13 +392,22 @@ def _challenge(
     mine_dir = folder / "challengers" / new.name
     if new.name in record["entrants"] or (mine_dir / "decision.json").exists():
         raise TournamentError(f"challenger: the name {new.name!r} has already entered this season")
+    entered = {str(e["team"]) for e in record["entrants"].values()}
+    with claim(folder, new.team, token, entered=entered) as issued:
+        return {**_decide(folder, record, settings, new, root_seed), "token": issued}
+
+
+def _decide(
+    folder: Path, record: dict[str, Any], settings: Settings, new: Entrant, root_seed: int | None
+) -> dict[str, Any]:
+    """The challenger's games, the joint fit and its admission, published."""
+    mine_dir = folder / "challengers" / new.name
     vet(new, settings, mine_dir / "rulebook.csv")
     members: list[str] = list(record["field"])
-    systems = {name: _member_system(folder, name, record) for name in members}
-    systems[new.name] = new.system
+    field = {name: _member(folder, name, record) for name in members} | {new.name: new}
     root = draw_root_seed() if root_seed is None else int(root_seed)
     plan = challenger_schedule(new.name, members, len(settings.maps), settings.pairs_per_map)
-    mine = elo_games(play_pairings(plan, systems, settings, root), settings.maps)
+    mine = elo_games(_play(plan, field, settings, root)[0], settings.maps)
     games = pd.concat([results.load(folder / "games.parquet"), mine], ignore_index=True)
     teams = {n: record["entrants"][n]["team"] for n in members} | {new.name: new.team}
     if settings.progress:
@@ -467,15 +458,16 @@ def admission(
     return True, lowest, own[0] if own else lowest
 
 
-def _member_system(folder: Path, name: str, record: dict[str, Any]) -> ev.System:
-    """A member's System again: its registered name, or its stored System file."""
-    source = str(record["entrants"][name]["source"])
-    kind, _, where = source.partition(":")
+def _member(folder: Path, name: str, record: dict[str, Any]) -> Entrant:
+    """A member again: its registered name, or its stored System file (unchanged since it
+    entered)."""
+    info = record["entrants"][name]
+    kind, _, where = str(info["source"]).partition(":")
     if kind == "builtin":
-        return entrant(where).system
+        return entrant(where, info["team"])
     path = folder / "entrants" / where
     if not path.is_file():
         raise TournamentError(f"season: member {name!r}'s file {where!r} is not in entrants/")
-    if file_sha256(path) != record["entrants"][name]["sha256"]:
+    if file_sha256(path) != info["sha256"]:
         raise TournamentError(f"season: member {name!r}'s file changed since it entered")
-    return load_system(path)
+    return entrant(path, info["team"])

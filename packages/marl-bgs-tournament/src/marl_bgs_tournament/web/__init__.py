@@ -4,7 +4,7 @@
     serve("season/", port=8000)                              # uvicorn on 127.0.0.1 only
 
 It reads the season folder the season runner writes (see `store`) and writes only under its
-`submissions/` folder.
+`submissions/` folder and, for a new team's token, `teams.json` (see `marl_bgs_tournament.teams`).
 """
 
 from marl_bgs_tournament.web.app import create_app

@@ -20,10 +20,14 @@ from marl_bgs_tournament.web import api, pages
 from marl_bgs_tournament.web.files import SeasonDataError
 from marl_bgs_tournament.web.render import STATIC
 from marl_bgs_tournament.web.store import SeasonStore, UnknownNameError
-from marl_bgs_tournament.web.submissions import Checker, Runner, Submissions
+from marl_bgs_tournament.web.submissions import Checker, Retention, Runner, Submissions
+from marl_bgs_tournament.web.uploads import BODY_TIMEOUT_S, READ_TIMEOUT_S
 
 DEFAULT_MAX_UPLOAD_BYTES = 32 << 20
 DEFAULT_MAX_QUEUE = 8
+DEFAULT_MAX_SUBMISSIONS_BYTES = 512 << 20  # the queue's uploads (8 x 32 MiB) twice over
+DEFAULT_KEEP_SUBMISSIONS = 500  # finished submissions' statuses kept
+DEFAULT_KEEP_DAYS = 30.0
 SECURITY_HEADERS = [
     (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; object-src 'none'; "
      b"base-uri 'none'; frame-ancestors 'none'; form-action 'self'"),
@@ -55,6 +59,12 @@ def _positive(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise TournamentError(f"{field}: expected a positive integer, got {value!r}")
     return value
+
+
+def _seconds(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1e9:
+        raise TournamentError(f"{field}: expected a positive number, got {value!r}")
+    return float(value)
 
 
 def _answer(request: Request, status: int, heading: str, message: str) -> Response:
@@ -95,22 +105,37 @@ def create_app(
     runner: Runner | None = None,
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES,
     max_queue: int = DEFAULT_MAX_QUEUE,
+    read_timeout_s: float = READ_TIMEOUT_S,
+    body_timeout_s: float = BODY_TIMEOUT_S,
+    max_submissions_bytes: int = DEFAULT_MAX_SUBMISSIONS_BYTES,
+    keep_submissions: int = DEFAULT_KEEP_SUBMISSIONS,
+    keep_days: float = DEFAULT_KEEP_DAYS,
 ) -> FastAPI:
     """The leaderboard service of season folder `season_dir` (read only, but for
-    `submissions/`). Uploads are taken only with both a `checker(path)` (raises TournamentError
-    for a file it refuses) and a `runner(season_dir, path, team)` (plays a submission's games
-    and rewrites the season's files); else POST /api/submissions answers 503. At most
-    `max_upload_bytes` per file and `max_queue` submissions waiting at once."""
+    `submissions/` and the team registry). Uploads are taken only with both a `checker(path)`
+    (raises TournamentError for a file it refuses) and a `runner(season_dir, path, team, token)`
+    (plays a submission's games and rewrites the season's files); else POST /api/submissions
+    answers 503. At most `max_upload_bytes` per file, `max_queue` submissions waiting at once,
+    a body silent for `read_timeout_s` or unfinished after `body_timeout_s` refused (408); the
+    submissions folder takes no upload while over `max_submissions_bytes` (507) and keeps the
+    statuses of the newest `keep_submissions` finished submissions of the last `keep_days`."""
     root = Path(season_dir)
     if not root.is_dir():
         raise TournamentError(f"season_dir: {str(root)!r} is not a folder")
     max_upload_bytes = _positive(max_upload_bytes, "max_upload_bytes")
     max_queue = _positive(max_queue, "max_queue")
+    retention = Retention(_positive(max_submissions_bytes, "max_submissions_bytes"),
+                          _positive(keep_submissions, "keep_submissions"),
+                          _seconds(keep_days, "keep_days"))  # fmt: skip
+    timeouts = (
+        _seconds(read_timeout_s, "read_timeout_s"),
+        _seconds(body_timeout_s, "body_timeout_s"),
+    )
     for value, field in ((checker, "checker"), (runner, "runner")):
         if value is not None and not callable(value):
             raise TournamentError(f"{field}: expected a callable or None")
     store = SeasonStore(root)
-    subs = Submissions(store.root, runner, max_queue) if checker and runner else None
+    subs = Submissions(store.root, runner, max_queue, retention) if checker and runner else None
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -129,6 +154,7 @@ def create_app(
     app.state.submissions = subs
     app.state.checker = checker
     app.state.max_upload_bytes = max_upload_bytes
+    app.state.read_timeout_s, app.state.body_timeout_s = timeouts
     app.add_middleware(GZipMiddleware, minimum_size=4096)
     app.add_middleware(SecurityHeaders)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

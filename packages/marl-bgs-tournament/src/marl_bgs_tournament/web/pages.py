@@ -11,6 +11,8 @@ from fastapi.responses import HTMLResponse, Response
 
 from marl_bgs_eval.distinct import REPEATS_NOTE, ZERO_WIDTH_NOTE
 from marl_bgs_eval.resampling import SCHEMES
+from marl_bgs_tournament.sandbox.limits import LIMITS
+from marl_bgs_tournament.teams import HOW_TO_PROVE
 from marl_bgs_tournament.web import heatmap, replay_key
 from marl_bgs_tournament.web.files import SeasonDataError
 from marl_bgs_tournament.web.render import templates
@@ -36,7 +38,9 @@ def problem_page(request: Request, status: int, heading: str, message: str) -> H
 
 @router.get("/", response_class=HTMLResponse)
 def leaderboard(request: Request) -> HTMLResponse:
-    """The leaderboard table with the season's facts above it."""
+    """The leaderboard table with the season's facts above it, and under it how to read it and
+    how a team enters (proves who it is; the sandbox's limits; the upload's bound when uploads
+    are open)."""
     store = _store(request)
     ratings = store.ratings()
     season, problems = None, []
@@ -46,9 +50,11 @@ def leaderboard(request: Request) -> HTMLResponse:
         problems.append(str(err))
     scheme = (season or {}).get("bootstrap_scheme") or "pairs"  # older seasons: the default
     notes = {"scheme": SCHEMES[scheme] if season else None, "zero_width": ZERO_WIDTH_NOTE,
-             "repeats": REPEATS_NOTE}  # fmt: skip
+             "repeats": REPEATS_NOTE, "identity": HOW_TO_PROVE}  # fmt: skip
+    state = request.app.state
+    uploads = None if state.submissions is None else {"max_mib": state.max_upload_bytes / 2**20}
     return page(request, "leaderboard.html", ratings=ratings, season=season, problems=problems,
-                notes=notes)  # fmt: skip
+                notes=notes, uploads=uploads, limits=LIMITS.rows())  # fmt: skip
 
 
 @router.get("/matchups", response_class=HTMLResponse)

@@ -1,9 +1,12 @@
-"""Reading one upload (multipart fields `file` and `team`) with its size bounded twice: by the
-Content-Length it announces and by the bytes that actually arrive, so an oversized body is
-refused before it is stored. The file lands in the submissions' incoming folder."""
+"""Reading one upload (multipart fields `file`, `team` and `token`) with its size bounded twice:
+by the Content-Length it announces and by the bytes that actually arrive, so an oversized body is
+refused before it is stored; and its time bounded twice: a body that sends nothing for
+`read_timeout` seconds, or is not whole after `body_timeout`, is refused (408). The file lands in
+the submissions' incoming folder."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import uuid
@@ -15,10 +18,15 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 
-TEAM = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _.\-]{0,63}")
+from marl_bgs_tournament.errors import TournamentError
+from marl_bgs_tournament.portable import check_name
+from marl_bgs_tournament.teams import ORGANISERS, check_token
+
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,99}")
 FORM_SLACK = 16 << 10  # the multipart framing and the team field around the file
 CHUNK = 1 << 16
+READ_TIMEOUT_S = 15.0  # the longest a body may send nothing
+BODY_TIMEOUT_S = 300.0  # the longest a whole body may take (32 MiB at about 110 kB/s)
 
 
 class UploadError(Exception):
@@ -31,27 +39,36 @@ class UploadError(Exception):
 
 @dataclass(frozen=True)
 class Upload:
-    """An upload stored in the incoming folder, with its team, size and SHA-256."""
+    """An upload stored in the incoming folder: its display name, team, presented token (None
+    when none), size and SHA-256."""
 
     path: Path
     filename: str
     team: str
+    token: str | None
     size: int
     sha256: str
 
 
 def check_team(value: object) -> str:
-    """A team name: 1-64 letters, digits, spaces, '.', '_' or '-', starting with a letter or
-    digit (UploadError 422 naming `team` otherwise)."""
-    if not isinstance(value, str) or not value.strip():
+    """A team name by the System files' rule (`portable.check_name`), not the organisers'
+    (UploadError 422 naming `team` otherwise)."""
+    if not isinstance(value, str) or not value:
         raise UploadError(422, "team", "missing or empty; give the submitting team's name")
-    team = value.strip()
-    if TEAM.fullmatch(team) is None:
-        raise UploadError(
-            422, "team", "expected 1-64 letters, digits, spaces, '.', '_' or '-', starting "
-            "with a letter or digit",
-        )  # fmt: skip
+    try:
+        team = check_name(value, "team")
+    except TournamentError as err:
+        raise UploadError(422, "team", str(err).removeprefix("team: ")) from None
+    if team == ORGANISERS:
+        raise UploadError(422, "team", f"{ORGANISERS!r} is the organisers'; give your own team")
     return team
+
+
+def _token(value: object) -> str | None:
+    try:
+        return check_token(value)
+    except TournamentError as err:
+        raise UploadError(422, "token", str(err).removeprefix("token: ")) from None
 
 
 def safe_filename(name: str | None) -> str:
@@ -71,9 +88,22 @@ def _announced(request: Request, limit: int) -> None:
         raise UploadError(413, "file", f"the upload is larger than {limit} bytes")
 
 
-async def _bounded(stream: AsyncIterator[bytes], limit: int) -> AsyncGenerator[bytes, None]:
-    seen = 0
-    async for chunk in stream:
+async def _bounded(
+    stream: AsyncIterator[bytes], limit: int, read_timeout: float, body_timeout: float
+) -> AsyncGenerator[bytes, None]:
+    """The body's chunks, refused when it grows past `limit` (413) or stalls (408)."""
+    seen, loop = 0, asyncio.get_running_loop()
+    deadline = loop.time() + body_timeout
+    while True:
+        wait = min(read_timeout, deadline - loop.time())
+        try:
+            chunk = await asyncio.wait_for(anext(stream), max(wait, 0.0))
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            said = (f"nothing arrived for {read_timeout:g} s" if wait == read_timeout
+                    else f"the upload took longer than {body_timeout:g} s")  # fmt: skip
+            raise UploadError(408, "file", f"{said}; the request is closed") from None
         seen += len(chunk)
         if seen > limit + FORM_SLACK:
             raise UploadError(413, "file", f"the upload is larger than {limit} bytes")
@@ -96,22 +126,27 @@ async def _store(file: UploadFile, folder: Path, limit: int) -> tuple[Path, int,
     return path, size, digest.hexdigest()
 
 
-async def receive(request: Request, limit: int, folder: Path) -> Upload:
+async def receive(
+    request: Request,
+    limit: int,
+    folder: Path,
+    read_timeout: float = READ_TIMEOUT_S,
+    body_timeout: float = BODY_TIMEOUT_S,
+) -> Upload:
     """Read the upload of `request` into `folder` (UploadError when refused; nothing is left
     behind then)."""
     _announced(request, limit)
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise UploadError(422, "file", "expected a multipart/form-data upload")
-    parser = MultiPartParser(
-        request.headers, _bounded(request.stream(), limit),
-        max_files=1, max_fields=2, max_part_size=4096,
-    )  # fmt: skip
+    body = _bounded(aiter(request.stream()), limit, read_timeout, body_timeout)
+    parser = MultiPartParser(request.headers, body, max_files=1, max_fields=3, max_part_size=4096)
     try:
         form = await parser.parse()
     except MultiPartException as err:
         raise UploadError(422, "file", f"not a readable upload ({err.message})") from None
     try:
         team = check_team(form.get("team"))
+        token = _token(form.get("token"))
         file = form.get("file")
         if not isinstance(file, UploadFile):
             raise UploadError(422, "file", "missing; send the System file as field 'file'")
@@ -119,6 +154,6 @@ async def receive(request: Request, limit: int, folder: Path) -> Upload:
         if size == 0:
             path.unlink(missing_ok=True)
             raise UploadError(422, "file", "the file is empty")
-        return Upload(path, safe_filename(file.filename), team, size, sha)
+        return Upload(path, safe_filename(file.filename), team, token, size, sha)
     finally:
         await form.close()
