@@ -1,6 +1,7 @@
 """Mode ids: versioned names (`tdm-v2`), their aliases (`tdm`) and the builders behind them.
 
-A mode registers a builder `(**settings) -> BatchedEnv`; `make(mode_id, **settings)` looks it up.
+Modes register a `ModeKit` (`marl_bgs.core.kits`: through the entry-point group
+`marl_bgs.modes`, or `register_kit`); `make(mode_id, **settings)` builds the kit's env.
 """
 
 from __future__ import annotations
@@ -8,36 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from marl_bgs.core.checks import did_you_mean, shown
 from marl_bgs.core.env import BatchedEnv
-from marl_bgs.core.errors import ConfigError
-from marl_bgs.core.opponent import OpponentEnv
+from marl_bgs.core.kits import ALIASES, MODES, ModeKit, register_kit, resolve
 
-Env = BatchedEnv | OpponentEnv  # what a builder returns (a scenario env folds in its opponent)
-MODES: dict[str, Callable[..., Env]] = {}
-ALIASES: dict[str, str] = {}
+__all__ = ["ALIASES", "MODES", "make", "register", "resolve"]
 
 
-def register(mode_id: str, builder: Callable[..., Env], alias: str | None = None) -> None:
-    """Register a versioned mode id (e.g. "tdm-v2") and optionally an alias (e.g. "tdm")."""
-    if mode_id in MODES and MODES[mode_id] is not builder:
-        raise ConfigError(f"mode: {mode_id!r} is already registered")
-    MODES[mode_id] = builder
-    if alias is not None:
-        ALIASES[alias] = mode_id
+def register(mode_id: str, builder: Callable[..., BatchedEnv], alias: str | None = None) -> None:
+    """Register a builder under a versioned mode id (e.g. "duel-v1") and optionally an alias: a
+    kit with default outcome names and no layouts (`register_kit` registers a whole kit)."""
+    register_kit(ModeKit(id=mode_id, build=builder, alias=alias))
 
 
-def resolve(mode: str) -> str:
-    """The versioned id of a mode id or alias."""
-    allowed = sorted(MODES) + sorted(ALIASES)
-    resolved = ALIASES.get(mode, mode) if isinstance(mode, str) else None
-    if resolved not in MODES:
-        hint = did_you_mean(mode, allowed)
-        raise ConfigError(f"mode: unknown mode {shown(mode)}{hint}; allowed {allowed}")
-    return str(resolved)
-
-
-def make(mode: str, **settings: Any) -> Any:
-    """Build an environment by mode id, e.g. `make("tdm", map_id=47, num_envs=1024)`, or
-    `make("tdm", scenario=6, num_envs=256)` (team A's env, the controller folded in)."""
+def make(mode: str, **settings: Any) -> BatchedEnv:
+    """Build an environment by mode id, e.g. `make("tdm", map_id=47, num_envs=1024)`."""
     return MODES[resolve(mode)](**settings)

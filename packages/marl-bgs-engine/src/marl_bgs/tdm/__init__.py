@@ -6,10 +6,6 @@ Read the rules in tick order from `transition.py`; each phase lives in its own m
 `scenarios/`.
 """
 
-from marl_bgs.core.registry import register
 from marl_bgs.tdm.mode import MODE_ID, TDMEnv, TeamDeathmatch, make_tdm
-from marl_bgs.tdm.scenarios.env import build_tdm
-
-register(MODE_ID, build_tdm, alias="tdm")
 
 __all__ = ["MODE_ID", "TDMEnv", "TeamDeathmatch", "make_tdm"]

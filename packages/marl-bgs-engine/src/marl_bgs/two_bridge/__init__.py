@@ -4,13 +4,10 @@ reactive enemy group across a cliff crossed by two bridges; nine variants (see d
     env = marl_bgs.make("two-bridge", variant="V2_Base", num_envs=1024)
 """
 
-from marl_bgs.core.registry import register
 from marl_bgs.two_bridge.layout import OUTCOMES, VARIANTS
 from marl_bgs.two_bridge.mode import AGENTS, MODE_ID, TwoBridge, TwoBridgeEnv, make_two_bridge
 from marl_bgs.two_bridge.state import BridgeFacts, BridgeState
 from marl_bgs.two_bridge.views import BridgeView
-
-register(MODE_ID, make_two_bridge, alias="two-bridge")
 
 __all__ = [
     "AGENTS",
