@@ -125,8 +125,7 @@ def tests(session: nox.Session, package: str) -> None:
             f"packages/{package}/tests",
             "-m",
             os.environ.get("MARL_BGS_TEST_MARKERS", "not slow"),
-            # Whole modules per worker, so module-scoped fixtures still build each program once.
-            *(["-n", TEST_WORKERS, "--dist", "loadfile"] if TEST_WORKERS != "0" else []),
+            *_workers(package),
             "--durations=15",
             f"--junitxml={REPORTS / f'junit-{package}.xml'}",
             *session.posargs,
@@ -136,6 +135,17 @@ def tests(session: nox.Session, package: str) -> None:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
+
+
+def _workers(package: str) -> list[str]:
+    """pytest-xdist's options: `TEST_WORKERS` processes, whole files each (so module-scoped
+    fixtures still build each program once). Files go out with the
+    most tests first, unless a package's conftest orders them: the LLM tests put their real
+    tier (one test, most of their time) first, so the other worker runs the rest meanwhile."""
+    if TEST_WORKERS == "0":
+        return []
+    keep = ["--no-loadscope-reorder"] if package == "marl-bgs-llm" else []
+    return ["-n", TEST_WORKERS, "--dist", "loadfile", *keep]
 
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -44,18 +44,17 @@ Action = tuple[int, int, int]  # (move, target, ultimate), own frame
 
 
 @functools.cache
-def _programs(
-    team_a: System, team_b: System, humans: tuple[int, ...], shared_sight: bool
-) -> tuple[Callable, Callable]:
-    """The jitted (tick, inputs) of a one-game env; maps, rosters and rules are data in the
-    state, so every game with these Systems and human slots shares one compile."""
+def _programs(team_a: System, team_b: System, shared_sight: bool) -> tuple[Callable, Callable]:
+    """The jitted (tick, inputs) of a one-game env; maps, rosters, rules and the person's slots
+    (`which`, bool [1, 10]) are data, so every game with these Systems shares one compile."""
     env = marl_bgs.make("tdm", num_envs=1, shared_sight=shared_sight)
     team_a, team_b = team_a.bind(team_a.params), team_b.bind(team_b.params)
-    which = np.zeros((1, 10), bool)
-    which[0, list(humans)] = True
 
-    def tick(state: Any, memories: Any, given: jax.Array, root: jax.Array, seeds: jax.Array) -> Any:
-        fixed = (given, jnp.asarray(which))
+    def tick(
+        state: Any, memories: Any, given: jax.Array, which: jax.Array, root: jax.Array,
+        seeds: jax.Array,
+    ) -> Any:  # fmt: skip
+        fixed = (given, which)
         t = play_tick(env, (team_a, team_b), root, seeds, state, memories, fixed)
         return t.state, t.memories, tick_record(t)
 
@@ -111,7 +110,9 @@ class HumanGame:
             jax.vmap(s.bind(s.params).init)(memory_keys(root, seeds, games, t))
             for t, s in enumerate(self.teams)
         )
-        self._tick, self._inputs = _programs(*self.teams, self.humans, self.shared_sight)
+        self._tick, self._inputs = _programs(*self.teams, self.shared_sight)
+        self._which = np.zeros((1, 10), bool)
+        self._which[0, list(self.humans)] = True
         self._root, self._seeds = root, seeds
         self._records: list[dict[str, np.ndarray]] = []
         self._now = jax.tree.map(np.asarray, self._inputs(self.state))
@@ -162,7 +163,7 @@ class HumanGame:
                 raise EvalError(problem)
             given[0, slot] = action
         self.state, self.memories, record = self._tick(
-            self.state, self.memories, given, self._root, self._seeds
+            self.state, self.memories, given, self._which, self._root, self._seeds
         )
         self._records.append(jax.tree.map(lambda x: np.asarray(x)[0], record))
         self._now = jax.tree.map(np.asarray, self._inputs(self.state))

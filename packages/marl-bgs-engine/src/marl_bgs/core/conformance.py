@@ -181,8 +181,9 @@ def check_env(env: Any, ticks: int = 16, seed: int = 0, jit: bool = True) -> Non
         pass
     else:
         raise ConformanceError("out-of-range actions were accepted on the host")
-    if jit:
-        _, nxt, _, _, info = step(key, state, illegal)
+    if jit:  # per agent, as the ticks above passed theirs: the same compiled step
+        per_agent = {a: illegal[:, i] for i, a in enumerate(env.agents)}
+        _, nxt, _, _, info = step(key, state, per_agent)
         _check_invariants(env, state, nxt, info["facts"], ticks)
 
 
