@@ -21,9 +21,11 @@ if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy
     from marl_bgs_eval.distinct import distinct_games, mirror_pairs
     from marl_bgs_eval.errors import EvalError
     from marl_bgs_eval.evaluate import evaluate, resolve_maps
+    from marl_bgs_eval.measures import Measure
     from marl_bgs_eval.metrics import base_columns, find, priority_columns, schema
-    from marl_bgs_eval.metrics.analysis import MEASURES, Measure
+    from marl_bgs_eval.metrics.analysis import MEASURES
     from marl_bgs_eval.metrics.compare import plot_measure_vs_elo, system_metrics
+    from marl_bgs_eval.modes import EvalParts
     from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
     from marl_bgs_eval.registry import get_system, register, register_prefix
     from marl_bgs_eval.results import combine, load, save, validate
@@ -38,6 +40,7 @@ __all__ = [
     "TIERS",
     "BTDFit",
     "EvalError",
+    "EvalParts",
     "Measure",
     "System",
     "TeamInputs",

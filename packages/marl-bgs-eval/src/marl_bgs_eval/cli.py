@@ -189,7 +189,7 @@ def play(
     _usage(teams, games, out)
 
 
-def _usage(teams: tuple[Any, Any], games: pd.DataFrame, out: Path | None) -> None:
+def _usage(teams: tuple[Any, ...], games: pd.DataFrame, out: Path | None) -> None:
     """Print the usage statistics of host Systems that keep them (LLM teams) and, with an
     output file, save their per-game table beside it (`<name>-usage-a.parquet`)."""
     import pandas as pd

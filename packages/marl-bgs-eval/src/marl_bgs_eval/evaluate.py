@@ -325,7 +325,11 @@ def play_schedule(
     starts = start_keys(root_key(meta["seed"]), jnp.asarray(seeds, jnp.int32))
     blocks = [
         parts.start_games(
-            env, *(jnp.asarray(pick[c][i : i + batch]) for c in pick), starts[i : i + batch]
+            env,
+            jnp.asarray(pick["map_index"][i : i + batch]),
+            jnp.asarray(pick["roster_index"][i : i + batch]),
+            jnp.asarray(pick["swap"][i : i + batch]),
+            starts[i : i + batch],
         )
         for i in range(0, g_pad, batch)
     ]
@@ -347,7 +351,7 @@ def play_schedule(
         watch(INIT_END, 0)
     reported = np.zeros(g_pad, bool)
     frames = []
-    label = " vs ".join(s.name for s in teams) if len(teams) > 1 else teams[0].name
+    label = " vs ".join(s.name for s in teams)
     with progress_bar(progress, n, label) as show:
         while int(_host(carry.n_done)) < n:
             if watch is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -61,19 +62,26 @@ def check_table(games: object) -> None:
         raise EvalError(f"games: expected a pandas DataFrame, got {type(games).__name__}")
 
 
+def _ones_over(values: Any, games: pd.DataFrame) -> Parts:
+    """Per game: `values` as floats over a denominator of one."""
+    return pd.Series(np.asarray(values, float), index=games.index), pd.Series(
+        1.0, index=games.index
+    )
+
+
 def _won(games: pd.DataFrame, side: str) -> Parts:
     won = "win" if side == "a" else "loss"
-    return (games["result"] == won).astype(float), pd.Series(1.0, index=games.index)
+    return _ones_over(games["result"] == won, games)
 
 
 def _drew(games: pd.DataFrame, side: str) -> Parts:
     del side
-    return (games["result"] == "draw").astype(float), pd.Series(1.0, index=games.index)
+    return _ones_over(games["result"] == "draw", games)
 
 
 def _length(games: pd.DataFrame, side: str) -> Parts:
     del side
-    return games["ticks"].astype(float), pd.Series(1.0, index=games.index)
+    return _ones_over(games["ticks"], games)
 
 
 def column_mean(
@@ -83,7 +91,7 @@ def column_mean(
 
     def parts(games: pd.DataFrame, side: str) -> Parts:
         ones = pd.Series(np.where(side in sides, 1.0, 0.0), index=games.index)
-        return games[column].astype(float) * ones, ones
+        return pd.Series(games[column].to_numpy(float) * ones.to_numpy(), index=games.index), ones
 
     return parts
 

@@ -210,7 +210,7 @@ def normalize(df: pd.DataFrame, *, add_mode: bool = True) -> pd.DataFrame:
     from a file without the column) becomes ""."""
     df = df.reset_index(drop=True)
     if add_mode and "mode" not in df.columns and "seed" in df.columns:
-        df.insert(int(df.columns.get_loc("seed")) + 1, "mode", DEFAULT_MODE)  # type: ignore[arg-type]
+        df.insert(list(df.columns).index("seed") + 1, "mode", DEFAULT_MODE)
     if TRAJECTORY in df.columns and bool(df[TRAJECTORY].isna().any()):
         df[TRAJECTORY] = _unknown_as_empty(pd.Series(df[TRAJECTORY]))
     known = schema(mode_of(df)) if len(df) else {**COMMON, **OPTIONAL_COLUMNS}
@@ -317,7 +317,7 @@ def _check_rows(df: pd.DataFrame, source: str, mode: str) -> None:
     for col in ("system_a", "system_b", "map_name", *slots(mode)):
         _fail_rows(df, df[col].str.strip() == "", source, f"{col} is empty")
     _fail_rows(df, df["ticks"] > df["tick_limit"], source, "ticks exceed tick_limit")
-    results = set(kit(mode).results[1:])
+    results = sorted(set(kit(mode).results[1:]))
     _fail_rows(
         df,
         ~df["result"].isin(results),

@@ -62,7 +62,8 @@ class Layouts:
             elif item in self.splits:
                 picked += self.splits[item]
             elif item.isdecimal() or span:  # not isdigit: int() refuses "²"
-                lo, hi = (int(item), int(item)) if item.isdecimal() else map(int, span.groups())  # type: ignore[union-attr]
+                ends = span.groups() if span else (item, item)
+                lo, hi = int(ends[0]), int(ends[1])
                 if not 0 <= lo <= hi < n:
                     raise ConfigError(f"{self.keyword}: {item!r} is outside 0-{n - 1}")
                 picked += range(lo, hi + 1)

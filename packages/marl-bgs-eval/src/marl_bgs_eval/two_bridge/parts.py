@@ -55,7 +55,8 @@ class BridgeParts(EvalParts):
 
     def check_rows(self, df: pd.DataFrame, fail: FailRows) -> None:
         fail(~df["outcome"].isin(OUTCOMES[1:]), f"outcome must be one of {list(OUTCOMES[1:])}")
-        want = df["outcome"].map({name: KIT.results[c] for c, name in enumerate(OUTCOMES)})
+        result_of = dict(zip(OUTCOMES, KIT.results, strict=True))
+        want = df["outcome"].map(lambda name: result_of.get(name, ""))
         fail(df["result"] != want, "result does not follow from outcome")
 
     def measures(self) -> dict[str, Measure]:
