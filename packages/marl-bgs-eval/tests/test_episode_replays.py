@@ -112,7 +112,7 @@ def test_the_header_must_say_what_happened(replays) -> None:
         ("ticks", r.ticks - 1, r"holds \(\d+, 5, 2\)|expected|differs"),
         ("mode", "two-bridge-v0", r"header.mode: recorded in 'two-bridge-v0', this engine plays"),
         ("mode", "two-bridge", r"header.mode: recorded in 'two-bridge'"),  # an alias: no id
-        ("format", "marl-bgs-replay-v1", "header: format is"),
+        ("format", "marl-bgs-episode-replay-v1", "header: format is"),  # in memory: the new
     ]:
         edited = array_zip.Replay(header={**r.header, field: value}, arrays=r.arrays)
         with pytest.raises(EvalError, match=message):
@@ -174,7 +174,7 @@ def test_a_saved_file_that_was_edited_is_refused(replays, tmp_path: Path) -> Non
             zf.writestr(name, data)
     with pytest.raises(EvalError, match=r"^bad.episode.zip: state.friend_pos.npy: checksum"):
         episode_replays.load(bad)
-    with pytest.raises(EvalError, match=r"^path: episode replay file .* does not exist"):
+    with pytest.raises(EvalError, match=r"^path: replay file .* does not exist"):
         episode_replays.load(tmp_path / "none.zip")
 
 
