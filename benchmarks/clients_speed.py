@@ -16,8 +16,8 @@ from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
-from marl_bgs_clients.render import render
 from marl_bgs_clients.shots import demo_replay
+from marl_bgs_clients.tdm.render import render
 from marl_bgs_clients.viewer import ReplayViewer, replay_scene
 
 

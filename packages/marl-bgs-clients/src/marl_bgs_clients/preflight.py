@@ -1,7 +1,7 @@
 """The checks `view`, `watch` and `play` run before anything heavy is imported or a window opens:
 bad options, a missing or unreadable replay file and no display each end the command with one
 line on stderr and exit code 2, within a second. Only the standard library and typer are
-imported here; the full replay checks (`marl_bgs_eval.replays.load`) run after these, still
+imported here; the full replay checks (`marl_bgs_eval.replay_files.load`) run after these, still
 before any window.
 """
 
@@ -27,7 +27,7 @@ def refuse(message: str) -> NoReturn:
 
 def replay_file_problem(path: Path) -> str | None:
     """Why `path` cannot be a replay file at a glance (missing, a folder, unreadable, not a
-    zip), or None; the full checks are `marl_bgs_eval.replays.load`'s."""
+    zip), or None; the full checks are `marl_bgs_eval.replay_files.load`'s."""
     if not path.exists():
         return f"{path}: no such file"
     if not path.is_file():
@@ -63,6 +63,16 @@ def view(path: Path, pov: int | None) -> None:
     if problem:
         refuse(problem)
     _display("the Replay Viewer needs a window")
+
+
+def export(path: Path, pov: int | None, out: Path) -> None:
+    """`marl-bgs-clients export`: the POV slot, the output's suffix, the file at a glance."""
+    _slots("--pov", [] if pov is None else [pov])
+    if out.suffix.lower() not in (".gif", ".mp4", ".png"):
+        refuse(f"--out: expected a file ending in .gif, .mp4 or .png, got {out}")
+    problem = replay_file_problem(path)
+    if problem:
+        refuse(problem)
 
 
 def watch(pov: int | None, gif: Path | None, mp4: Path | None) -> None:
