@@ -31,8 +31,8 @@ import marl_bgs_eval as ev
 from marl_bgs_eval import results
 from marl_bgs_eval.crossplay import matchups
 from marl_bgs_eval.progress import note
-from marl_bgs_eval.replay_files import mode_id
 from marl_bgs_eval.resampling import check_scheme
+from marl_bgs_eval.tdm.replay import mode_id
 from marl_bgs_tournament import matches, rulebook, sandbox
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, read_manifest
