@@ -27,7 +27,9 @@ SETTINGS = {"variant": "V1_Combat", "tick_limit": 40}
 def episode():
     env = marl_bgs.make("two-bridge", **SETTINGS)
     policy = marl_bgs.random_policy(env.mode)
-    return episode_replays.record(policy, jax.random.key(4), settings=SETTINGS, games=[1])[0]
+    return episode_replays.record(
+        policy, jax.random.key(4), mode="two-bridge", settings=SETTINGS, games=[1]
+    )[0]
 
 
 def _at(image: np.ndarray, pos) -> tuple[int, ...]:

@@ -54,7 +54,9 @@ EPISODE = {"variant": "V1_Combat", "tick_limit": 30}
 def episode_original(tmp_path_factory) -> tuple[rp.Replay, Path]:
     """One recorded Two-Bridge episode and its file, built once for the module."""
     policy = marl_bgs.random_policy(marl_bgs.make("two-bridge", **EPISODE).mode)
-    replay = episode_replays.record(policy, jax.random.key(2), settings=EPISODE)[0]
+    replay = episode_replays.record(policy, jax.random.key(2), mode="two-bridge", settings=EPISODE)[
+        0
+    ]
     path = tmp_path_factory.mktemp("fuzz") / "game.episode.zip"
     return replay, episode_replays.save(replay, path)
 

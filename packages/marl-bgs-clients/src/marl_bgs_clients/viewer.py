@@ -87,7 +87,10 @@ class ReplayViewer:
     @property
     def field_size(self) -> tuple[int, int]:
         """The (width, height) of the tick's picture (left of the panel, above the timeline)."""
-        return EMPTY if self.replay is None else self.part.size(self.replay)
+        try:
+            return EMPTY if self.replay is None else self.part.size(self.replay)
+        except Exception:  # a replay no drawing fits: `frame` says why
+            return EMPTY
 
     @property
     def size(self) -> tuple[int, int]:

@@ -3,13 +3,15 @@ save each as one replay file (`marl_bgs_eval.replay_files`), load it back only a
 has reproduced it, and rebuild its states for pictures or analysis. Generic over modes: nothing
 here knows a rule; a single-team mode's `EvalParts.replay` is `episode_schema()`.
 
-    replays = record(policy, jax.random.key(0), settings={"variant": "V2_Base"}, games=[0, 3])
+    replays = record(policy, jax.random.key(0), mode="two-bridge", settings={"variant": "V2_Base"},
+                     games=[0, 3])
     save(replays[0], "game-0.episode.zip")
     replay = load("game-0.episode.zip")      # checked, then verified step by step
     states, facts = history(replay)          # the mode's state pytree [T + 1] and facts [T]
 
-Game g of `record(policy, key, games=[g])` is game g of `play_episodes(env, policy, key)` (and of
-`marl_bgs_eval.two_bridge.evaluate_variants`): same start, same policy keys, same end.
+Game g of `record(policy, key, mode=..., games=[g])` is game g of `play_episodes(env, policy,
+key)` (and of `marl_bgs_eval.two_bridge.evaluate_variants`): same start, same policy keys, same
+end. `mode` names the single-team mode (an id or alias); there is no default mode.
 
 A file is a replay file (`marl_bgs_eval.replay_files.FORMAT`). Its header adds to the generic
 fields (`format`, `engine`, `mode`, `ticks`): `settings` (the `make` keywords, JSON values),
@@ -166,7 +168,7 @@ def record(
     policy: TeamPolicy,
     key: jax.Array,
     *,
-    mode: str = "two-bridge",
+    mode: str,
     settings: dict[str, Any] | None = None,
     games: Sequence[int] = (0,),
     system: str = "policy",

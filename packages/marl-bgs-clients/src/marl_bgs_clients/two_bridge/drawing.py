@@ -20,16 +20,21 @@ class BridgeDrawing(ReplayDrawing):
     unit with its title above and status line below."""
 
     def __init__(self) -> None:
-        self._history: tuple[Replay, Any] | None = None  # the last replay's states and facts
+        self._last: tuple[Replay, Any, tuple[int, int]] | None = None  # history and size
+
+    def _memo(self, replay: Replay) -> tuple[Any, tuple[int, int]]:
+        """The last replay's states and facts, and its picture's size."""
+        if self._last is None or self._last[0] is not replay:
+            history = episode_replays.history(replay)
+            height, width, _ = pictures.titled(*pictures.at_tick(replay, 0, history)).shape
+            self._last = (replay, history, (width, height))
+        return self._last[1:]
 
     def _at(self, replay: Replay, tick: int) -> tuple[Any, Any]:
-        if self._history is None or self._history[0] is not replay:
-            self._history = (replay, episode_replays.history(replay))
-        return pictures.at_tick(replay, tick, self._history[1])
+        return pictures.at_tick(replay, tick, self._memo(replay)[0])
 
     def size(self, replay: Replay) -> tuple[int, int]:
-        height, width, _ = pictures.titled(*self._at(replay, 0)).shape
-        return width, height
+        return self._memo(replay)[1]
 
     def draw(
         self, surface: pygame.Surface, replay: Replay, tick: int, observer: int | None = None,

@@ -1,7 +1,8 @@
 """Two-Bridge pictures: an episode replay (`marl_bgs_eval.episode_replays`) drawn frame by frame
 (no window) and written as a GIF; the Replay Viewer draws the same pictures (`drawing`).
 
-    replay = episode_replays.record(policy, jax.random.key(0), settings={"variant": "V2_Base"})[0]
+    key, settings = jax.random.key(0), {"variant": "V2_Base"}
+    replay = episode_replays.record(policy, key, mode="two-bridge", settings=settings)[0]
     save_gif(replay, "game.gif")                       # or a file: episode_replays.load(path)
 
 The field (`frame`, numpy only) is drawn from the state: walkable ground, the cliff, the two
