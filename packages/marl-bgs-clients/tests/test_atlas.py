@@ -17,14 +17,14 @@ from marl_bgs.tdm.constants import SPAWN_PAD_X, SPAWN_PAD_Y, TEAM_SIZE
 from marl_bgs.tdm.maps import load
 from marl_bgs.tdm.scenarios import Scenario, shipped
 from marl_bgs_clients import atlas
-from marl_bgs_clients.render import (
+from marl_bgs_clients.canvas import pixels
+from marl_bgs_clients.tdm.render import (
     FIELD,
     OBSTACLE,
     PAD_COLOURS,
     RED_ZONE,
     TEAM_COLOURS,
     Layout,
-    pixels,
 )  # fmt: skip
 
 IDS = (0, 47)  # the open arena; a test map of 32 obstacles (pillars, walls, a diamond)

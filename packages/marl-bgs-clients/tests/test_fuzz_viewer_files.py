@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from marl_bgs_clients import preflight
+from marl_bgs_clients.canvas import pixels
 from marl_bgs_clients.cli import app
-from marl_bgs_clients.render import pixels
 from marl_bgs_clients.viewer import ReplayViewer
 from marl_bgs_eval import replays
 

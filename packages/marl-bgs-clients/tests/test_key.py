@@ -8,10 +8,10 @@ import numpy as np
 import pygame
 import pytest
 
-from marl_bgs_clients import panels
-from marl_bgs_clients.key import GLYPH, key_strip, placed
-from marl_bgs_clients.render import pixels
-from marl_bgs_clients.viewer import CELL, LABEL, _matrix
+from marl_bgs_clients.canvas import pixels
+from marl_bgs_clients.tdm import panels
+from marl_bgs_clients.tdm.drawing import CELL, LABEL, _matrix
+from marl_bgs_clients.tdm.key import GLYPH, key_strip, placed
 from marl_bgs_eval import legend
 
 

@@ -12,7 +12,9 @@ import pytest
 
 from marl_bgs.core.arena import BODY_RADIUS, MOVE_VECTORS
 from marl_bgs.tdm.tables import REL_TO_ABS
-from marl_bgs_clients.render import (
+from marl_bgs_clients.canvas import pixels
+from marl_bgs_clients.tdm.drawing import replay_scene
+from marl_bgs_clients.tdm.render import (
     BADGES,
     DAMAGE,
     FIELD,
@@ -21,11 +23,9 @@ from marl_bgs_clients.render import (
     SHIELD,
     TEAM_COLOURS,
     Layout,
-    pixels,
     render,
 )
-from marl_bgs_clients.scene import NO_SLOT, Scene, UnitDraw, oracle_scene, pov_scene
-from marl_bgs_clients.viewer import replay_scene
+from marl_bgs_clients.tdm.scene import NO_SLOT, Scene, UnitDraw, oracle_scene, pov_scene
 from marl_bgs_eval import replays
 
 LAYOUT = Layout()

@@ -1,19 +1,23 @@
 """Two-Bridge pictures: frames show what an episode replay's states hold, the GIF has one frame
-per state, and the command line plays, saves and redraws one."""
+per state, and the Replay Viewer and `marl-bgs-clients export` open a Two-Bridge replay."""
 
 from __future__ import annotations
 
 import imageio.v3 as iio
 import jax
 import numpy as np
+import pygame
 import pytest
 from typer.testing import CliRunner
 
 import marl_bgs
 from marl_bgs.two_bridge import layout as lay
-from marl_bgs_clients import two_bridge as pictures
+from marl_bgs_clients.canvas import pixels
 from marl_bgs_clients.cli import app
-from marl_bgs_clients.render import pixels
+from marl_bgs_clients.modes import drawing
+from marl_bgs_clients.two_bridge import pictures
+from marl_bgs_clients.two_bridge.drawing import BridgeDrawing
+from marl_bgs_clients.viewer import TIMELINE_HEIGHT, ReplayViewer
 from marl_bgs_eval import EvalError, episode_replays
 
 SETTINGS = {"variant": "V1_Combat", "tick_limit": 40}
@@ -23,7 +27,9 @@ SETTINGS = {"variant": "V1_Combat", "tick_limit": 40}
 def episode():
     env = marl_bgs.make("two-bridge", **SETTINGS)
     policy = marl_bgs.random_policy(env.mode)
-    return episode_replays.record(policy, jax.random.key(4), settings=SETTINGS, games=[1])[0]
+    return episode_replays.record(
+        policy, jax.random.key(4), mode="two-bridge", settings=SETTINGS, games=[1]
+    )[0]
 
 
 def _at(image: np.ndarray, pos) -> tuple[int, ...]:
@@ -95,34 +101,52 @@ def test_the_gif_has_a_frame_per_state(episode, tmp_path) -> None:
     assert iio.imread(path).shape[0] == episode.ticks + 1
 
 
-def test_the_command_writes_an_episode(tmp_path) -> None:
-    out = tmp_path / "random.gif"
-    result = CliRunner().invoke(app, ["two-bridge", "--variant", "V1_Navigate", "--seed", "2",
-                                      "--gif", str(out), "--fps", "30"])  # fmt: skip
-    assert result.exit_code == 0, result.output
-    steps = int(result.output.split(": ")[1].split(" steps")[0])
-    assert iio.imread(out).shape[0] == steps + 1  # moving Marines: every frame differs
-    bad = CliRunner().invoke(app, ["two-bridge", "--variant", "V4_Base", "--gif", str(out)])
-    assert bad.exit_code == 2
-    assert "variant" in bad.output
+def test_the_old_command_names_the_new_way() -> None:
+    result = CliRunner().invoke(app, ["two-bridge", "--variant", "V1_Navigate", "--gif", "x.gif"])
+    assert result.exit_code == 2
+    assert "`marl-bgs-clients two-bridge` is gone" in result.output
+    assert "marl-bgs-clients export FILE --out game.gif" in result.output
 
 
-def test_the_command_saves_and_redraws_a_replay(episode, tmp_path) -> None:
-    """A saved episode (the module's 40-step one: playing is tested above) is drawn from its
-    file, saved again by the command, and the copy draws the same GIF; a damaged file is
-    refused by name."""
-    source = episode_replays.save(episode, tmp_path / "source.episode.zip")
-    saved, first, again = tmp_path / "game.episode.zip", tmp_path / "a.gif", tmp_path / "b.gif"
-    args = ["two-bridge", "--replay", str(source), "--gif", str(first), "--save", str(saved)]
-    result = CliRunner().invoke(app, args)
+def test_view_and_export_open_a_two_bridge_replay(episode, tmp_path) -> None:
+    """A Two-Bridge replay opens in the Replay Viewer and exports like any mode's: its mode's
+    drawing (`modes.PARTS`) draws each state's titled picture, the key below GIF frames."""
+    source = episode_replays.save(episode, tmp_path / "game.replay.zip")
+    assert isinstance(drawing(episode), BridgeDrawing)
+    viewer = ReplayViewer.open(source)
+    assert viewer.replay == episode
+    assert viewer.message == "opened game.replay.zip"
+    states, facts = episode_replays.history(episode)
+    one = lambda tree, t: jax.tree.map(lambda a: a[t], tree)  # noqa: E731
+    viewer.jump(7)
+    titled = pictures.titled(one(states, 7), one(facts, 6), episode.header["system"])
+    np.testing.assert_array_equal(
+        pixels(viewer.frame())[: titled.shape[0], : titled.shape[1]], titled
+    )
+    for key in (pygame.K_3, pygame.K_TAB):  # no agent views in Two-Bridge: nothing changes
+        assert viewer.handle(pygame.event.Event(pygame.KEYDOWN, key=key, mod=0))
+    assert (viewer.observer, viewer.selected) == (None, None)
+    gif = tmp_path / "game.gif"
+    result = CliRunner().invoke(app, ["export", str(source), "--out", str(gif), "--fps", "30"])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"{first}: {episode.ticks} steps, ")
-    redraw = CliRunner().invoke(app, ["two-bridge", "--replay", str(saved), "--gif", str(again)])
-    assert redraw.exit_code == 0, redraw.output
-    drawn = iio.imread(again)
-    assert drawn.shape[0] == episode.ticks + 1
-    np.testing.assert_array_equal(iio.imread(first), drawn)
-    saved.write_bytes(saved.read_bytes()[:-30])  # damaged: refused with the file named
-    bad = CliRunner().invoke(app, ["two-bridge", "--replay", str(saved), "--gif", str(again)])
+    assert result.output.startswith(f"{gif}: {episode.ticks} ticks of two-bridge-v1")
+    frames = iio.imread(gif)
+    key = pixels(pictures.key_band(viewer.size[0]))
+    assert frames.shape[:3] == (episode.ticks + 1, viewer.size[1] + key.shape[0], viewer.size[0])
+    np.testing.assert_array_equal(frames[0, viewer.size[1] :, :, :3], key)
+    png = tmp_path / "t.png"
+    assert CliRunner().invoke(app, ["export", str(source), "--out", str(png), "--tick", "7"]
+                              ).exit_code == 0  # fmt: skip
+    above = viewer.size[1] - TIMELINE_HEIGHT  # the picture and the panel (not the message)
+    np.testing.assert_array_equal(iio.imread(png)[:above, :, :3], pixels(viewer.frame())[:above])
+    for args, said in [
+        (["--pov", "2"], "--pov: two-bridge-v1 has no agent view 2"),
+        (["--out", str(tmp_path / "x.jpg")], "--out: expected a file ending in .gif, .mp4"),
+    ]:
+        bad = CliRunner().invoke(app, ["export", str(source), "--out", str(gif), *args])
+        assert bad.exit_code == 2
+        assert said in bad.output
+    source.write_bytes(source.read_bytes()[:-30])  # damaged: refused with the file named
+    bad = CliRunner().invoke(app, ["export", str(source), "--out", str(gif)])
     assert bad.exit_code == 2
-    assert "game.episode.zip" in bad.output
+    assert "game.replay.zip: not a replay file" in bad.output

@@ -12,9 +12,10 @@ import numpy as np
 import pygame
 import pytest
 
-from marl_bgs_clients import panels
-from marl_bgs_clients.key import key_rect, key_strip
-from marl_bgs_clients.render import pixels
+from marl_bgs_clients.canvas import pixels
+from marl_bgs_clients.tdm import panels
+from marl_bgs_clients.tdm.drawing import DRAWING, replay_scene
+from marl_bgs_clients.tdm.key import key_rect, key_strip
 from marl_bgs_clients.viewer import ReplayViewer
 from marl_bgs_eval import replays
 
@@ -25,6 +26,10 @@ def _key(k: int) -> pygame.event.Event:
 
 def _crop(image: np.ndarray, rect: pygame.Rect) -> np.ndarray:
     return image[rect.top : rect.bottom, rect.left : rect.right]
+
+
+def _scene(viewer: ReplayViewer):
+    return replay_scene(viewer.replay, viewer.tick, viewer.observer)
 
 
 def _click(pos: tuple[int, int]) -> pygame.event.Event:
@@ -44,7 +49,7 @@ def test_keys_and_timeline_move_through_the_game(viewer, demo) -> None:
     for key, want in steps:
         assert viewer.handle(_key(key))
         assert viewer.tick == want
-    w, h = viewer.layout.size
+    w, h = viewer.field_size
     viewer.handle(_click((w // 2, h + 13)))  # the middle of the timeline
     assert viewer.tick == pytest.approx(last / 2, abs=1)
     viewer.handle(_key(pygame.K_SPACE))
@@ -55,19 +60,19 @@ def test_keys_and_timeline_move_through_the_game(viewer, demo) -> None:
 
 def test_views_and_selection(viewer, demo) -> None:
     viewer.jump(30)
-    assert viewer.scene().observer is None
+    assert _scene(viewer).observer is None
     viewer.handle(_key(pygame.K_7))
     assert (viewer.observer, viewer.selected) == (7, 7)
-    assert viewer.scene().observer == 7
+    assert _scene(viewer).observer == 7
     viewer.handle(_key(pygame.K_o))
     assert viewer.observer is None
-    unit = viewer.scene().unit(3)
+    unit = _scene(viewer).unit(3)
     assert unit is not None
-    viewer.handle(_click(viewer.layout.to_px(unit.x, unit.y)))
+    viewer.handle(_click(DRAWING.layout.to_px(unit.x, unit.y)))
     assert viewer.selected == 3
     empty = (10.0, 0.1)
-    assert viewer.scene().unit_at(*empty) is None
-    viewer.handle(_click(viewer.layout.to_px(*empty)))
+    assert _scene(viewer).unit_at(*empty) is None
+    viewer.handle(_click(DRAWING.layout.to_px(*empty)))
     assert viewer.selected is None
     frame = pixels(viewer.frame())
     assert frame.shape == (viewer.size[1], viewer.size[0], 3)
@@ -174,7 +179,7 @@ def test_the_viewer_shows_and_hides_the_key_with_l(demo) -> None:
     viewer = ReplayViewer(demo, name="demo")
     viewer.jump(30)
     plain = pixels(viewer.frame())
-    rect = key_rect(pygame.Rect((0, 0), viewer.layout.size))
+    rect = key_rect(pygame.Rect((0, 0), viewer.field_size))
     strip = pixels(key_strip(rect.width))
     assert not np.array_equal(_crop(plain, rect), strip)
     viewer.handle(_key(pygame.K_l))

@@ -32,8 +32,8 @@ def env():
 
 @pytest.fixture(scope="module")
 def replays(env) -> list[array_zip.Replay]:
-    return episode_replays.record(_policy(env), jax.random.key(7), settings=SETTINGS,
-                                  games=[5, 0, 2], system="random")  # fmt: skip
+    return episode_replays.record(_policy(env), jax.random.key(7), mode="two-bridge",
+                                  settings=SETTINGS, games=[5, 0, 2], system="random")  # fmt: skip
 
 
 def test_a_recorded_game_is_the_evaluated_game(env, replays) -> None:
@@ -54,7 +54,7 @@ def test_a_recorded_game_is_the_evaluated_game(env, replays) -> None:
 def test_a_game_is_the_same_whatever_the_batch(replays) -> None:
     alone = episode_replays.record(
         marl_bgs.random_policy(marl_bgs.make("two-bridge", **SETTINGS).mode),
-        jax.random.key(7), settings=SETTINGS, games=[2], system="random",
+        jax.random.key(7), mode="two-bridge", settings=SETTINGS, games=[2], system="random",
     )[0]  # fmt: skip
     assert alone == replays[2]
 
@@ -112,7 +112,7 @@ def test_the_header_must_say_what_happened(replays) -> None:
         ("ticks", r.ticks - 1, r"holds \(\d+, 5, 2\)|expected|differs"),
         ("mode", "two-bridge-v0", r"header.mode: recorded in 'two-bridge-v0', this engine plays"),
         ("mode", "two-bridge", r"header.mode: recorded in 'two-bridge'"),  # an alias: no id
-        ("format", "marl-bgs-replay-v1", "header: format is"),
+        ("format", "marl-bgs-episode-replay-v1", "header: format is"),  # in memory: the new
     ]:
         edited = array_zip.Replay(header={**r.header, field: value}, arrays=r.arrays)
         with pytest.raises(EvalError, match=message):
@@ -132,12 +132,14 @@ def test_the_header_must_say_what_happened(replays) -> None:
 )
 def test_settings_a_file_cannot_hold_are_refused(env, settings, message) -> None:
     with pytest.raises(EvalError, match=message):
-        episode_replays.record(_policy(env), jax.random.key(0), settings=settings)
+        episode_replays.record(
+            _policy(env), jax.random.key(0), mode="two-bridge", settings=settings
+        )
 
 
 def test_a_recording_too_big_for_memory_is_refused(env) -> None:
     with pytest.raises(EvalError, match=r"^games: recording games 0-65535 for up to 100000 ticks"):
-        episode_replays.record(_policy(env), jax.random.key(0), games=[65_535],
+        episode_replays.record(_policy(env), jax.random.key(0), mode="two-bridge", games=[65_535],
                                settings={"variant": "V1_Base", "tick_limit": 100_000})  # fmt: skip
 
 
@@ -145,7 +147,9 @@ def test_tuples_are_recorded_as_lists(env) -> None:
     variants = ("V1_Base", "V1_Navigate")
     settings = {"variant": variants, "tick_limit": 5, "weights": (1, 1)}
     policy = marl_bgs.random_policy(marl_bgs.make("two-bridge", **settings).mode)
-    (replay,) = episode_replays.record(policy, jax.random.key(0), settings=settings)
+    (replay,) = episode_replays.record(
+        policy, jax.random.key(0), mode="two-bridge", settings=settings
+    )
     assert replay.header["settings"] == {"variant": list(variants), "tick_limit": 5,
                                          "weights": [1, 1]}  # fmt: skip
     episode_replays.verify(replay)
@@ -156,7 +160,9 @@ def test_only_single_team_modes_and_good_games(env) -> None:
         episode_replays.record(_policy(env), jax.random.key(0), mode="tdm")
     for games in ([], [-1], [1, 1], [70_000], [1.5], [True], ["0"]):
         with pytest.raises(EvalError, match=r"^games: expected distinct game indices"):
-            episode_replays.record(_policy(env), jax.random.key(0), settings=SETTINGS, games=games)
+            episode_replays.record(
+                _policy(env), jax.random.key(0), mode="two-bridge", settings=SETTINGS, games=games
+            )
 
 
 def test_a_saved_file_that_was_edited_is_refused(replays, tmp_path: Path) -> None:
@@ -174,7 +180,7 @@ def test_a_saved_file_that_was_edited_is_refused(replays, tmp_path: Path) -> Non
             zf.writestr(name, data)
     with pytest.raises(EvalError, match=r"^bad.episode.zip: state.friend_pos.npy: checksum"):
         episode_replays.load(bad)
-    with pytest.raises(EvalError, match=r"^path: episode replay file .* does not exist"):
+    with pytest.raises(EvalError, match=r"^path: replay file .* does not exist"):
         episode_replays.load(tmp_path / "none.zip")
 
 

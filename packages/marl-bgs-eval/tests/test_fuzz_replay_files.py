@@ -1,5 +1,6 @@
-"""Fuzz: damaged and hostile replay files handed to `load`, for both formats: Team Deathmatch
-replays (`replays.load`) and single-team episode replays (`episode_replays.load`, Two-Bridge).
+"""Fuzz: damaged and hostile replay files handed to `load` (`marl_bgs_eval.replay_files`, the one
+format of every mode): Team Deathmatch replays and single-team episode replays (Two-Bridge), as
+written today, and the committed files of the legacy formats (tests/data) that still load.
 
 Every input comes from one real file of its format (a Team Deathmatch early win, recorded from
 the same evaluation as test_replays.py, so a session compiles it once; a short Two-Bridge
@@ -53,7 +54,9 @@ EPISODE = {"variant": "V1_Combat", "tick_limit": 30}
 def episode_original(tmp_path_factory) -> tuple[rp.Replay, Path]:
     """One recorded Two-Bridge episode and its file, built once for the module."""
     policy = marl_bgs.random_policy(marl_bgs.make("two-bridge", **EPISODE).mode)
-    replay = episode_replays.record(policy, jax.random.key(2), settings=EPISODE)[0]
+    replay = episode_replays.record(policy, jax.random.key(2), mode="two-bridge", settings=EPISODE)[
+        0
+    ]
     path = tmp_path_factory.mktemp("fuzz") / "game.episode.zip"
     return replay, episode_replays.save(replay, path)
 
@@ -148,6 +151,27 @@ EPISODE_CASES = [
 ]  # fmt: skip
 
 
+LEGACY_FILES = ("tdm-v1.replay.zip", "two-bridge-v1.episode.zip")
+LEGACY_FAMILIES = {
+    k: (FAMILIES[k][0], 6) for k in ("flip", "cut", "append", "one array entry", "renamed member")
+}
+LEGACY_CASES = [
+    pytest.param(name, family, seed, id=f"{name}-{family}-{seed}",
+                 marks=pytest.mark.fuzz_family("legacy replay files"))
+    for name in LEGACY_FILES for family, (_, count) in LEGACY_FAMILIES.items()
+    for seed in range(count)
+]  # fmt: skip
+_legacy: dict[str, tuple[rp.Replay, Path]] = {}
+
+
+@pytest.mark.parametrize(("name", "family", "seed"), LEGACY_CASES)
+def test_legacy_replay_files(tmp_path, record_property, name: str, family: str, seed: int) -> None:
+    if name not in _legacy:  # each file read once per session
+        path = Path(__file__).parent / "data" / name
+        _legacy[name] = rp.load(path), path
+    _fuzz(_legacy[name], rp.load, LEGACY_FAMILIES, tmp_path, record_property, family, seed)
+
+
 @pytest.mark.parametrize(("family", "seed"), CASES, ids=[f"{f}-{s}" for f, s in CASES])
 def test_replay_files(original, tmp_path, record_property, family: str, seed: int) -> None:
     _fuzz(original, rp.load, FAMILIES, tmp_path, record_property, family, seed)
@@ -193,4 +217,5 @@ def _fuzz(
 def test_every_family_is_tried() -> None:
     assert len(CASES) >= 150
     assert len(EPISODE_CASES) >= 200
+    assert len(LEGACY_CASES) >= 60
     assert {f for f, _ in CASES} == set(FAMILIES)

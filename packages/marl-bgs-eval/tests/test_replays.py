@@ -29,10 +29,10 @@ from marl_bgs.tdm.maps import CUSTOM_MAP_ID
 from marl_bgs.tdm.perception import perceive, refresh_sight_lines
 from marl_bgs_eval import array_zip
 from marl_bgs_eval import fingerprint as fp
-from marl_bgs_eval import replay_files as rf
 from marl_bgs_eval import replays as rp
 from marl_bgs_eval.fuzzing import patch_central, zip_members
 from marl_bgs_eval.fuzzing import zip_bytes as _zip
+from marl_bgs_eval.tdm import replay as tr
 
 SETTINGS = {"maps": [0, 12], "games_per_map": 2, "seed": 5, "tick_limit": 40, "winning_score": 2}
 PICKED = [0, 2, 3]
@@ -71,7 +71,7 @@ def test_recording_never_changes_a_game(recorded) -> None:
         assert replay.ticks == n
         assert a["state.tick"].tolist() == list(range(n + 1))
         assert a["state.score"][-1].tolist() == [row["points_a"], row["points_b"]]
-        assert rf.RESULT_OF_OUTCOME[int(a["state.outcome"][-1])] == row["result"]
+        assert tr.RESULT_OF_OUTCOME[int(a["state.outcome"][-1])] == row["result"]
         assert (a["state.outcome"][:-1] == 0).all()
         assert a["actions"].shape == (n, 10, 3)
         assert a["facts.died"].shape == (n, 10)
@@ -80,7 +80,7 @@ def test_recording_never_changes_a_game(recorded) -> None:
                     "system_a", "system_b", "roster_a", "roster_b", "result", "points_a",
                     "points_b", "ticks", "tick_limit", "winning_score"):  # fmt: skip
             assert replay.header[col] == row[col], col
-        assert replay.header["format"] == "marl-bgs-replay-v1"
+        assert replay.header["format"] == "marl-bgs-replay-v2"
         assert replay.header["engine"] == marl_bgs.__version__
         assert replay.header["mode"] == "tdm-v2"
         assert replay.header["leaves_a"] == ["eastward"]
@@ -297,12 +297,17 @@ HOSTILE: list[tuple[str, Callable[[list[tuple[str, bytes]]], bytes], str]] = [
     (
         "format missing",
         _edit_header(format=_DROP),
-        r"format is None, expected 'marl-bgs-replay-v1'",
+        r"format is None, expected 'marl-bgs-replay-v2'",
     ),
     (
-        "format v2",
-        _edit_header(format="marl-bgs-replay-v2"),
-        r"format 'marl-bgs-replay-v2'; this version reads only 'marl-bgs-replay-v1'",
+        "format v3",
+        _edit_header(format="marl-bgs-replay-v3"),
+        r"format 'marl-bgs-replay-v3'; this version reads 'marl-bgs-replay-v2' and 'marl-bgs-repl",
+    ),
+    (
+        "another mode's legacy format",
+        _edit_header(format="marl-bgs-episode-replay-v1"),
+        r"format 'marl-bgs-episode-replay-v1'; this version reads 'marl-bgs-replay-v2' and",
     ),
     ("mode tdm-v1", _edit_header(mode="tdm-v1"), r"header.mode: recorded in 'tdm-v1', this engine"),
     ("field missing", _edit_header(seed=_DROP), r"missing field\(s\) \['seed'\]"),
@@ -513,7 +518,7 @@ def test_oracle_is_the_whole_state(recorded) -> None:
 
 def test_pov_is_what_the_system_was_given(recorded) -> None:
     """The view and mask equal the team inputs that `play_tick` builds from the same state."""
-    env = rf.engine_env(True)
+    env = tr.engine_env(True)
     for replay in recorded.replays[:2]:
         for t in (0, replay.ticks // 2, replay.ticks - 1):
             state = jax.tree.map(lambda x: x[None], rp.oracle(replay, t))
@@ -566,7 +571,7 @@ def test_pov_holds_nothing_the_agent_could_not_see(recorded) -> None:
                     arrays = dict(replay.arrays)
                     for path, leaf in jax.tree_util.tree_flatten_with_path(moved)[0]:
                         name = "state" + jax.tree_util.keystr(path)
-                        if not rf.is_static(name):
+                        if not tr.is_static(name):
                             arrays[name] = arrays[name].copy()
                             arrays[name][t] = np.asarray(leaf)
                     edited = dataclasses.replace(replay, arrays=arrays)

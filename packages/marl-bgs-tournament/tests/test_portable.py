@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import marl_bgs_eval as ev
-from marl_bgs_eval.replay_files import mode_id
+from marl_bgs_eval.tdm.replay import mode_id
 from marl_bgs_tournament import TournamentError, export_system, load_system, read_manifest
 from marl_bgs_tournament.portable import input_spec
 

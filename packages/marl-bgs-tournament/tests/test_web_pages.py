@@ -179,6 +179,7 @@ def test_replay_api_holds_every_tick_of_the_file(web_site: str, web_season_dir: 
     replay = replay_files.load(web_season_dir / "replays" / "game-0.replay.zip")
     got = _get(web_site + "/api/replays/0").json()
     assert (got["width"], got["height"]) == (20.0, 10.0)
+    assert got["mode"] == replay.header["mode"] == "tdm-v2"
     assert got["system_a"] == "random"
     assert got["ticks"] == replay.ticks
     assert len(got["frames"]) == replay.ticks + 1
@@ -197,6 +198,8 @@ def test_replay_api_holds_every_tick_of_the_file(web_site: str, web_season_dir: 
             assert u["health"] <= u["max_health"]
     assert got["result_text"] == legend.result_text(replay.header)
     assert got["result_text"] == "draw at the tick limit (0-0)"  # a quiet game to the limit
+    assert got["status"] == f"random (A, blue) vs {got['system_b']} (B, red), map " \
+        f"{got['map_name']}: {got['result_text']} in {replay.ticks} ticks"  # fmt: skip
     assert got["colours"] == replay_key.canvas_colours()
     assert (got["aura_radius"], got["aura_classes"]) == (2.0, ["M", "W"])
     a = replay.arrays

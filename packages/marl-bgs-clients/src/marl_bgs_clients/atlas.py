@@ -5,11 +5,11 @@
     python -m marl_bgs_clients.atlas scenarios --out docs/scenarios   # scenario_<id>.png
 
 Every picture is a `Scene` built from an engine start state (`oracle_scene`) and drawn by
-`marl_bgs_clients.render`, so the docs show the game exactly as the clients do. A map picture shows
-the field, Red Zones, obstacles and spawn pads (no units) under a title "<id> <name> (<split>, <n>
-obstacles)"; a scenario picture shows its snapshot with every living unit, the scenario's id and
-challenge in the top bar and each unit's agent name below it. PNGs are written as 32-colour palette
-images without timestamps, so a rerun writes the same bytes.
+`marl_bgs_clients.tdm.render`, so the docs show the game exactly as the clients do. A map picture
+shows the field, Red Zones, obstacles and spawn pads (no units) under a title "<id> <name>
+(<split>, <n> obstacles)"; a scenario picture shows its snapshot with every living unit, the
+scenario's id and challenge in the top bar and each unit's agent name below it. PNGs are written
+as 32-colour palette images without timestamps, so a rerun writes the same bytes.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from marl_bgs.core.arena import BODY_RADIUS
 from marl_bgs.tdm.maps import MapSpec, all_ids, load
 from marl_bgs.tdm.mode import tdm_pool
 from marl_bgs.tdm.scenarios import Scenario, shipped
-from marl_bgs_clients.render import TEXT, Layout, font, pixels, render, slot_name
-from marl_bgs_clients.scene import Scene, oracle_scene
+from marl_bgs_clients.canvas import TEXT, font, pixels
+from marl_bgs_clients.tdm.render import Layout, render, slot_name
+from marl_bgs_clients.tdm.scene import Scene, oracle_scene
 from marl_bgs_eval.legend import BADGES
 
 COLUMNS = 4  # maps per row of the overview

@@ -5,13 +5,13 @@ draw the docs' screenshots.
     marl-bgs-clients play tdm-alpha tdm-beta --human 0 --map 47 --out mine.replay.zip
     marl-bgs-clients watch tdm-alpha tdm-beta --map 47 --gif game.gif   # = marl-bgs-watch
     marl-bgs-clients screenshots --out docs/clients
-    marl-bgs-clients two-bridge --variant V2_Base --gif game.gif          # a Two-Bridge episode
+    marl-bgs-clients export game.replay.zip --out game.gif            # any mode's replay
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,72 +23,75 @@ app = ui.App("marl-bgs-clients", errors=ERRORS, add_completion=False, no_args_is
 app.command()(watch)
 
 
-@app.command(name="two-bridge")
-def two_bridge(
-    gif: Annotated[Path, typer.Option(help="Where to write the animation")],
-    variant: Annotated[str, typer.Option(help="V1_Base ... V3_Navigate")] = "V2_Base",
-    policy: Annotated[str, typer.Option(help="random or idle")] = "random",
-    seed: Annotated[int, typer.Option(min=0, help="The episode's seed")] = 0,
-    fps: Annotated[int, typer.Option(min=1, max=60, help="Frames per second")] = 10,
-    replay: Annotated[
-        Path | None, typer.Option(help="Draw this episode replay file instead of playing one")
-    ] = None,
-    save: Annotated[Path | None, typer.Option(help="Also save the episode replay here")] = None,
-) -> None:
-    """Play one Two-Bridge episode with a built-in team (or read an episode replay file) and
-    write it as a GIF (trained teams: `marl_bgs_eval.episode_replays.record` with
-    `marl_bgs_train.two_bridge.run.load_policy`)."""
-    import jax
+@app.command(name="two-bridge", hidden=True, context_settings={
+    "allow_extra_args": True, "ignore_unknown_options": True})  # fmt: skip
+def two_bridge() -> None:
+    """Gone: Two-Bridge replays open like every mode's (`view`, `export`)."""
 
-    import marl_bgs
-    from marl_bgs import ConfigError
-    from marl_bgs_clients import two_bridge as pictures
-    from marl_bgs_eval import episode_replays
-    from marl_bgs_eval.errors import EvalError
-
-    teams = {"random": marl_bgs.random_policy, "idle": marl_bgs.idle_policy}
-    if policy not in teams:
-        raise typer.BadParameter(
-            f"expected one of {list(teams)}, got {policy!r}", param_hint="--policy"
-        )
-    try:
-        if replay is not None:
-            episode = episode_replays.load(replay)
-        else:
-            env = marl_bgs.make("two-bridge", variant=variant, num_envs=1)
-            key = jax.random.key(seed)
-            episode = episode_replays.record(
-                teams[policy](env.mode), key, settings={"variant": variant}, system=policy
-            )[0]
-        if save is not None:
-            episode_replays.save(episode, save)
-        pictures.save_gif(episode, gif, fps=fps)
-    except (ConfigError, EvalError) as err:
-        raise typer.BadParameter(str(err)) from None
-    outcome = marl_bgs.two_bridge.OUTCOMES[episode.header["outcome"]]
-    typer.echo(f"{gif}: {episode.ticks} steps, {outcome}")
+    ui.fail(
+        "`marl-bgs-clients two-bridge` is gone: record an episode replay "
+        "(marl_bgs_eval.episode_replays.record, then save), then `marl-bgs-clients export "
+        "FILE --out game.gif` writes the GIF and `marl-bgs-clients view FILE` opens it"
+    )
 
 
 @app.command()
 def view(
-    path: Annotated[Path, typer.Argument(help="A replay file (.replay.zip)")],
+    path: Annotated[Path, typer.Argument(help="A replay file of any mode (.replay.zip)")],
     pov: Annotated[int | None, typer.Option(help="Start in slot 0-9's POV")] = None,
 ) -> None:
-    """Open a replay in the Replay Viewer (a file that fails the checks, or no display, is one
-    line on stderr and exit code 2)."""
+    """Open a replay of any mode in the Replay Viewer (a file that fails the checks, or no
+    display, is one line on stderr and exit code 2)."""
     from marl_bgs_clients import preflight
 
     preflight.view(path, pov)  # before any heavy import: within a second
+    viewer = _opened(path, pov)
+    viewer.run()  # pragma: no cover - opens a window
+
+
+@app.command()
+def export(
+    path: Annotated[Path, typer.Argument(help="A replay file of any mode (.replay.zip)")],
+    out: Annotated[Path, typer.Option(help="The game as .gif or .mp4, or one tick as .png")],
+    pov: Annotated[int | None, typer.Option(help="Slot 0-9's POV (modes with agent views)")] = None,
+    tick: Annotated[
+        int | None, typer.Option(min=0, help="The tick of a .png (default: last)")
+    ] = None,
+    fps: Annotated[float, typer.Option(min=0.5, max=60, help="Frames per second")] = 4.0,
+) -> None:
+    """Draw a replay of any mode without a window: the whole game as a GIF or MP4 (the key
+    below each frame), or one tick as a PNG, as the Replay Viewer shows it."""
+    from marl_bgs_clients import preflight
+
+    preflight.export(path, pov, out)  # before any heavy import: within a second
+    viewer = _opened(path, pov)
+    try:
+        if out.suffix.lower() == ".png":
+            viewer.jump(viewer.replay.ticks if tick is None else tick)  # type: ignore[union-attr]
+            written = viewer.export_frame(out)
+        else:
+            written = viewer.export_clip(out.suffix.lower(), out, fps)
+    except Exception as err:  # an unwritable path, a failed encoder: one line
+        ui.fail(f"--out: cannot write {out}: {err}")
+    typer.echo(f"{written}: {viewer.replay.ticks} ticks of {viewer.replay.header['mode']}")  # type: ignore[union-attr]
+
+
+def _opened(path: Path, pov: int | None) -> Any:
+    """A Replay Viewer on the file at `path` in slot `pov`'s view, or one line and exit 2."""
+    from marl_bgs_clients.modes import drawing
     from marl_bgs_clients.viewer import ReplayViewer
-    from marl_bgs_eval import replays
+    from marl_bgs_eval import replay_files
 
     try:
-        replay = replays.load(path)
+        replay = replay_files.load(path)
+        drawing(replay)
     except Exception as err:  # every refusal of the replay checks, whatever its kind
         ui.fail(f"cannot open {path}: {err}")
     viewer = ReplayViewer(replay, name=path.name, out_dir=path.parent)
+    if pov is not None and pov >= viewer.part.agents:
+        ui.fail(f"--pov: {replay.header['mode']} has no agent view {pov}")
     viewer.observer = viewer.selected = pov
-    viewer.run()  # pragma: no cover - opens a window
+    return viewer
 
 
 @app.command()

@@ -2,7 +2,7 @@
 bad options, a missing or unreadable replay file and no display each end the command with one
 line on stderr and exit code 2 (`marl_bgs_eval.console.fail`), within a second. Only the
 standard library, typer and rich are imported here; the full replay checks
-(`marl_bgs_eval.replays.load`) run after these, still before any window.
+(`marl_bgs_eval.replay_files.load`) run after these, still before any window.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ SLOTS = range(10)
 
 def replay_file_problem(path: Path) -> str | None:
     """Why `path` cannot be a replay file at a glance (missing, a folder, unreadable, not a
-    zip), or None; the full checks are `marl_bgs_eval.replays.load`'s."""
+    zip), or None; the full checks are `marl_bgs_eval.replay_files.load`'s."""
     if not path.exists():
         return f"{path}: no such file"
     if not path.is_file():
@@ -55,6 +55,16 @@ def view(path: Path, pov: int | None) -> None:
     if problem:
         fail(problem)
     _display("the Replay Viewer needs a window")
+
+
+def export(path: Path, pov: int | None, out: Path) -> None:
+    """`marl-bgs-clients export`: the POV slot, the output's suffix, the file at a glance."""
+    _slots("--pov", [] if pov is None else [pov])
+    if out.suffix.lower() not in (".gif", ".mp4", ".png"):
+        fail(f"--out: expected a file ending in .gif, .mp4 or .png, got {out}")
+    problem = replay_file_problem(path)
+    if problem:
+        fail(problem)
 
 
 def watch(pov: int | None, gif: Path | None, mp4: Path | None) -> None:

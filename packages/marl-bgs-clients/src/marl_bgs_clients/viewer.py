@@ -1,14 +1,16 @@
-"""The Replay Viewer: any saved game, tick by tick, in the Oracle view or any agent's POV, with
-analytical panels (metrics up to the tick, who did what to whom, what an agent saw and chose).
+"""The Replay Viewer: a saved game of any mode, tick by tick, drawn by its mode's
+`ReplayDrawing` (`marl_bgs_clients.modes`) with the mode's panel beside it (Team Deathmatch:
+metrics up to the tick, who did what to whom, what an agent saw and chose).
 
     marl-bgs-clients view game.replay.zip        # or: ReplayViewer.open(path).run()
+    marl-bgs-clients export game.replay.zip --out game.gif
 
 Keys: Right/Left a tick, Space play/pause, Home/End first/last, PageUp/PageDown 10 ticks (or
-click the timeline), O the Oracle view, 0-9 the POV of slot 0-9 (a_0..b_4), Tab or a click on a
-unit selects it (its ranges, its panel), L shows or hides the key, P saves the frame as PNG, G the
-game as GIF, M as MP4 (animations always carry the key), Q/Escape quits; drop a replay file on the
-window to open it. A file that fails the replay checks
-(malformed, hostile, another format) is never shown: the window says why instead.
+click the timeline), L shows or hides the key, P saves the frame as PNG, G the game as GIF, M as
+MP4 (animations always carry the key), Q/Escape quits; drop a replay file on the window to open
+it. In modes with agent views (Team Deathmatch): O the Oracle view, 0-9 the POV of slot 0-9
+(a_0..b_4), Tab or a click on a unit selects it (its ranges, its panel). A file that fails the
+replay checks (malformed, hostile, another format) is never shown: the window says why instead.
 """
 
 from __future__ import annotations
@@ -19,37 +21,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pygame
 
-from marl_bgs import Facts
-from marl_bgs_clients import panels
+from marl_bgs_clients.canvas import BACKGROUND, LINE, MUTED, SELECTED, TEXT, pixels, text, wrap
 from marl_bgs_clients.export import save_clip, save_frame
-from marl_bgs_clients.key import key_rect, key_strip, with_key
-from marl_bgs_clients.render import (
-    BACKGROUND,
-    SELECTED,
-    TEXT,
-    Layout,
-    draw,
-    font,
-    pixels,
-    slot_name,
-)
-from marl_bgs_clients.scene import Scene, oracle_scene, pov_scene
+from marl_bgs_clients.modes import ReplayDrawing, drawing
 from marl_bgs_clients.window import open_window
-from marl_bgs_eval import replays
-from marl_bgs_eval.legend import DAMAGE, TEAM_COLOURS
-from marl_bgs_eval.replays import Replay
+from marl_bgs_eval import replay_files
+from marl_bgs_eval.array_zip import Replay
+from marl_bgs_eval.legend import DAMAGE
 
 PANEL_WIDTH = 430
 TIMELINE_HEIGHT = 64  # the timeline, the message line and the keys
-LINE = 17
+MARGIN = 6
+EMPTY = (812, 440)  # the field's size while no game is open
 PLAY_SECONDS = 0.4  # a tick while playing
 HELP = "keys: L the key   Left/Right a tick   Space play   O, 0-9 the view   Tab select   " \
        "P G M save   Q quit"  # fmt: skip
-MUTED = (110, 110, 110)
-CELL, LABEL = (34, 16), 30  # a heat map cell's (width, height); the width of its row names
 _SLOT_KEYS = {getattr(pygame, f"K_{k}"): k for k in range(10)}
 
 
@@ -60,7 +48,6 @@ class ReplayViewer:
 
     replay: Replay | None
     name: str = "replay"
-    layout: Layout = field(default_factory=Layout)
     tick: int = 0
     observer: int | None = None  # None: the Oracle view
     selected: int | None = None
@@ -68,7 +55,7 @@ class ReplayViewer:
     show_key: bool = False  # the key laid over the field's foot (L)
     message: str = ""
     out_dir: Path = field(default_factory=Path.cwd)
-    _metrics: pd.DataFrame | None = None
+    _memo: dict[str, Any] = field(default_factory=dict)  # the open replay's panel data
 
     @classmethod
     def open(cls, path: str | Path, **kwargs: Any) -> ReplayViewer:
@@ -81,32 +68,35 @@ class ReplayViewer:
     def load(self, path: str | Path) -> None:
         """Show the replay at `path`, or say why it cannot be shown (keeping nothing of it)."""
         try:
-            replay = replays.load(path)
+            replay = replay_files.load(path)
+            drawing(replay)  # a mode the clients cannot draw is refused like a bad file
         except Exception as err:  # every refusal is shown, whatever its kind
-            self.replay, self._metrics = None, None
+            self.replay, self._memo = None, {}
             self.message = f"cannot open {Path(path).name}: {err}"
             return
-        self.replay, self._metrics, self.name = replay, None, Path(path).name
+        self.replay, self._memo, self.name = replay, {}, Path(path).name
         self.tick, self.playing, self.message = 0, False, f"opened {self.name}"
+        self.observer = self.selected = None
+
+    @property
+    def part(self) -> ReplayDrawing:
+        """The open replay's mode drawing."""
+        assert self.replay is not None
+        return drawing(self.replay)
+
+    @property
+    def field_size(self) -> tuple[int, int]:
+        """The (width, height) of the tick's picture (left of the panel, above the timeline)."""
+        try:
+            return EMPTY if self.replay is None else self.part.size(self.replay)
+        except Exception:  # a replay no drawing fits: `frame` says why
+            return EMPTY
 
     @property
     def size(self) -> tuple[int, int]:
         """The window's (width, height)."""
-        w, h = self.layout.size
-        return w + PANEL_WIDTH, h + TIMELINE_HEIGHT
-
-    @property
-    def metrics(self) -> pd.DataFrame:
-        """Evaluation's full metrics summed up to each tick (computed on first use)."""
-        assert self.replay is not None
-        if self._metrics is None:
-            self._metrics = replays.metrics(self.replay, "full")
-        return self._metrics
-
-    def scene(self) -> Scene:
-        """The current picture's content: the Oracle view or the observer's POV."""
-        assert self.replay is not None
-        return replay_scene(self.replay, self.tick, self.observer)
+        w, h = self.field_size
+        return w + PANEL_WIDTH, max(h, 360) + TIMELINE_HEIGHT
 
     # -- drawing -------------------------------------------------------------------------------
 
@@ -115,30 +105,33 @@ class ReplayViewer:
         surface = pygame.Surface(self.size)
         surface.fill(BACKGROUND)
         if self.replay is None:
-            _text(surface, (20, 20), ["Replay Viewer", "", *_wrap(self.message, 90)],
-                  colour=DAMAGE)  # fmt: skip
+            text(surface, (20, 20), ["Replay Viewer", "", *wrap(self.message, 90)],
+                 colour=DAMAGE)  # fmt: skip
             return surface
+        w, h = self.field_size
+        bottom = self.size[1] - TIMELINE_HEIGHT
         try:
-            field_part = surface.subsurface(pygame.Rect((0, 0), self.layout.size))
-            draw(field_part, self.scene(), self.layout, self.selected)
+            part = self.part
+            part.draw(surface.subsurface(pygame.Rect(0, 0, w, h)), self.replay, self.tick,
+                      self.observer, self.selected)  # fmt: skip
             self._timeline(surface)
-            self._panel(surface.subsurface(pygame.Rect(self.layout.size[0], 0, PANEL_WIDTH,
-                                                       self.size[1])))  # fmt: skip
-            if self.show_key:
-                area = key_rect(pygame.Rect((0, 0), self.layout.size))
-                surface.blit(key_strip(area.width), area)
+            panel = surface.subsurface(pygame.Rect(w, 0, PANEL_WIDTH, self.size[1]))
+            part.panel(panel, self.replay, self.tick, self.selected, self._memo)
+            strip = part.key(w) if self.show_key else None
+            if strip is not None:
+                surface.blit(strip, (0, h - strip.get_height()))
         except Exception as err:  # a window shows what went wrong; it never closes on it
             surface.fill(BACKGROUND)
-            text = f"cannot draw tick {self.tick}: {type(err).__name__}: {err}"
-            _text(surface, (20, 20), _wrap(text, 90), colour=DAMAGE)
-        _text(surface, (self.layout.margin, self.layout.size[1] + 24), [self.message[:110]])
-        _text(surface, (self.layout.margin, self.layout.size[1] + 24 + LINE), [HELP], MUTED)
+            said = f"cannot draw tick {self.tick}: {type(err).__name__}: {err}"
+            text(surface, (20, 20), wrap(said, 90), colour=DAMAGE)
+        text(surface, (MARGIN, bottom + 24), [self.message[:110]])
+        text(surface, (MARGIN, bottom + 24 + LINE), [HELP], MUTED)
         return surface
 
     def _timeline(self, surface: pygame.Surface) -> None:
         assert self.replay is not None
-        w, top = self.layout.size[0], self.layout.size[1]
-        rect = pygame.Rect(self.layout.margin, top + 8, w - 2 * self.layout.margin, 10)
+        w, top = self.field_size[0], self.size[1] - TIMELINE_HEIGHT
+        rect = pygame.Rect(MARGIN, top + 8, w - 2 * MARGIN, 10)
         pygame.draw.rect(surface, (200, 200, 200), rect)
         x = rect.x + round(rect.width * self.tick / max(self.replay.ticks, 1))
         pygame.draw.rect(surface, TEXT, pygame.Rect(rect.x, rect.y, x - rect.x, rect.height))
@@ -147,31 +140,9 @@ class ReplayViewer:
     def timeline_tick(self, col: int) -> int:
         """The tick under column `col` of the timeline."""
         assert self.replay is not None
-        w, m = self.layout.size[0], self.layout.margin
+        w, m = self.field_size[0], MARGIN
         share = (col - m) / max(w - 2 * m, 1)
         return int(np.clip(round(share * self.replay.ticks), 0, self.replay.ticks))
-
-    def _panel(self, panel: pygame.Surface) -> None:
-        assert self.replay is not None
-        panel.fill((255, 255, 255))
-        y = _text(panel, (10, 8), panels.game_lines(self.replay))
-        row = panels.upto(self.metrics, self.tick)
-        y = _text(panel, (10, y + 6), [f"up to tick {self.tick}:        A        B"], bold=True)
-        lines = [f"{label:<18}{a:>8.0f} {b:>8.0f}" for label, a, b in panels.team_rows(row)]
-        y = _text(panel, (10, y), lines, mono=True)
-        y = max(_matrix(panel, (10 + k * 210, y + 6), panels.damage_matrix(row, side), side)
-                for k, side in enumerate("ab"))  # fmt: skip
-        if self.selected is not None:
-            seen = self._seen(self.selected)
-            lines = panels.agent_lines(self.replay, self.tick, self.selected, seen)
-            y = _text(panel, (10, y + 8), lines)
-
-    def _seen(self, slot: int) -> list[int]:
-        """The slots agent `slot`'s view held at this tick (itself included)."""
-        assert self.replay is not None
-        swap = self.replay.header["a_spawn"] == "right"
-        scene = pov_scene(replays.view(self.replay, slot, self.tick), slot, swap)
-        return [u.slot for u in scene.units]
 
     # -- input ---------------------------------------------------------------------------------
 
@@ -208,12 +179,12 @@ class ReplayViewer:
             self.playing = not self.playing
         elif key == pygame.K_o:
             self.observer = None
-        elif key in _SLOT_KEYS:
+        elif key in _SLOT_KEYS and _SLOT_KEYS[key] < self.part.agents:
             self.observer = self.selected = _SLOT_KEYS[key]
         elif key == pygame.K_l:
             self.show_key = not self.show_key
-        elif key == pygame.K_TAB:
-            self.selected = 0 if self.selected is None else (self.selected + 1) % 10
+        elif key == pygame.K_TAB and self.part.agents:
+            self.selected = 0 if self.selected is None else (self.selected + 1) % self.part.agents
         elif key == pygame.K_p:
             self.message = f"saved {self.export_frame()}"
         elif key in (pygame.K_g, pygame.K_m):
@@ -224,10 +195,11 @@ class ReplayViewer:
         if self.replay is None:
             return
         col, row = pos
-        if row >= self.layout.size[1] and col < self.layout.size[0]:
+        (w, h), bottom = self.field_size, self.size[1] - TIMELINE_HEIGHT
+        if row >= bottom and col < w:
             self.jump(self.timeline_tick(col))
-            return
-        self.selected = self.scene().unit_at(*self.layout.to_world(col, row))
+        elif col < w and row < h:
+            self.selected = self.part.unit_at(self.replay, self.tick, self.observer, pos)
 
     def jump(self, tick: int) -> None:
         """Go to state `tick`, clipped to 0 .. the game's last."""
@@ -237,7 +209,7 @@ class ReplayViewer:
     # -- files ---------------------------------------------------------------------------------
 
     def _stem(self) -> str:
-        view = "oracle" if self.observer is None else slot_name(self.observer)
+        view = "oracle" if self.observer is None else self.part.slot_name(self.observer)
         return f"{self.name.removesuffix('.zip').removesuffix('.replay')}-{view}"
 
     def export_frame(self, path: str | Path | None = None) -> Path:
@@ -257,12 +229,22 @@ class ReplayViewer:
         def frames() -> Iterator[np.ndarray]:
             for t in range(self.replay.ticks + 1 if self.replay else 0):
                 self.tick = t
-                yield pixels(with_key(self.frame()))
+                yield pixels(self._with_key(self.frame()))
 
         try:
             return save_clip(frames(), path, fps)
         finally:
             self.tick, self.show_key = keep
+
+    def _with_key(self, picture: pygame.Surface) -> pygame.Surface:
+        """`picture` with the mode's key below it, as wide as the picture (if it has one)."""
+        strip = self.part.key(picture.get_width())
+        if strip is None:
+            return picture
+        out = pygame.Surface((picture.get_width(), picture.get_height() + strip.get_height()))
+        out.blit(picture, (0, 0))
+        out.blit(strip, (0, picture.get_height()))
+        return out
 
     def run(self) -> None:  # pragma: no cover - needs a person at the window
         """Open the window and serve input until it is closed (`NoDisplayError` when no window
@@ -278,78 +260,8 @@ class ReplayViewer:
                 waited = 0.0
                 self.jump(self.tick + 1)
                 self.playing = self.tick < self.replay.ticks
+            if screen.get_size() != self.size:  # a dropped file of another mode
+                screen = open_window(self.size, f"MARL-BGs Replay Viewer: {self.name}")
             screen.blit(self.frame(), (0, 0))
             pygame.display.flip()
         pygame.quit()
-
-
-def replay_scene(replay: Replay, tick: int, observer: int | None = None) -> Scene:
-    """State `tick` of a replay as a scene: the Oracle view (hit amounts from the step that led
-    to it) or agent `observer`'s POV (its engine view of that state)."""
-    if observer is None:
-        facts = None
-        if tick > 0:
-            facts = Facts(**{
-                k.removeprefix("facts."): v[tick - 1] for k, v in replay.arrays.items()
-                if k.startswith("facts.")
-            })  # fmt: skip
-        return oracle_scene(replays.oracle(replay, tick), facts)
-    view = replays.view(replay, observer, tick)
-    return pov_scene(view, observer, replay.header["a_spawn"] == "right")
-
-
-def _wrap(text: str, width: int) -> list[str]:
-    words, lines, line = text.split(), [], ""
-    for w in words:
-        if line and len(line) + 1 + len(w) > width:
-            lines.append(line)
-            line = w
-        else:
-            line = f"{line} {w}".strip()
-    return [*lines, line] if line else lines
-
-
-def _text(
-    surface: pygame.Surface, at: tuple[int, int], lines: list[str], colour: tuple = TEXT,
-    bold: bool = False, mono: bool = False,
-) -> int:  # fmt: skip
-    """Draw lines of text from `at`; returns the row below them."""
-    x, y = at
-    face = pygame.font.SysFont("monospace", 14) if mono else font(18)
-    face.set_bold(bold)
-    for line in lines:
-        surface.blit(face.render(line, True, colour), (x, y))
-        y += LINE
-    face.set_bold(False)
-    return y
-
-
-def _matrix(surface: pygame.Surface, at: tuple[int, int], m: np.ndarray, side: str) -> int:
-    """A 5 x 5 heat map of damage dealt by `side`'s agents (rows) to the other team's (columns),
-    with its title and every row and column named; returns the row below it."""
-    x, y = at
-    axes = panels.damage_axes(side)
-    y = _text(surface, (x, y), [axes.title])
-    (cell, height), label = CELL, LABEL
-    small = font(14)
-    corner = small.render(axes.corner, True, MUTED)
-    surface.blit(corner, corner.get_rect(midleft=(x, y + height // 2)))
-    for j, name in enumerate(axes.cols):
-        text = small.render(name, True, TEXT)
-        surface.blit(
-            text, text.get_rect(center=(x + label + j * cell + cell // 2, y + height // 2))
-        )
-    y += height + 2
-    top = float(m.max()) or 1.0
-    colour = np.asarray(TEAM_COLOURS[0 if side == "a" else 1], float)
-    for i, name in enumerate(axes.rows):
-        text = small.render(name, True, TEXT)
-        surface.blit(text, text.get_rect(midleft=(x, y + i * (height + 2) + height // 2)))
-        for j in range(5):
-            shade = (235 - (235 - colour) * m[i, j] / top).astype(int)
-            rect = pygame.Rect(x + label + j * cell, y + i * (height + 2), cell - 2, height)
-            pygame.draw.rect(surface, tuple(int(c) for c in shade), rect)
-            if m[i, j]:
-                value = small.render(f"{m[i, j]:.0f}", True, TEXT)
-                surface.blit(value, value.get_rect(center=rect.center))
-    return y + 5 * (height + 2)

@@ -1,20 +1,22 @@
 """Episode replays of single-team modes (Two-Bridge): record the games a team policy played,
-save each as one file, load it back only after the engine has reproduced it, and rebuild its
-states for pictures or analysis. Generic over modes: nothing here knows a rule.
+save each as one replay file (`marl_bgs_eval.replay_files`), load it back only after the engine
+has reproduced it, and rebuild its states for pictures or analysis. Generic over modes: nothing
+here knows a rule; a single-team mode's `EvalParts.replay` is `episode_schema()`.
 
-    replays = record(policy, jax.random.key(0), settings={"variant": "V2_Base"}, games=[0, 3])
+    replays = record(policy, jax.random.key(0), mode="two-bridge", settings={"variant": "V2_Base"},
+                     games=[0, 3])
     save(replays[0], "game-0.episode.zip")
     replay = load("game-0.episode.zip")      # checked, then verified step by step
     states, facts = history(replay)          # the mode's state pytree [T + 1] and facts [T]
 
-Game g of `record(policy, key, games=[g])` is game g of `play_episodes(env, policy, key)` (and of
-`marl_bgs_eval.two_bridge.evaluate_variants`): same start, same policy keys, same end.
+Game g of `record(policy, key, mode=..., games=[g])` is game g of `play_episodes(env, policy,
+key)` (and of `marl_bgs_eval.two_bridge.evaluate_variants`): same start, same policy keys, same
+end. `mode` names the single-team mode (an id or alias); there is no default mode.
 
-A file (`FORMAT`) is an array zip (`marl_bgs_eval.array_zip`). Its header: `format`, `engine`
-(the engine version that played it), `mode` (the versioned mode id), `settings` (the `make`
-keywords, JSON values), `key` (the episode key's two uint32 words), `game` (the game index),
-`ticks`, `outcome` (the mode's outcome code) and `system` (who played). Its arrays, for a game
-of T ticks:
+A file is a replay file (`marl_bgs_eval.replay_files.FORMAT`). Its header adds to the generic
+fields (`format`, `engine`, `mode`, `ticks`): `settings` (the `make` keywords, JSON values),
+`key` (the episode key's two uint32 words), `game` (the game index), `outcome` (the mode's
+outcome code) and `system` (who played). Its arrays, for a game of T ticks:
 
     state.<field>  [T + 1, ...]  the state before each tick, then the final state
     actions        int32 [T, agents, heads]  the actions the policy chose
@@ -22,8 +24,9 @@ of T ticks:
     facts.<field>  [T, ...]                  what each tick did
     reward         float32 [T, agents]       the mode's official reward
 
-`load` trusts nothing: the container's checks, the header's fields and settings (the engine's
-own `make` validates the settings), then `verify`: the engine redraws the start from the key and
+Files of `marl-bgs-episode-replay-v1` (the same header and arrays) still load. `load` trusts
+nothing: the container's checks, the header's fields and settings (the engine's own `make`
+validates the settings), then `verify`: the engine redraws the start from the key and
 replays the actions, and every state, mask, fact and reward must come out exactly as recorded.
 So every value a reader meets is one the engine made. A custom `reward_fn` cannot be recorded
 (the file would not say how to recompute it).
@@ -35,7 +38,6 @@ import functools
 import json
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -44,31 +46,27 @@ import numpy as np
 
 import marl_bgs
 from marl_bgs import ConfigError, team_step
+from marl_bgs.core.checks import shown
 from marl_bgs.core.env import BatchedEnv, available_memory
-from marl_bgs.core.registry import MODES, resolve
+from marl_bgs.core.registry import resolve
 from marl_bgs.core.team import TeamPolicy
-from marl_bgs_eval import array_zip
-from marl_bgs_eval.array_zip import Layout, Replay, check_fields, header_int, shown
+from marl_bgs_eval.array_zip import Layout, Replay, header_int
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.replay_files import named_leaves, tick_parts
-
-__all__ = ["FORMAT", "Replay", "history", "load", "record", "save", "verify"]
-
-FORMAT = "marl-bgs-episode-replay-v1"
-HEADER_FIELDS = (
-    "format",
-    "engine",
-    "mode",
-    "settings",
-    "key",
-    "game",
-    "ticks",
-    "outcome",
-    "system",
+from marl_bgs_eval.replay_files import (
+    FORMAT,
+    ReplaySchema,
+    check_replay,
+    load,
+    named_leaves,
+    save,
+    tick_parts,
 )
+
+__all__ = ["Replay", "episode_schema", "history", "load", "record", "save", "verify"]
+
+FIELDS = ("settings", "key", "game", "outcome", "system")
 NOT_SETTINGS = ("num_envs", "mesh", "mesh_axis", "reward_fn")  # what a replay file cannot hold
 MAX_GAME = 65_535  # verify redraws the start with game + 1 games
-MAX_TICKS = 100_000
 MAX_SETTINGS = 32
 UINT32_MAX = 2**32 - 1
 
@@ -171,7 +169,7 @@ def record(
     policy: TeamPolicy,
     key: jax.Array,
     *,
-    mode: str = "two-bridge",
+    mode: str,
     settings: dict[str, Any] | None = None,
     games: Sequence[int] = (0,),
     system: str = "policy",
@@ -227,29 +225,17 @@ def record(
 # --- checks -----------------------------------------------------------------------------------
 
 
-def check_header(header: Any, source: str) -> None:
-    """Raise EvalError unless `header` is an episode replay header this engine can replay."""
-    where = f"{source}: header"
-    if not isinstance(header, dict):
-        raise EvalError(f"{where}: expected a JSON object, got {type(header).__name__}")
-    fmt = header.get("format")
-    if fmt != FORMAT:
-        raise EvalError(f"{where}: format is {shown(fmt)}, expected {FORMAT!r}")
-    check_fields(header, HEADER_FIELDS, where)
-    if header["mode"] not in MODES:
-        raise EvalError(
-            f"{where}.mode: recorded in {shown(header['mode'])}, this engine plays {sorted(MODES)}"
-        )
-    for k in ("engine", "system"):
-        if not isinstance(header[k], str) or not 0 < len(header[k]) <= 200:
-            raise EvalError(f"{where}.{k}: expected a text of 1-200 characters")
+def check_header(header: dict[str, Any], where: str) -> None:
+    """Raise EvalError unless `header`'s episode fields (`FIELDS`) are ones this engine can
+    replay (the generic fields already checked)."""
+    if not isinstance(header["system"], str) or not 0 < len(header["system"]) <= 200:
+        raise EvalError(f"{where}.system: expected a text of 1-200 characters")
     key = header["key"]
     if not isinstance(key, list) or len(key) != 2:
         raise EvalError(f"{where}.key: expected two integers in [0, {UINT32_MAX}]")
     for word in key:
         header_int(word, f"{where}.key", 0, UINT32_MAX)
     header_int(header["game"], f"{where}.game", 0, MAX_GAME)
-    header_int(header["ticks"], f"{where}.ticks", 0, MAX_TICKS)
     header_int(header["outcome"], f"{where}.outcome", 1, 2**31 - 1)
     settings = _check_settings(header["settings"], f"{where}.settings")
     mode_id, frozen = _resolve(header["mode"], settings, f"{where}.settings")
@@ -260,15 +246,6 @@ def check_header(header: Any, source: str) -> None:
 
 def _layout_of(header: dict[str, Any]) -> Layout:
     return layout(header["mode"], header["settings"], header["ticks"])
-
-
-def check_replay(replay: Any, source: str = "replay") -> None:
-    """Raise EvalError unless `replay` is an episode replay whose arrays fit its header (the
-    values are `verify`'s to check)."""
-    if not isinstance(replay, Replay):
-        raise EvalError(f"{source}: expected a Replay, got {type(replay).__name__}")
-    check_header(replay.header, source)
-    array_zip.check_arrays(replay.arrays, _layout_of(replay.header), source)
 
 
 def _start(replay: Replay) -> Any:
@@ -300,7 +277,11 @@ def verify(replay: Replay, source: str = "replay") -> None:
     """Redraw the start from the recorded key and replay the recorded actions through the
     engine's `step`; raise EvalError at the first state, mask, fact or reward it does not
     reproduce exactly, or when the header's ticks and outcome are not what the game did."""
-    check_replay(replay, source)
+    check_replay(replay, source)  # which ends in `_replayed`, the schema's check
+
+
+def _replayed(replay: Replay, source: str) -> None:
+    """`verify` of a replay whose header and arrays are already checked."""
     h, n, a = replay.header, replay.ticks, replay.arrays
     start = _start(replay)
     first = [
@@ -334,28 +315,20 @@ def verify(replay: Replay, source: str = "replay") -> None:
         )
 
 
-# --- files ------------------------------------------------------------------------------------
-
-
-def save(replay: Replay, path: str | Path) -> Path:
-    """Write `replay` to one file at `path` (verified first; the file appears whole or not at
-    all). Returns the path."""
-    verify(replay)
-    return array_zip.write(replay, path)
-
-
-def load(path: str | Path) -> Replay:
-    """Read an episode replay written by `save`: every container and header check, then
-    `verify` (see the module docstring)."""
-    replay = array_zip.read(path, "episode replay", check_header, _layout_of)
-    verify(replay, Path(path).name)
-    return replay
+def episode_schema(legacy: str = "") -> ReplaySchema:
+    """The replay schema of a single-team mode (its `EvalParts.replay`): the episode header
+    fields, the arrays its settings give, and `verify` as the values' check. `legacy`: the
+    format id of the mode's files before `replay_files.FORMAT` (same header and arrays)."""
+    return ReplaySchema(
+        fields=FIELDS, check_header=check_header, layout=_layout_of, check=_replayed,
+        legacy=legacy,
+    )  # fmt: skip
 
 
 def history(replay: Replay) -> tuple[Any, Any]:
     """The recorded game as the mode's own pytrees: states [T + 1] (the start first) and facts
     [T] (numpy leaves, no batch axis)."""
-    check_replay(replay)
+    check_replay(replay, values=False)
     one, states, facts, _ = _one_tick(replay.header["mode"], _frozen(replay.header["settings"]))
     pick = lambda prefix: [replay.arrays[k] for k in one if k.startswith(prefix)]  # noqa: E731
     return jax.tree.unflatten(states, pick("state.")), jax.tree.unflatten(facts, pick("facts."))

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +24,9 @@ import marl_bgs
 from marl_bgs import BatchedEnv, ConfigError, ModeKit, PartRegistry, TeamInputs
 from marl_bgs.core import pool as pools
 from marl_bgs_eval.errors import EvalError
+
+if TYPE_CHECKING:
+    from marl_bgs_eval.replay_files import ReplaySchema
 from marl_bgs_eval.measures import GENERIC, Measure
 
 INT, STR, FLOAT = "int64", "string", "float64"
@@ -58,6 +61,7 @@ class EvalParts:
     outcome_columns: tuple[str, ...] = ()  # own columns one game played again must repeat
     signed: tuple[str, ...] = ()  # own numeric columns that may be negative (others are >= 0)
     summary: tuple[str, ...] = ()  # own numeric columns the command line's summary averages
+    replay: ReplaySchema | None = None  # its replay files' header, tick schema and checks
 
     # --- what is played ----------------------------------------------------------------------
     def layouts(self, kit: ModeKit, maps: Any, split: str | None) -> list[Layout]:

@@ -11,7 +11,8 @@ and look at any tick as the whole state or as one agent saw it.
 A picked game is rebuilt from its row (map, rosters, spawn ends, rule values, seed, seed number
 and game number), so its keys are the keys it drew in evaluation, and it is played by the same
 `play_tick` as evaluation, in one compiled `lax.scan` for all picked games. `record` checks that
-every game ends exactly as its row says. The file format is in `marl_bgs_eval.replay_files`.
+every game ends exactly as its row says. The file format is `marl_bgs_eval.replay_files`'s (any
+mode; `load` opens them all); Team Deathmatch's tick schema is `marl_bgs_eval.tdm.replay`'s.
 """
 
 from __future__ import annotations
@@ -39,21 +40,11 @@ from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, resolve_maps
 from marl_bgs_eval.play import Tick, join_teams, play_tick
-from marl_bgs_eval.replay_files import (
-    FORMAT,
-    check_replay,
-    engine_env,
-    is_static,
-    layout,
-    load,
-    mode_id,
-    named_leaves,
-    save,
-    state_structure,
-)
+from marl_bgs_eval.replay_files import FORMAT, check_replay, load, named_leaves, save
 from marl_bgs_eval.seeds import memory_keys, root_key
 from marl_bgs_eval.systems import System
 from marl_bgs_eval.tdm.maps import MapsLike
+from marl_bgs_eval.tdm.replay import engine_env, is_static, layout, mode_id, state_structure
 from marl_bgs_eval.tdm.results import RESULT_OF_OUTCOME
 
 __all__ = [
@@ -280,6 +271,16 @@ def _check_outcome(replay: Replay, row: Row, k: int) -> None:
 # --- reading a replay -------------------------------------------------------------------------
 
 
+def _check(replay: Replay) -> None:
+    """`check_replay`, and the replay must be of this engine's Team Deathmatch."""
+    check_replay(replay)
+    if replay.header["mode"] != mode_id():
+        raise EvalError(
+            f"replay: mode {replay.header['mode']!r}; these tools read {mode_id()!r} replays "
+            "(`marl_bgs_eval.replay_files.load` opens every mode's)"
+        )
+
+
 def _index(value: Any, high: int, field: str) -> int:
     return check_int(value, field, 0, high, error=EvalError)
 
@@ -335,7 +336,7 @@ def _stepper(ticks: int, shared_sight: bool) -> Callable:
 def verify(replay: Replay) -> None:
     """Replay the recorded actions through the engine's `step` from the recorded start state;
     raise EvalError at the first recorded state, mask or fact it does not reproduce exactly."""
-    check_replay(replay)
+    _check(replay)
     h, n = replay.header, replay.ticks
     actions = np.zeros((h["tick_limit"], *replay.arrays["actions"].shape[1:]), np.int32)
     actions[:n] = replay.arrays["actions"]
@@ -400,7 +401,7 @@ def metrics(replay: Replay, level: str = "full") -> pd.DataFrame:
         mt.check_level(level)
     except EvalError as err:
         raise EvalError(str(err).replace("metrics:", "level:", 1)) from None
-    check_replay(replay)
+    _check(replay)
     n, limit = replay.ticks, int(replay.header["tick_limit"])
     pad = lambda a: np.concatenate([a, np.zeros((limit - n, *a.shape[1:]), a.dtype)])  # noqa: E731
     arrays = replay.arrays

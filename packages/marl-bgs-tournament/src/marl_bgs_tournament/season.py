@@ -32,8 +32,8 @@ from marl_bgs.tdm.config import RuleValues
 from marl_bgs_eval import results
 from marl_bgs_eval.crossplay import matchups
 from marl_bgs_eval.progress import note
-from marl_bgs_eval.replay_files import mode_id
 from marl_bgs_eval.resampling import check_scheme
+from marl_bgs_eval.tdm.replay import mode_id
 from marl_bgs_tournament import matches, rulebook, sandbox
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, read_manifest

@@ -17,6 +17,7 @@ from marl_bgs_eval.metrics.analysis import MEASURES
 from marl_bgs_eval.modes import EvalParts, FailRows, Layout
 from marl_bgs_eval.tdm import results
 from marl_bgs_eval.tdm.maps import resolve_maps
+from marl_bgs_eval.tdm.replay import REPLAY
 
 
 class TDMParts(EvalParts):
@@ -104,5 +105,6 @@ PARTS = TDMParts(
     same_game=tuple(results.SAME_GAME),
     outcome_columns=tuple(results.OUTCOME),
     summary=("points_a", "points_b"),
+    replay=REPLAY,
 )
 __all__ = ["PARTS", "TDMParts"]

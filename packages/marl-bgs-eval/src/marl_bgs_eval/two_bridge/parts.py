@@ -14,6 +14,7 @@ import pandas as pd
 from marl_bgs.two_bridge import OUTCOMES
 from marl_bgs.two_bridge.kit import KIT
 from marl_bgs_eval import fingerprint as fp
+from marl_bgs_eval.episode_replays import episode_schema
 from marl_bgs_eval.measures import GENERIC, Measure, column_mean
 from marl_bgs_eval.modes import FLOAT, STR, EvalParts, FailRows
 
@@ -72,4 +73,5 @@ PARTS = BridgeParts(
     outcome_columns=("outcome", RETURN),
     signed=(RETURN,),
     summary=(RETURN,),
+    replay=episode_schema(legacy="marl-bgs-episode-replay-v1"),
 )

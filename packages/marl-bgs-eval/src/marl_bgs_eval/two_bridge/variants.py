@@ -105,8 +105,8 @@ def record_rows(
         picked = [int(e) for e in rows.loc[rows["variant"] == variant, "episode"]]
         env = marl_bgs.make("two-bridge", variant=variant, **settings)
         replays = episode_replays.record(
-            _policy_for(policy, env), _key(seed, variant), games=sorted(set(picked)),
-            settings={"variant": variant, **settings},
+            _policy_for(policy, env), _key(seed, variant), mode=env.spec.id,
+            games=sorted(set(picked)), settings={"variant": variant, **settings},
         )  # fmt: skip
         made |= {(variant, r.header["game"]): r for r in replays}
     out = []

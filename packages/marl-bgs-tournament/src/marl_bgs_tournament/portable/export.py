@@ -17,7 +17,7 @@ from jax import export
 
 import marl_bgs
 from marl_bgs_eval import System
-from marl_bgs_eval.replay_files import mode_id
+from marl_bgs_eval.tdm.replay import mode_id
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable.format import (
     BATCH_SIZES,

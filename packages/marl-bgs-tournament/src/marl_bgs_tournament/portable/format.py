@@ -17,8 +17,8 @@ import numpy as np
 
 import marl_bgs
 from marl_bgs import team_inputs
-from marl_bgs_eval.replay_files import mode_id
 from marl_bgs_eval.safe_zip import NPY_HEADER_BYTES
+from marl_bgs_eval.tdm.replay import mode_id
 from marl_bgs_tournament.errors import TournamentError
 
 FORMAT = "marl-bgs-system"

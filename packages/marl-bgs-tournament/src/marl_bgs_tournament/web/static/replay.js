@@ -1,7 +1,7 @@
-// The replay viewer: fetches the game's JSON (the page's data-api) and draws one tick at a time
-// on the canvas; play/pause, one-tick steps, a slider, and ?tick=N to open at tick N. The key's
-// colours (teams, Red Zone, health, shield, badges, the dead) come with the JSON, from the same
-// legend the desktop clients draw.
+// The replay viewer: fetches the game's JSON (the page's data-api; any mode, from its web part)
+// and draws one tick at a time on the canvas; play/pause, one-tick steps, a slider, and ?tick=N
+// to open at tick N. The key's colours (teams, Red Zone, health, shield, badges, the dead) come
+// with the JSON, from the same legend the desktop clients draw.
 "use strict";
 
 (function () {
@@ -65,6 +65,14 @@
     }
   }
 
+  function drawMark(m) {
+    ctx.strokeStyle = COLOURS.text;
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.arc(px(m.x), py(m.y), px(m.radius), 0, 2 * Math.PI);
+    ctx.stroke();
+  }
+
   function drawUnit(u) {
     const r = px(game.body_radius), x = px(u.x), y = py(u.y);
     if (!u.alive) {
@@ -113,12 +121,14 @@
       ctx.fillRect(canvas.width - w, 0, w, canvas.height);
     }
     game.obstacles.forEach(drawObstacle);
+    (game.marks || []).forEach(drawMark);
     frame.units.forEach(drawAura);
     frame.units.filter(function (u) { return !u.alive; }).forEach(drawUnit);
     frame.units.filter(function (u) { return u.alive; }).forEach(drawUnit);
     slider.value = String(index);
     tickLabel.textContent = "tick " + frame.tick + " of " + game.ticks;
-    scoreLabel.textContent = "score " + frame.score[0] + " : " + frame.score[1];
+    scoreLabel.textContent = frame.caption !== undefined ? frame.caption
+      : "score " + frame.score[0] + " : " + frame.score[1];
     root.dataset.tick = String(frame.tick);
   }
 
@@ -145,12 +155,12 @@
   function start(data) {
     game = data;
     COLOURS = Object.assign({}, PLAIN, data.colours);
+    canvas.height = Math.round((canvas.width * game.height) / game.width); // the field's shape
     slider.max = String(game.frames.length - 1);
     const asked = Number.parseInt(new URLSearchParams(window.location.search).get("tick"), 10);
     const at = Number.isFinite(asked) ? game.frames.findIndex(function (f) { return f.tick === asked; }) : 0;
     show(at >= 0 ? at : Number.isFinite(asked) ? asked : 0);
-    status.textContent = game.system_a + " (A, blue) vs " + game.system_b + " (B, red), map " +
-      game.map_name + ": " + game.result_text + " in " + game.ticks + " ticks";
+    status.textContent = game.status;
     play.addEventListener("click", toggle);
     document.getElementById("back").addEventListener("click", function () { pause(); show(index - 1); });
     document.getElementById("forward").addEventListener("click", function () { pause(); show(index + 1); });

@@ -2,8 +2,8 @@
 
 A `Scene` is plain numpy data in the world frame (x 0-20 to the right, y 0-10 upward): the
 obstacles, Red Zones, each shown unit with its health, statuses and cooldown, last actions as
-arrows, score and clock. Two builders make one, and the renderer (`marl_bgs_clients.render`) draws
-any scene the same way:
+arrows, score and clock. Two builders make one, and the renderer
+(`marl_bgs_clients.tdm.render`) draws any scene the same way:
 
 - `oracle_scene(state, facts)`: everything, for the Oracle view (spectators, replays);
 - `pov_scene(view, slot, swap)`: exactly what agent `slot` may know, built from its engine

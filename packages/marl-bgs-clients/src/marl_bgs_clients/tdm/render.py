@@ -1,4 +1,5 @@
-"""The one renderer: draws a `Scene` onto a pygame surface (clients, docs and the map atlas).
+"""Team Deathmatch's renderer: draws a `Scene` onto the shared canvas (`marl_bgs_clients.canvas`)
+for the clients, the docs and the map atlas.
 
     surface = render(scene, selected=3)   # a new Surface; draw(surface, scene, ...) draws on one
     pygame.image.save(surface, "frame.png")
@@ -24,7 +25,8 @@ from marl_bgs.core.arena import BODY_RADIUS, MAP_HEIGHT, MAP_WIDTH
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.maps.symmetry import wall_corners
 from marl_bgs.tdm.mode import AGENTS
-from marl_bgs_clients.scene import NO_SLOT, Arrow, Obstacle, Scene, UnitDraw
+from marl_bgs_clients.canvas import BACKGROUND, SELECTED, TEXT, font
+from marl_bgs_clients.tdm.scene import NO_SLOT, Arrow, Obstacle, Scene, UnitDraw
 from marl_bgs_eval.legend import (  # the key's colours: one owner for every picture
     BADGES,
     DAMAGE,
@@ -38,25 +40,12 @@ from marl_bgs_eval.legend import (  # the key's colours: one owner for every pic
     Colour,
 )
 
-BACKGROUND: Colour = (246, 244, 238)
 FIELD: Colour = (236, 233, 224)
 OBSTACLE: Colour = (59, 59, 59)
 HEALTH_BACK: Colour = (70, 70, 70)
-TEXT: Colour = (30, 30, 30)
-SELECTED: Colour = (250, 210, 40)
 SIGHT_ALPHA = 38
 LETTER = {v: k for k, v in C.CLASS_LETTERS.items()}
 BAR_HEIGHT = 28
-_fonts: dict[int, pygame.font.Font] = {}
-
-
-def font(size: int) -> pygame.font.Font:
-    """pygame's default font at `size` pixels (cached; initialises pygame.font once)."""
-    if size not in _fonts:
-        if not pygame.font.get_init():
-            pygame.font.init()
-        _fonts[size] = pygame.font.Font(None, size)
-    return _fonts[size]
 
 
 @dataclass(frozen=True)
@@ -318,8 +307,3 @@ def _bar(surface: pygame.Surface, scene: Scene, layout: Layout) -> None:
     surface.blit(text, (layout.margin, (layout.top - text.get_height()) // 2))
     for team, x in ((0, surface.get_width() - 44), (1, surface.get_width() - 22)):
         pygame.draw.rect(surface, TEAM_COLOURS[team], pygame.Rect(x, 6, 16, layout.top - 12))
-
-
-def pixels(surface: pygame.Surface) -> np.ndarray:
-    """The surface's RGB pixels as uint8 [height, width, 3] (for image files and tests)."""
-    return np.ascontiguousarray(pygame.surfarray.array3d(surface).transpose(1, 0, 2))

@@ -16,7 +16,7 @@ from marl_bgs.core.arena import MOVE_NAMES
 from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.classes import CLASS_NAMES
 from marl_bgs.tdm.tables import REL_TO_ABS
-from marl_bgs_clients.render import slot_name
+from marl_bgs_clients.tdm.render import slot_name
 from marl_bgs_eval.legend import result_text
 from marl_bgs_eval.replays import Replay
 

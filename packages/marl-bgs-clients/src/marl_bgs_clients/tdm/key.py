@@ -15,7 +15,8 @@ import math
 
 import pygame
 
-from marl_bgs_clients.render import TEXT, draw_badge, font
+from marl_bgs_clients.canvas import TEXT, font
+from marl_bgs_clients.tdm.render import draw_badge
 from marl_bgs_eval.legend import GROUPS, Colour, Entry
 
 LINES = (("teams", "classes"), ("badges",), ("rings", "zones"), ("health", "marks"))  # per line

@@ -1,7 +1,8 @@
 """Two-Bridge pictures: an episode replay (`marl_bgs_eval.episode_replays`) drawn frame by frame
-(no window) and written as a GIF.
+(no window) and written as a GIF; the Replay Viewer draws the same pictures (`drawing`).
 
-    replay = episode_replays.record(policy, jax.random.key(0), settings={"variant": "V2_Base"})[0]
+    key, settings = jax.random.key(0), {"variant": "V2_Base"}
+    replay = episode_replays.record(policy, key, mode="two-bridge", settings=settings)[0]
     save_gif(replay, "game.gif")                       # or a file: episode_replays.load(path)
 
 The field (`frame`, numpy only) is drawn from the state: walkable ground, the cliff, the two
@@ -25,7 +26,7 @@ import pygame
 
 from marl_bgs.two_bridge import BridgeFacts, BridgeState
 from marl_bgs.two_bridge import layout as lay
-from marl_bgs_clients.render import TEXT, font, pixels
+from marl_bgs_clients.canvas import TEXT, font, pixels
 from marl_bgs_eval import episode_replays
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
@@ -203,32 +204,44 @@ def _band(text: str, width: int, height: int, size: int) -> np.ndarray:
     return pixels(band)
 
 
-def picture(state: BridgeState, facts: BridgeFacts | None = None, system: str = "") -> np.ndarray:
-    """uint8 [H, 512, 3] of one state: the title, the field (`frame`), the status line (step,
-    Marines alive, outcome) and the key. What changes between steps lies together (the status
-    line under the field), so a GIF stores little more than the field's changes."""
+def titled(state: BridgeState, facts: BridgeFacts | None = None, system: str = "") -> np.ndarray:
+    """uint8 [H, 512, 3] of one state: the title, the field (`frame`) and the status line (step,
+    Marines alive, outcome)."""
     field = frame(state, facts)
     title, status = title_lines(state, system)
     width = field.shape[1]
     return np.concatenate([
         _band(title, width, TITLE_HEIGHT, 22), field, _band(status, width, STATUS_HEIGHT, 17),
-        _key_pixels(width),
     ])  # fmt: skip
+
+
+def picture(state: BridgeState, facts: BridgeFacts | None = None, system: str = "") -> np.ndarray:
+    """`titled` with the key below it. What changes between steps lies together (the status
+    line under the field), so a GIF stores little more than the field's changes."""
+    field = titled(state, facts, system)
+    return np.concatenate([field, _key_pixels(field.shape[1])])
+
+
+def at_tick(replay: Replay, tick: int, history: Any = None) -> tuple[Any, Any]:
+    """(state, facts of the step that led to it, or None) of state `tick` of a Two-Bridge
+    episode replay; `history`: its `episode_replays.history`, when already known."""
+    if not replay.header.get("mode", "").startswith("two-bridge-"):
+        raise EvalError(
+            f"replay: a Two-Bridge episode expected, got mode {replay.header.get('mode')!r}"
+        )
+    states, facts = history if history is not None else episode_replays.history(replay)
+    one = lambda tree, t: jax.tree.map(lambda a: a[t], tree)  # noqa: E731
+    return one(states, tick), None if tick == 0 else one(facts, tick - 1)
 
 
 def frames(replay: Replay) -> np.ndarray:
     """uint8 [T + 1, H, 512, 3]: every state of a Two-Bridge episode replay as a `picture`;
     step t's shots drawn on frame t + 1."""
-    if not replay.header.get("mode", "").startswith("two-bridge-"):
-        raise EvalError(
-            f"replay: a Two-Bridge episode expected, got mode {replay.header.get('mode')!r}"
-        )
-    states, facts = episode_replays.history(replay)
-    one = lambda tree, t: jax.tree.map(lambda a: a[t], tree)  # noqa: E731
+    at_tick(replay, 0, ((), ()))  # the mode, before the history is built
+    history = episode_replays.history(replay)
     system = str(replay.header.get("system", ""))
     return np.stack([
-        picture(one(states, t), None if t == 0 else one(facts, t - 1), system)
-        for t in range(replay.ticks + 1)
+        picture(*at_tick(replay, t, history), system) for t in range(replay.ticks + 1)
     ])  # fmt: skip
 
 

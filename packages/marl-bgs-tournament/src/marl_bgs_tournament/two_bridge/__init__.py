@@ -1,0 +1,1 @@
+"""Two-Bridge in the tournament: the browser viewer's replay JSON (`replay_json.PARTS`)."""
