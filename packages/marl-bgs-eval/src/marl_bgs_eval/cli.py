@@ -118,6 +118,13 @@ def play(
         fail(EvalError("replays: needs --out (replays are saved beside the results)"))
     if resume and out is None:
         fail(EvalError("resume: needs --out (the journal lives beside the results file)"))
+    if replays and system_b is None:
+        fail(
+            EvalError(
+                "replays: recording needs two Systems (a mode that plays team B itself "
+                "records episodes with marl_bgs_eval.episode_replays)"
+            )
+        )
     refs = None if maps is None else ui.layouts(maps, mode, files=True)
     label = system_a if system_b is None else f"{system_a} vs {system_b}"
     if progress:
@@ -165,7 +172,7 @@ def play(
         if out is not None and journal is not None:
             save(games, out)
             journal.remove()
-        if replays and replay_dir is not None:
+        if replays and replay_dir is not None and system_b is not None:
             _record(system_a, system_b, games, replays, replay_dir, refs, tick_limit)
     except (EvalError, ConfigError) as err:
         fail(err)
@@ -225,7 +232,7 @@ def _outputs(out: Path) -> tuple[Path, Path]:
 
 
 def _record(
-    system_a: str, system_b: str | None, games: pd.DataFrame, n: int, folder: Path,
+    system_a: str, system_b: str, games: pd.DataFrame, n: int, folder: Path,
     maps: list[int | str] | None, tick_limit: int | None,
 ) -> None:  # fmt: skip
     """Record the first `n` games (by game number) and save one replay file per game."""

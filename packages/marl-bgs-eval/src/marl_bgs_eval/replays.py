@@ -153,8 +153,13 @@ def record(
     are found by id). `env_kwargs` are the engine keywords the evaluation was given
     (`shared_sight`, `red_zone_depth`, ...; `tick_limit` and `winning_score` come from the rows).
     Raises EvalError if a game does not end as its row says (other settings or Systems?)."""
-    a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
     rows = results.validate(games, "games", complete=False)
+    if results.mode_of(rows) != mode_id():
+        raise EvalError(
+            f"games: rows of {results.mode_of(rows)}; recording evaluation rows reads "
+            f"{mode_id()} so far (single-team modes: marl_bgs_eval.episode_replays.record)"
+        )
+    a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
     records: list[Row] = rows.to_dict("records")
     for k, row in enumerate(records):
         for side, s in (("a", a), ("b", b)):

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from marl_bgs.core.checks import shown
 from marl_bgs_eval import EvalError
-from marl_bgs_eval.array_zip import shown
 from marl_bgs_eval.safe_zip import (
     CHUNK,
     MemberStream,
