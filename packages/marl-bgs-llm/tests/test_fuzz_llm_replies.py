@@ -27,6 +27,7 @@ pytestmark = pytest.mark.fuzz_family("LLM replies")
 
 MOVES = ["stay", "north", "east", "southwest"]
 COMBATS = ["no_combat", "enemy_1_basic", "ally_4_ultimate"]
+LEGAL = {"move": MOVES, "combat": COMBATS}
 SETTINGS = RequestSettings(model="fake", max_tokens=64)
 
 
@@ -189,11 +190,9 @@ def test_server_answer_is_judged_exactly(case: Case, served, record_property) ->
     box["case"] = case
     messages = [{"role": "user", "content": "choose"}]
     done = client.run(
-        client.complete(
-            SETTINGS, messages, reply_schema(MOVES, COMBATS), reply_grammar(MOVES, COMBATS)
-        )
+        client.complete(SETTINGS, messages, reply_schema(LEGAL), reply_grammar(LEGAL))
     )
-    checked = check_reply(done.text, done.finish_reason, MOVES, COMBATS)
+    checked = check_reply(done.text, done.finish_reason, LEGAL, "tdm")
     record_property("outcome", "accepted" if checked.kind == "legal" else "repair")
     assert checked.kind == case.kind, (done, checked)
     assert done.prompt_tokens >= 0
