@@ -119,3 +119,16 @@ def test_the_registry_and_its_errors() -> None:
                        ("fields", ()), ("idle", [0.5]), ("legal", 3), ("view", "")]:  # fmt: skip
         with pytest.raises(LLMError, match=f"^{field}:"):
             TextParts(**{**good, field: bad})  # type: ignore[arg-type]
+
+
+def test_the_prompt_command_plays_any_mode_with_its_own_team_count() -> None:
+    from marl_bgs_eval import EvalError
+    from marl_bgs_llm.cli import game_prompt
+
+    text = game_prompt("random", mode="two-bridge", map_id="V1_Base", tick=0, slot=1)
+    assert text.startswith(f"MARL-BGs {TEXT_VIEW}")
+    assert "you are marine_1" in text
+    with pytest.raises(EvalError, match=r"^system_b: mode 'two-bridge-v1' has 1 team"):
+        game_prompt("random", "idle", mode="two-bridge")
+    with pytest.raises(EvalError, match=r"^system_b: mode 'tdm-v2' has 2 team"):
+        game_prompt("random", mode="tdm")

@@ -71,7 +71,9 @@ def test_thinking_and_a_code_fence_around_the_object_are_read() -> None:
 
 def test_the_old_separate_lists_get_a_message_naming_the_new_form() -> None:
     with pytest.raises(LLMError, match=r"^reply_schema: expected \{reply field: legal names\}"):
-        reply_schema(MOVES, COMBATS)  # type: ignore[call-arg]
+        reply_schema(MOVES, COMBATS)  # type: ignore[arg-type]
+    with pytest.raises(LLMError, match=r"^reply_grammar: expected"):
+        reply_grammar(MOVES, COMBATS)  # type: ignore[arg-type]
     with pytest.raises(LLMError, match="the separate moves and combats lists are gone"):
         check_reply("{}", "stop", MOVES, COMBATS)  # type: ignore[arg-type]
 

@@ -55,7 +55,8 @@ def game_prompt(
     if (system_b is None) != (kit.controlled_teams == 1):
         raise EvalError(f"system_b: mode {kit.id!r} has {kit.controlled_teams} team(s) to play")
     systems = [system_a] if system_b is None else [system_a, system_b]
-    env = kit.build(**{kit.layouts.keyword: picked[0]}, num_envs=1)  # the default rule values
+    layout = kit.layouts.names[picked[0]]
+    env = kit.build(**{kit.layouts.keyword: layout}, num_envs=1)  # the default rule values
     size = len(env.spec.teams[0])
     if team not in range(kit.controlled_teams) or slot not in range(size):
         raise EvalError(
@@ -74,7 +75,7 @@ def game_prompt(
     for _ in range(tick):
         played = step(state, memories)
         state, memories = played.state, played.memories
-    if bool(state.done[0]):
+    if int(state.outcome[0]) != 0:  # every mode: outcome 0 while the game runs
         raise EvalError(f"tick: the game ended before tick {tick}")
     inputs = jax.device_get(team_inputs(env, state)[team])
     pick = lambda tree: jax.tree.map(lambda a: a[0, slot], tree)  # noqa: E731

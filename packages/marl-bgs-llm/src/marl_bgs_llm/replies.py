@@ -37,8 +37,8 @@ class Checked(NamedTuple):
     kind: str
 
 
-def _legal(legal: Any, what: str) -> Legal:
-    if not isinstance(legal, Mapping) or not legal:
+def _legal(legal: Any, what: str, old: tuple = ()) -> Legal:
+    if old or not isinstance(legal, Mapping) or not legal:
         raise LLMError(
             f"{what}: expected {{reply field: legal names}}, e.g. {{'move': moves, 'combat': "
             f"combats}} (the separate moves and combats lists are gone), got {type(legal).__name__}"
@@ -50,9 +50,10 @@ def _parts(parts: TextParts | str) -> TextParts:
     return parts if isinstance(parts, TextParts) else text_parts(parts)
 
 
-def reply_schema(legal: Legal) -> dict[str, Any]:
-    """The JSON schema of a legal reply: exactly the fields of `legal`, each one of its names."""
-    legal = _legal(legal, "reply_schema")
+def reply_schema(legal: Legal, *old: Any) -> dict[str, Any]:
+    """The JSON schema of a legal reply: exactly the fields of `legal`, each one of its names
+    (`old`: the separate name lists of earlier versions, refused with a message)."""
+    legal = _legal(legal, "reply_schema", old)
     return {
         "type": "object",
         "properties": {f: {"type": "string", "enum": list(names)} for f, names in legal.items()},
@@ -65,10 +66,10 @@ def _gbnf_choice(names: Sequence[str]) -> str:
     return " | ".join(json.dumps(json.dumps(n)) for n in names)
 
 
-def reply_grammar(legal: Legal) -> str:
+def reply_grammar(legal: Legal, *old: Any) -> str:
     """A GBNF grammar (llama.cpp's `grammar` field) that admits only legal replies (one rule
-    per field, named as the field)."""
-    legal = _legal(legal, "reply_grammar")
+    per field, named as the field; `old` as in `reply_schema`)."""
+    legal = _legal(legal, "reply_grammar", old)
     pairs = ' ws "," ws '.join(f'"\\"{f}\\"" ws ":" ws {f}' for f in legal)
     return "\n".join(
         [
