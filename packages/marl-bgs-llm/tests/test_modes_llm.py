@@ -125,7 +125,7 @@ def test_the_prompt_command_plays_any_mode_with_its_own_team_count() -> None:
     from marl_bgs_eval import EvalError
     from marl_bgs_llm.cli import game_prompt
 
-    text = game_prompt("random", mode="two-bridge", map_id="V1_Base", tick=0, slot=1)
+    text = game_prompt("random", mode="two-bridge", map_id=0, tick=0, slot=1)  # V1_Base
     assert text.startswith(f"MARL-BGs {TEXT_VIEW}")
     assert "you are marine_1" in text
     with pytest.raises(EvalError, match=r"^system_b: mode 'two-bridge-v1' has 1 team"):

@@ -31,7 +31,8 @@ def game_prompt(
     """The prompt of one agent (`team` 0: A, 1: B; roster `slot`) at `tick` of a game of `mode`
     between two Systems (one for a mode that plays the other team itself), played with
     evaluation's keys (game 0, seed number 0), in the mode's text view. `map_id`: a layout's
-    index or name (default: the first of the mode's test split, else its first layout)."""
+    index or name, or what the mode's builder takes (Team Deathmatch: a map file); default: the
+    first of the mode's test split, else its first layout."""
     import jax
     import jax.numpy as jnp
 
@@ -48,15 +49,18 @@ def game_prompt(
     parts = text_parts(kit.id)
     if kit.layouts is None:
         raise EvalError(f"mode: {kit.id!r} has no layouts to play")
-    test = kit.layouts.splits.get("test")
-    picked = kit.layouts.select(str(map_id)) if map_id is not None else [test[0] if test else 0]
-    if len(picked) != 1:
-        raise EvalError(f"map: expected one layout, got {len(picked)}")
+    names = kit.layouts.names
+    if map_id is None:
+        test = kit.layouts.splits.get("test")
+        ref: int | str = names[test[0] if test else 0]
+    elif isinstance(map_id, int):
+        ref = names[kit.layouts.select(str(map_id))[0]]  # an index, range-checked
+    else:
+        ref = map_id  # a name, or what the mode's builder takes (Team Deathmatch: a map file)
     if (system_b is None) != (kit.controlled_teams == 1):
         raise EvalError(f"system_b: mode {kit.id!r} has {kit.controlled_teams} team(s) to play")
     systems = [system_a] if system_b is None else [system_a, system_b]
-    layout = kit.layouts.names[picked[0]]
-    env = kit.build(**{kit.layouts.keyword: layout}, num_envs=1)  # the default rule values
+    env = kit.build(**{kit.layouts.keyword: ref}, num_envs=1)  # the default rule values
     size = len(env.spec.teams[0])
     if team not in range(kit.controlled_teams) or slot not in range(size):
         raise EvalError(
@@ -105,8 +109,8 @@ def prompt(
         if team not in ("a", "b"):
             raise EvalError(f"team: expected a or b, got {team!r}")
         text = game_prompt(
-            system_a, system_b, mode=mode, map_id=map_id, tick=tick, team="ab".index(team),
-            slot=slot, seed=seed,
+            system_a, system_b, mode=mode, tick=tick, team="ab".index(team), slot=slot, seed=seed,
+            map_id=None if map_id is None else int(map_id) if map_id.isdigit() else map_id,
         )  # fmt: skip
     except (EvalError, ConfigError) as err:
         typer.echo(f"error: {err}", err=True)
