@@ -60,11 +60,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-eval/src/marl_bgs_eval/replay_files.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/replays.py",
     ],
-    "llm: Team Deathmatch's text view and replies, to move behind the llm part registry": [
-        "packages/marl-bgs-llm/src/marl_bgs_llm/cli.py",
-        "packages/marl-bgs-llm/src/marl_bgs_llm/replies.py",
-        "packages/marl-bgs-llm/src/marl_bgs_llm/text_view.py",
-    ],
     "tournament: seasons and the rulebook, to read maps and rules through the mode kit": [
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/cli.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/games.py",

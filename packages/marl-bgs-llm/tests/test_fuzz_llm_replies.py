@@ -27,6 +27,7 @@ pytestmark = pytest.mark.fuzz_family("LLM replies")
 
 MOVES = ["stay", "north", "east", "southwest"]
 COMBATS = ["no_combat", "enemy_1_basic", "ally_4_ultimate"]
+LEGAL = {"move": MOVES, "combat": COMBATS}
 SETTINGS = RequestSettings(model="fake", max_tokens=64)
 
 
@@ -189,11 +190,9 @@ def test_server_answer_is_judged_exactly(case: Case, served, record_property) ->
     box["case"] = case
     messages = [{"role": "user", "content": "choose"}]
     done = client.run(
-        client.complete(
-            SETTINGS, messages, reply_schema(MOVES, COMBATS), reply_grammar(MOVES, COMBATS)
-        )
+        client.complete(SETTINGS, messages, reply_schema(LEGAL), reply_grammar(LEGAL))
     )
-    checked = check_reply(done.text, done.finish_reason, MOVES, COMBATS)
+    checked = check_reply(done.text, done.finish_reason, LEGAL, "tdm")
     record_property("outcome", "accepted" if checked.kind == "legal" else "repair")
     assert checked.kind == case.kind, (done, checked)
     assert done.prompt_tokens >= 0
@@ -204,3 +203,31 @@ def test_server_answer_is_judged_exactly(case: Case, served, record_property) ->
         move, combat = case.action
         target, ult = COMBAT_PAIRS[combat]
         assert checked.action.tolist() == [MOVE_NAMES.index(move), target, ult]
+
+
+# One-field replies (Two-Bridge's): the same judgement, the idle action `stay` for every failure.
+BRIDGE_LEGAL = {"action": ["stay", "north", "east", "attack_enemy_1"]}
+BRIDGE_CASES = [
+    ('{"action": "attack_enemy_1"}', "stop", "legal", "attack_enemy_1"),
+    ('```json\n{"action": "east"}\n```', "stop", "legal", "east"),
+    ('{"action": "attack_enemy_3"}', "stop", "masked", None),  # no such enemy in range
+    ('{"action": "East"}', "stop", "masked", None),
+    ('{"move": "east", "combat": "no_combat"}', "stop", "malformed", None),  # another mode's
+    ('{"action": "east", "why": "x"}', "stop", "malformed", None),
+    ('{"action": 4}', "stop", "malformed", None),
+    ('{"action": ["east"]}', "stop", "malformed", None),
+    ('{"action": "ea', "length", "cut_off", None),
+    ('{"action": "east"}' + " " * MAX_REPLY_CHARS, "stop", "malformed", None),
+    (None, None, "failed", None),
+]
+
+
+@pytest.mark.parametrize(("text", "finish", "kind", "name"), BRIDGE_CASES)
+def test_one_field_reply_is_judged_exactly(text, finish, kind, name, record_property) -> None:
+    from marl_bgs_llm.two_bridge import ACTION_NAMES
+
+    checked = check_reply(text, finish, BRIDGE_LEGAL, "two-bridge")
+    record_property("outcome", "accepted" if checked.kind == "legal" else "repair")
+    assert checked.kind == kind
+    expected = 0 if name is None else ACTION_NAMES.index(name)
+    assert checked.action.tolist() == [expected]

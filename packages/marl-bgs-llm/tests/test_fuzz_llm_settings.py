@@ -50,6 +50,7 @@ def _cases() -> list[Case]:
         "api_key_env": ["OPENAI_API_KEY", ""],
         "extra_body": [None, {}, {"top_k": 5}],
         "name": [None, "team-x"],
+        "mode": ["tdm", "tdm-v2", "two-bridge", "two-bridge-v1"],
     }
     extra_bad: dict[str, list[Any]] = {
         "slots": [0, 1025, 2.0],
@@ -67,6 +68,7 @@ def _cases() -> list[Case]:
         "api_key_env": [None, 3],
         "extra_body": [[], "x", 3],
         "name": ["", 3],
+        "mode": ["duel", "TDM", "", "tdm-v1"],
         "model": ["", None, 3],
         "server_url": ["", "127.0.0.1:8000", "ftp://h/v1", None, 3],
         "prompt": ["text", 3],
@@ -123,6 +125,8 @@ SPECS = [
     ("m@http://h:1/v1?slots", "llm:"),
     ("m@http://h:1/v1?=4", "llm option ''"),
     ("m@http://h:1/v1?response_format=xml", "response_format"),
+    ("m@http://h:1/v1?mode=two-bridge", None),
+    ("m@http://h:1/v1?mode=duel", "mode"),
     ("@http://h:1/v1", "llm:"),
     ("m@h:1/v1", "server_url"),
     ("m@", "server_url"),

@@ -157,10 +157,10 @@ def test_function_backend_with_text_and_with_views() -> None:
 
 # --------------------------------------------------------------------- the client on its own
 def _ask(client: ChatClient) -> Completion:
-    moves, combats = ["stay", "north"], ["no_combat"]
+    legal = {"move": ["stay", "north"], "combat": ["no_combat"]}
     messages = [{"role": "user", "content": "go"}]
     work = client.complete(
-        RequestSettings("m"), messages, reply_schema(moves, combats), reply_grammar(moves, combats)
+        RequestSettings("m"), messages, reply_schema(legal), reply_grammar(legal)
     )
     return client.run(work)
 

@@ -16,7 +16,7 @@ from marl_bgs import team_inputs
 from marl_bgs.core.arena import MOVE_NAMES
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.actions import COMBAT_PAIRS
-from marl_bgs_llm.text_view import RULES, TEXT_VIEW, format_actor_view
+from marl_bgs_llm.tdm import RULES, TEXT_VIEW, format_actor_view
 
 N = 4
 

@@ -3,8 +3,8 @@
     marl-bgs-llm prompt tdm-alpha tdm-beta --map 47 --tick 12 --team a --slot 0
 
 plays the two Systems (as evaluation does: game 0, seed number 0, team A on the left) up to the
-tick and prints that agent's `actor-text-v1` prompt. Play an LLM team with `marl-bgs-eval play
-llm:<model>@<url> <opponent>`.
+tick and prints that agent's prompt in its mode's text view (`--mode two-bridge` for Two-Bridge,
+with one System). Play an LLM team with `marl-bgs-eval play llm:<model>@<url> <opponent>`.
 """
 
 from __future__ import annotations
@@ -28,28 +28,51 @@ def main() -> None:
 
 
 def game_prompt(
-    system_a: str, system_b: str, *, map_id: int | str = 47, tick: int = 12, team: int = 0,
-    slot: int = 0, seed: int = 0,
+    system_a: str, system_b: str | None = None, *, mode: str = "tdm",
+    map_id: int | str | None = None, tick: int = 12, team: int = 0, slot: int = 0, seed: int = 0,
 ) -> str:  # fmt: skip
-    """The prompt of one agent (`team` 0: A, 1: B; roster `slot`) at `tick` of a game between
-    two Systems, played with evaluation's keys (game 0, seed number 0)."""
+    """The prompt of one agent (`team` 0: A, 1: B; roster `slot`) at `tick` of a game of `mode`
+    between two Systems (one for a mode that plays the other team itself), played with
+    evaluation's keys (game 0, seed number 0), in the mode's text view. `map_id`: a layout's
+    index or name, or what the mode's builder takes (Team Deathmatch: a map file); default: the
+    first of the mode's test split, else its first layout."""
     import jax
     import jax.numpy as jnp
 
     import marl_bgs
     from marl_bgs import team_inputs
     from marl_bgs.core.checks import check_int
-    from marl_bgs.tdm.config import RuleValues
     from marl_bgs_eval.evaluate import as_system
+    from marl_bgs_eval.modes import parts as eval_parts
     from marl_bgs_eval.play import play_tick
     from marl_bgs_eval.seeds import memory_keys, root_key
-    from marl_bgs_llm.text_view import format_actor_view
+    from marl_bgs_llm.modes import text_parts
 
-    if team not in (0, 1) or slot not in range(5):
-        raise EvalError(f"team, slot: expected team 0 or 1 and slot 0-4, got {team}, {slot}")
-    tick = check_int(tick, "tick", 0, RuleValues.tick_limit - 1, error=EvalError)
-    teams = (as_system(system_a, "system_a"), as_system(system_b, "system_b"))
-    env = marl_bgs.make("tdm", map_id=map_id, num_envs=1)  # the default rule values
+    kit = marl_bgs.kit(mode)
+    parts = text_parts(kit.id)
+    if kit.layouts is None:
+        raise EvalError(f"mode: {kit.id!r} has no layouts to play")
+    names = kit.layouts.names
+    if map_id is None:
+        test = kit.layouts.splits.get("test")
+        ref: int | str = names[test[0] if test else 0]
+    elif isinstance(map_id, int):
+        ref = names[kit.layouts.select(str(map_id))[0]]  # an index, range-checked
+    else:
+        ref = map_id  # a name, or what the mode's builder takes (Team Deathmatch: a map file)
+    if (system_b is None) != (kit.controlled_teams == 1):
+        raise EvalError(f"system_b: mode {kit.id!r} has {kit.controlled_teams} team(s) to play")
+    systems = [system_a] if system_b is None else [system_a, system_b]
+    env = kit.build(**{kit.layouts.keyword: ref}, num_envs=1)  # the default rule values
+    size = len(env.spec.teams[0])
+    if team not in range(kit.controlled_teams) or slot not in range(size):
+        raise EvalError(
+            f"team, slot: expected team {'0 or 1' if kit.controlled_teams == 2 else '0'} and "
+            f"slot 0-{size - 1}, got {team}, {slot}"
+        )
+    limit = eval_parts(kit.id).meta(env)["tick_limit"]
+    tick = check_int(tick, "tick", 0, limit - 1, error=EvalError)
+    teams = tuple(as_system(s, f"system_{'ab'[t]}", kit.id) for t, s in enumerate(systems))
     _, state = env.reset(jax.random.key(seed))
     root, zeros = root_key(seed), jnp.zeros(1, jnp.int32)
     memories = tuple(
@@ -59,30 +82,37 @@ def game_prompt(
     for _ in range(tick):
         played = step(state, memories)
         state, memories = played.state, played.memories
-    if bool(state.done[0]):
+    if int(state.outcome[0]) != 0:  # every mode: outcome 0 while the game runs
         raise EvalError(f"tick: the game ended before tick {tick}")
     inputs = jax.device_get(team_inputs(env, state)[team])
     pick = lambda tree: jax.tree.map(lambda a: a[0, slot], tree)  # noqa: E731
-    return format_actor_view(pick(inputs.views), pick(inputs.masks))
+    return parts.prompt(pick(inputs.views), pick(inputs.masks), slot, True)
 
 
 @app.command()
 def prompt(
     system_a: Annotated[str, typer.Argument(help="Team A's System name")],
-    system_b: Annotated[str, typer.Argument(help="Team B's System name")],
-    map_id: Annotated[str, typer.Option("--map", help="Map id or name")] = "47",
+    system_b: Annotated[
+        str | None, typer.Argument(help="Team B's System name (none in Two-Bridge)")
+    ] = None,
+    mode: ui.Mode = "tdm",
+    map_id: Annotated[
+        str | None, typer.Option("--map", help="Layout (map, variant) index or name")
+    ] = None,
     tick: Annotated[int, typer.Option(help="Tick of the decision")] = 12,
     team: Annotated[str, typer.Option(help="a or b")] = "a",
-    slot: Annotated[int, typer.Option(help="Roster slot 0-4")] = 0,
+    slot: Annotated[int, typer.Option(help="Roster slot (0-4 in both modes)")] = 0,
     seed: Annotated[int, typer.Option(help="Root seed")] = 0,
     out: Annotated[Path | None, typer.Option(help="Write the prompt to this file")] = None,
 ) -> None:
-    """Print the actor-text-v1 prompt of one agent at one tick of a game between two Systems."""
+    """Print one agent's prompt (its mode's text view) at one tick of a game between Systems."""
     if team not in ("a", "b"):
         raise EvalError(f"team: expected a or b, got {team!r}")
-    map_ref = ui.layout(map_id, "tdm", files=True)  # the prompt is Team Deathmatch's text view
-    text = game_prompt(system_a, system_b, map_id=map_ref, tick=tick, team="ab".index(team),
-                       slot=slot, seed=seed)  # fmt: skip
+    map_ref = None if map_id is None else ui.layout(map_id, mode, files=True)
+    text = game_prompt(
+        system_a, system_b, mode=mode, map_id=map_ref, tick=tick, team="ab".index(team),
+        slot=slot, seed=seed,
+    )  # fmt: skip
     if out is None:
         typer.echo(text)
     else:

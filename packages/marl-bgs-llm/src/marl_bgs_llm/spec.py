@@ -2,7 +2,8 @@
 (`marl-bgs-eval play "llm:smollm2@http://127.0.0.1:8080/v1?slots=4" tdm-alpha`).
 
 Without `@<server_url>` the URL comes from the environment variable `MARL_BGS_LLM_URL`. Options
-are `make_system`'s keywords that take plain values (`OPTIONS`).
+are `make_system`'s keywords that take plain values (`OPTIONS`), `mode` among them; the System
+plays any mode with text parts (`marl-bgs-eval play --mode two-bridge llm:...`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def _maybe(kind: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 OPTIONS: dict[str, Callable[[str], Any]] = {
+    "mode": str,
     "name": str,
     "slots": int,
     "thinking": _flag,
@@ -79,8 +81,10 @@ def parse_spec(argument: str) -> tuple[str, str, dict[str, Any]]:
     return model, url, options
 
 
-def llm_system(argument: str) -> System:
-    """The System named `llm:<argument>` (entry point of the `llm` prefix)."""
+def llm_system(argument: str, *, mode: str = "tdm") -> System:
+    """The System named `llm:<argument>` (entry point of the `llm` prefix), playing `mode`
+    unless the argument's own `mode=` option names another."""
     model, url, options = parse_spec(argument)
     options.setdefault("name", f"llm:{argument}")
+    options.setdefault("mode", mode)
     return make_system(model, url, **options)

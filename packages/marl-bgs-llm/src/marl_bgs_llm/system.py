@@ -4,7 +4,10 @@
 Both are host Systems: the compiled game loop calls them once per tick with the team's permitted
 inputs of every game. An agent is asked only when it has more than one legal choice (a dead,
 stunned or finished agent is not); every answer is checked against its exact mask, and one that
-is cut off, malformed or masked becomes stay + no combat and is counted (`usage`).
+is cut off, malformed or masked becomes the mode's idle action (Team Deathmatch: stay + no
+combat) and is counted (`usage`). A mode's text view and reply fields come from its text parts
+(`marl_bgs_llm.modes`); the System plays the mode given as `mode` and, through `for_mode`, any
+other mode with text parts.
 """
 
 from __future__ import annotations
@@ -13,10 +16,11 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.checks import check_bool, check_float, check_int
@@ -27,16 +31,24 @@ from marl_bgs_llm.client import (
     LLMError,
     RequestSettings,
 )
-from marl_bgs_llm.replies import Checked, check_choice, check_reply, reply_grammar, reply_schema
-from marl_bgs_llm.text_view import RULES, format_actor_view, legal_names
+from marl_bgs_llm.modes import TextParts, mode_id, text_parts
+from marl_bgs_llm.replies import (
+    Checked,
+    Legal,
+    check_names,
+    check_reply,
+    reply_grammar,
+    reply_schema,
+)
 from marl_bgs_llm.usage import Usage, key_text
 
-Prompt = Callable[[Any, Any], str]  # (one agent's AgentView, its ActionMasks) -> prompt text
+Prompt = Callable[[Any, Any], str]  # (one agent's permitted view, its masks) -> prompt text
 
 
-def _start(key: jax.Array) -> jax.Array:
-    """A game's memory: its key data, which names the game in the usage records."""
-    return jax.random.key_data(key)
+def _start(key: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A game's memory: its key data, which names the game in the usage records, and the ticks
+    played so far."""
+    return jax.random.key_data(key), jnp.zeros((), jnp.int32)
 
 
 def _agent(tree: Any, game: int, slot: int) -> Any:
@@ -52,28 +64,25 @@ class _Ask:
     slot: int
     view: Any
     masks: Any
-    moves: list[str]
-    combats: list[str]
+    legal: Legal  # reply field -> legal names
 
 
 def _turns(
-    memory: np.ndarray, inputs: Any, usage: Usage
+    parts: TextParts, memory: tuple[np.ndarray, np.ndarray], inputs: Any, usage: Usage
 ) -> tuple[np.ndarray, list[tuple[int, int, _Ask]], list[str]]:
-    """Actions of the agents with a single legal choice (stay + no combat) [n, 5, 3], the turns
-    to ask about, and the games that start now (told to `usage`)."""
-    n = memory.shape[0]
-    actions = np.zeros((n, 5, 3), np.int32)
-    asks = []
-    move, pair = np.asarray(inputs.masks.move), np.asarray(inputs.masks.pair)
-    choices = move.sum(-1) * pair.reshape(n, 5, -1).sum(-1)
-    ticks = np.asarray(inputs.views.public.tick)[:, 0]
-    starting = [key_text(memory[g]) for g in np.flatnonzero(ticks == 0)]
+    """Actions of the agents with a single legal choice (the mode's idle action) [n, slots,
+    heads], the turns to ask about, and the games that start now (told to `usage`)."""
+    keys, ticks = memory
+    n, slots = np.shape(inputs.obs)[:2]
+    actions = np.broadcast_to(parts.idle, (n, slots, parts.idle.size)).copy()
+    choices = np.asarray(parts.choices(inputs.masks))
+    starting = [key_text(keys[g]) for g in np.flatnonzero(ticks == 0)]
     usage.new_games(starting)
+    asks = []
     for g, k in zip(*np.nonzero(choices > 1), strict=True):
         view, masks = _agent(inputs.views, g, k), _agent(inputs.masks, g, k)
-        moves, combats = legal_names(masks)
-        asks.append((int(g), int(k), _Ask(key_text(memory[g]), int(ticks[g]), int(k), view,
-                                          masks, moves, combats)))  # fmt: skip
+        ask = _Ask(key_text(keys[g]), int(ticks[g]), int(k), view, masks, parts.legal(masks))
+        asks.append((int(g), int(k), ask))
     return actions, asks, starting
 
 
@@ -84,33 +93,48 @@ def _record(ask: _Ask, checked: Checked, done: Completion | None, latency: float
 
 @dataclass(frozen=True)
 class ReplyFormat:
-    """A custom reply format: `instruction` replaces the text view's reply line, `schema(moves,
-    combats)` is the JSON schema sent to the server (None: none sent) and `parse(text)` returns
-    the chosen `(move, combat)` names, or None when the reply does not follow the format."""
+    """A custom reply format: `instruction` replaces the text view's reply line, `schema(*legal)`
+    (the legal names of each reply field, in the mode's order: Team Deathmatch's `moves,
+    combats`) is the JSON schema sent to the server (None: none sent) and `parse(text)` returns
+    the chosen names, one per field (Team Deathmatch: `(move, combat)`), or None when the reply
+    does not follow the format."""
 
     instruction: str
-    parse: Callable[[str], tuple[str, str] | None]
-    schema: Callable[[list[str], list[str]], dict[str, Any]] | None = None
+    parse: Callable[[str], tuple[str, ...] | None]
+    schema: Callable[..., dict[str, Any]] | None = None
 
 
-def _check_custom(
-    fmt: ReplyFormat, done: Completion, moves: list[str], combats: list[str]
-) -> Checked:
+def _check_custom(fmt: ReplyFormat, done: Completion, legal: Legal, parts: TextParts) -> Checked:
     if done.text is None:
-        return check_reply(None, None, moves, combats)
+        return check_reply(None, None, legal, parts)
     try:
         picked = fmt.parse(done.text)
     except Exception:  # a user's parser failing on a hostile reply is a malformed reply
         picked = None
-    if not isinstance(picked, tuple | list) or len(picked) != 2:
-        return check_reply("", done.finish_reason, moves, combats)  # cut off or malformed
-    return check_choice(picked[0], picked[1], moves, combats)
+    if not isinstance(picked, tuple | list) or len(picked) != len(legal):
+        return check_reply("", done.finish_reason, legal, parts)  # cut off or malformed
+    return check_names(picked, legal, parts)
+
+
+def _for_modes(build: Callable[[str], System], mode: str) -> System:
+    """`build(mode)`'s System, whose `for_mode` gives its twin for another mode with text parts
+    (built once per mode; the twins share their usage statistics)."""
+    made: dict[str, System] = {}
+
+    def twin(other: str) -> System:
+        other = mode_id(other)
+        if other not in made:
+            made[other] = replace(build(other), adapt=twin)
+        return made[other]
+
+    return twin(mode)
 
 
 def make_system(
     model: str,
     server_url: str,
     *,
+    mode: str = "tdm",
     name: str | None = None,
     slots: int = 8,
     prompt: Prompt | None = None,
@@ -129,22 +153,24 @@ def make_system(
     api_key_env: str = "OPENAI_API_KEY",
     extra_body: dict[str, Any] | None = None,
 ) -> System:
-    """A team played by `model` behind the OpenAI-compatible server at `server_url` (e.g.
-    `http://127.0.0.1:8080/v1`).
+    """A team of `mode` (an id or alias with text parts; default Team Deathmatch) played by
+    `model` behind the OpenAI-compatible server at `server_url` (e.g. `http://127.0.0.1:8080/v1`).
 
     One request per agent per tick when it has more than one legal choice, at most `slots` in
-    flight. `prompt(view, masks)` replaces the text view (`format_actor_view`); `reply_format`
-    replaces the JSON reply; `rules_as_system_message` sends the public rules once as a system
-    message instead of inside each prompt. `thinking` (None: not sent) switches a model's
-    thinking through `chat_template_kwargs`; `temperature`, `top_p`, `seed` (None: not sent) and
-    `max_tokens` go into every request; `history` earlier turns of the same agent in the same
-    game are sent before the prompt. `timeout` (seconds per request), `retries` and `backoff`
-    (seconds, doubled each retry) govern failed requests; `response_format` is one of
-    `client.RESPONSE_FORMATS`; the API key is read from the environment variable `api_key_env`
-    (none sent when it is unset). The System's `usage` holds the statistics.
+    flight. `prompt(view, masks)` replaces the mode's text view; `reply_format` replaces the JSON
+    reply; `rules_as_system_message` sends the public rules once as a system message instead of
+    inside each prompt. `thinking` (None: not sent) switches a model's thinking through
+    `chat_template_kwargs`; `temperature`, `top_p`, `seed` (None: not sent) and `max_tokens` go
+    into every request; `history` earlier turns of the same agent in the same game are sent
+    before the prompt. `timeout` (seconds per request), `retries` and `backoff` (seconds, doubled
+    each retry) govern failed requests; `response_format` is one of `client.RESPONSE_FORMATS`;
+    the API key is read from the environment variable `api_key_env` (none sent when it is
+    unset). The System's `usage` holds the statistics (shared with its twins for other modes).
     """
     if not isinstance(model, str) or not model:
         raise LLMError(f"model: expected a model name, got {model!r}")
+    mode = mode_id(mode)
+    text_parts(mode)  # an error now if the mode has none
     max_tokens = check_int(max_tokens, "max_tokens", 1, 1_000_000, error=LLMError)
     history = check_int(history, "history", 0, 1_000, error=LLMError)
     if temperature is not None:
@@ -173,88 +199,96 @@ def make_system(
     settings = RequestSettings(model, temperature, top_p, seed, max_tokens, thinking, extra_body)
     label = name or f"llm:{model}"
     usage = Usage(label)
-    turns: dict[tuple[str, int], deque] = {}
-    system_messages = [{"role": "system", "content": RULES}] if rules_as_system_message else []
 
-    def text_of(ask: _Ask) -> str:
-        if prompt is not None:
-            return prompt(ask.view, ask.masks)
-        text = format_actor_view(ask.view, ask.masks, rules=not rules_as_system_message)
-        if reply_format is not None:
-            text = text.rsplit("\n", 1)[0] + "\n" + reply_format.instruction
-        return text
+    def build(mode: str) -> System:
+        parts = text_parts(mode)
+        turns: dict[tuple[str, int], deque] = {}
+        system_messages = (
+            [{"role": "system", "content": parts.rules}] if rules_as_system_message else []
+        )
 
-    async def one(ask: _Ask) -> tuple[Checked, Completion]:
-        user = {"role": "user", "content": text_of(ask)}
-        earlier = [m for turn in turns.get((ask.game, ask.slot), ()) for m in turn]
-        messages = [*system_messages, *earlier, user]
-        if reply_format is None:
-            schema, grammar = (
-                reply_schema(ask.moves, ask.combats),
-                reply_grammar(ask.moves, ask.combats),
-            )
-        else:
-            schema = reply_format.schema(ask.moves, ask.combats) if reply_format.schema else None
-            grammar = None
-        done = await client.complete(settings, messages, schema, grammar)
-        if reply_format is None:
-            checked = check_reply(done.text, done.finish_reason, ask.moves, ask.combats)
-        else:
-            checked = _check_custom(reply_format, done, ask.moves, ask.combats)
-        if history and done.text is not None:
-            past = turns.setdefault((ask.game, ask.slot), deque(maxlen=history))
-            past.append((user, {"role": "assistant", "content": done.text}))
-        return checked, done
+        def text_of(ask: _Ask) -> str:
+            if prompt is not None:
+                return prompt(ask.view, ask.masks)
+            text = parts.prompt(ask.view, ask.masks, ask.slot, not rules_as_system_message)
+            if reply_format is not None:
+                text = text.rsplit("\n", 1)[0] + "\n" + reply_format.instruction
+            return text
 
-    async def all_of(asks: list[_Ask]) -> list[tuple[Checked, Completion]]:
-        return list(await asyncio.gather(*(one(a) for a in asks)))
+        async def one(ask: _Ask) -> tuple[Checked, Completion]:
+            user = {"role": "user", "content": text_of(ask)}
+            earlier = [m for turn in turns.get((ask.game, ask.slot), ()) for m in turn]
+            messages = [*system_messages, *earlier, user]
+            if reply_format is None:
+                schema, grammar = reply_schema(ask.legal), reply_grammar(ask.legal)
+            else:
+                schema = reply_format.schema(*ask.legal.values()) if reply_format.schema else None
+                grammar = None
+            done = await client.complete(settings, messages, schema, grammar)
+            if reply_format is None:
+                checked = check_reply(done.text, done.finish_reason, ask.legal, parts)
+            else:
+                checked = _check_custom(reply_format, done, ask.legal, parts)
+            if history and done.text is not None:
+                past = turns.setdefault((ask.game, ask.slot), deque(maxlen=history))
+                past.append((user, {"role": "assistant", "content": done.text}))
+            return checked, done
 
-    def act(keys: np.ndarray, memory: np.ndarray, inputs: Any) -> tuple[np.ndarray, np.ndarray]:
-        del keys
-        actions, asks, starting = _turns(memory, inputs, usage)
-        live = {key_text(m) for m in memory} - set(starting)
-        for gone in [k for k in turns if k[0] not in live]:  # games that ended or start again
-            del turns[gone]
-        answers = client.run(all_of([a for *_, a in asks])) if asks else []
-        rows = []
-        for (g, k, ask), (checked, done) in zip(asks, answers, strict=True):
-            actions[g, k] = checked.action
-            rows.append(_record(ask, checked, done, done.latency))
-        usage.add(rows)
-        return actions, memory
+        async def all_of(asks: list[_Ask]) -> list[tuple[Checked, Completion]]:
+            return list(await asyncio.gather(*(one(a) for a in asks)))
 
-    return system(act, name=label, init=_start, host=True, usage=usage)
+        def act(keys: np.ndarray, memory: Any, inputs: Any) -> tuple[np.ndarray, Any]:
+            del keys
+            actions, asks, starting = _turns(parts, memory, inputs, usage)
+            live = {key_text(m) for m in memory[0]} - set(starting)
+            for gone in [k for k in turns if k[0] not in live]:  # games that ended or restart
+                del turns[gone]
+            answers = client.run(all_of([a for *_, a in asks])) if asks else []
+            rows = []
+            for (g, k, ask), (checked, done) in zip(asks, answers, strict=True):
+                actions[g, k] = checked.action
+                rows.append(_record(ask, checked, done, done.latency))
+            usage.add(rows)
+            return actions, (memory[0], memory[1] + 1)
+
+        return system(act, name=label, init=_start, host=True, usage=usage, mode=mode)
+
+    return _for_modes(build, mode)
 
 
 def function_system(
-    fn: Callable[[Any, list[str], list[str]], tuple[str, str]],
+    fn: Callable[..., Any],
     *,
     name: str,
     text: bool = False,
+    mode: str = "tdm",
 ) -> System:
-    """A team played by a plain Python function, asked like a model: `fn(view, moves, combats)
-    -> (move, combat)` names, where `view` is the agent's `AgentView` (numpy, no leading axes)
-    or, with `text=True`, its `actor-text-v1` prompt. Answers are checked against the mask like a
-    model's replies and counted in `usage` (no tokens)."""
+    """A team of `mode` (default Team Deathmatch) played by a plain Python function, asked like
+    a model: `fn(view, *legal)` returns the chosen names, one per reply field (Team
+    Deathmatch: `fn(view, moves, combats) -> (move, combat)`; Two-Bridge: `fn(view, actions)
+    -> (action,)`), where `view` is the agent's permitted view (numpy, no leading axes) or,
+    with `text=True`, its prompt in the mode's text view. Answers are checked against the mask
+    like a model's replies and counted in `usage` (no tokens)."""
     if not callable(fn):
-        raise LLMError(
-            f"fn: expected a callable (view, moves, combats) -> (move, combat), got {fn!r}"
-        )
+        raise LLMError(f"fn: expected a callable (view, *legal names) -> names, got {fn!r}")
     usage = Usage(name)
 
-    def act(keys: np.ndarray, memory: np.ndarray, inputs: Any) -> tuple[np.ndarray, np.ndarray]:
-        del keys
-        actions, asks, _ = _turns(memory, inputs, usage)
-        rows = []
-        for g, k, ask in asks:
-            start = time.perf_counter()
-            view = format_actor_view(ask.view, ask.masks) if text else ask.view
-            answer = fn(view, ask.moves, ask.combats)
-            pair = answer if isinstance(answer, tuple | list) and len(answer) == 2 else (None, None)
-            checked = check_choice(pair[0], pair[1], ask.moves, ask.combats)
-            actions[g, k] = checked.action
-            rows.append(_record(ask, checked, None, time.perf_counter() - start))
-        usage.add(rows)
-        return actions, memory
+    def build(mode: str) -> System:
+        parts = text_parts(mode)
 
-    return system(act, name=name, init=_start, host=True, usage=usage)
+        def act(keys: np.ndarray, memory: Any, inputs: Any) -> tuple[np.ndarray, Any]:
+            del keys
+            actions, asks, _ = _turns(parts, memory, inputs, usage)
+            rows = []
+            for g, k, ask in asks:
+                start = time.perf_counter()
+                view = parts.prompt(ask.view, ask.masks, ask.slot, True) if text else ask.view
+                checked = check_names(fn(view, *ask.legal.values()), ask.legal, parts)
+                actions[g, k] = checked.action
+                rows.append(_record(ask, checked, None, time.perf_counter() - start))
+            usage.add(rows)
+            return actions, (memory[0], memory[1] + 1)
+
+        return system(act, name=name, init=_start, host=True, usage=usage, mode=mode)
+
+    return _for_modes(build, mode)

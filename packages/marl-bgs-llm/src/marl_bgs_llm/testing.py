@@ -3,7 +3,7 @@
 It speaks the OpenAI wire format over real HTTP (`http.server` in a thread), records every
 request body, and answers with what a `responder(body)` returns: the reply text and finish
 reason, or a whole `Raw` HTTP answer (status and bytes) to imitate a broken or hostile server.
-The default responder plays a legal move and attack read from the request's own schema.
+The default responder plays legal names read from the request's own schema.
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ Reply = tuple[str, str] | Raw  # (content, finish_reason) or a raw answer
 Responder = Callable[[dict[str, Any]], Reply]
 
 
-def legal_names_of(body: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """The legal move and combat names a request offers, from its JSON schema, its grammar or,
-    failing both, the `moves:` and `combat:` lines of its last message."""
+def legal_names_of(body: dict[str, Any]) -> dict[str, list[str]]:
+    """The legal names per reply field a request offers, from its JSON schema, its grammar or,
+    failing both, its last message: the fields of the reply instruction (its last line) and the
+    name lists of the lines above it (`moves: stay, north`), in order."""
     fmt = body.get("response_format") or {}
     schema = (
         fmt.get("json_schema", {}).get("schema")
@@ -41,26 +42,28 @@ def legal_names_of(body: dict[str, Any]) -> tuple[list[str], list[str]]:
         else (fmt.get("schema"))
     )
     if schema:
-        props = schema["properties"]
-        return props["move"]["enum"], props["combat"]["enum"]
+        return {field: spec["enum"] for field, spec in schema["properties"].items()}
     if "grammar" in body:
-        rules = dict(re.findall(r"^(move|combat) ::= (.*)$", body["grammar"], re.M))
+        rules = dict(re.findall(r"^([a-z0-9]+) ::= (.*)$", body["grammar"], re.M))
         read = lambda rule: [json.loads(json.loads(x)) for x in rule.split(" | ")]  # noqa: E731
-        return read(rules["move"]), read(rules["combat"])
-    text = body["messages"][-1]["content"]
-    moves = re.search(r"^moves: (.*)$", text, re.M)
-    combats = re.search(r"^combat: (.*)$", text, re.M)
-    return (moves.group(1).split(", ") if moves else ["stay"],
-            combats.group(1).split(", ") if combats else ["no_combat"])  # fmt: skip
+        return {field: read(rule) for field, rule in rules.items() if field not in ("root", "ws")}
+    lines = body["messages"][-1]["content"].splitlines()
+    fields = re.findall(r'"(\w+)": "<', lines[-1])
+    lists = [line.split(": ", 1)[1].split(", ") for line in lines[-1 - len(fields) : -1]]
+    return dict(zip(fields, lists, strict=True))
+
+
+def _eager_pick(names: list[str]) -> str:
+    attacks = [n for n in names if n.startswith(("enemy_", "attack_"))]
+    return attacks[0] if attacks else "east" if "east" in names else names[0]
 
 
 def eager(body: dict[str, Any]) -> Reply:
-    """Moves east when it may (else its first legal move) and uses the first attack offered
-    (an `enemy_*` choice; else no combat)."""
-    moves, combats = legal_names_of(body)
-    move = "east" if "east" in moves else moves[0]
-    attacks = [c for c in combats if c.startswith("enemy_")]
-    return json.dumps({"move": move, "combat": attacks[0] if attacks else combats[0]}), "stop"
+    """Attacks the first enemy offered in any field; else moves east when it may; else takes
+    the field's first legal name (Team Deathmatch: moves east and uses the first `enemy_*`
+    combat choice)."""
+    legal = legal_names_of(body)
+    return json.dumps({field: _eager_pick(names) for field, names in legal.items()}), "stop"
 
 
 class FakeServer:
