@@ -62,6 +62,8 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
     ],
     "tournament: seasons and the rulebook, to read maps and rules through the mode kit": [
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/cli.py",
+        "packages/marl-bgs-tournament/src/marl_bgs_tournament/portable/export.py",
+        "packages/marl-bgs-tournament/src/marl_bgs_tournament/portable/format.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/games.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/information.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/recording.py",
