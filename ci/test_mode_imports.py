@@ -31,13 +31,8 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
     "clients: Team Deathmatch drawing and play, to move behind the clients' part registry": [
         "packages/marl-bgs-clients/src/marl_bgs_clients/atlas.py",
         "packages/marl-bgs-clients/src/marl_bgs_clients/battle.py",
-        "packages/marl-bgs-clients/src/marl_bgs_clients/panels.py",
-        "packages/marl-bgs-clients/src/marl_bgs_clients/render.py",
-        "packages/marl-bgs-clients/src/marl_bgs_clients/scene.py",
         "packages/marl-bgs-clients/src/marl_bgs_clients/session.py",
         "packages/marl-bgs-clients/src/marl_bgs_clients/shots.py",
-        "packages/marl-bgs-clients/src/marl_bgs_clients/two_bridge.py",
-        "packages/marl-bgs-clients/src/marl_bgs_clients/viewer.py",
     ],
     "engine: the demo plays Team Deathmatch": [
         "packages/marl-bgs-engine/src/marl_bgs/demo.py",
@@ -57,11 +52,9 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-eval/src/marl_bgs_eval/zero_shot.py",
     ],
     "eval: Team Deathmatch's replay format, to take its tick schema from the mode's parts": [
-        "packages/marl-bgs-eval/src/marl_bgs_eval/replay_files.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/replays.py",
     ],
     "tournament: seasons and the rulebook, to read maps and rules through the mode kit": [
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/cli.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/portable/export.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/portable/format.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/games.py",
@@ -69,7 +62,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/recording.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/schedule.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/season.py",
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/web/replay_json.py",
     ],
     "train: the two trainer stacks (issue 44 folds them into one engine with presets per mode)": [
         "packages/marl-bgs-train/src/marl_bgs_train/cli.py",
