@@ -192,22 +192,9 @@ def _start(mode: Any, pool: Any, entry: jax.Array, side: jax.Array, keys: jax.Ar
     return jax.vmap(take)(keys, entry, side)
 
 
-PARTS: PartRegistry[EvalParts] = PartRegistry("marl_bgs_eval.modes", "evaluation parts")
-
-
-def register(mode: str, parts: EvalParts) -> None:
-    """Give `mode` (an id or alias of a registered mode) its evaluation parts."""
-    if not isinstance(parts, EvalParts):
-        raise EvalError(f"parts: expected a marl_bgs_eval.EvalParts, got {type(parts).__name__}")
-    PARTS.register(mode, parts)
-
-
-def parts(mode: str) -> EvalParts:
-    """The evaluation parts of a mode id or alias."""
-    try:
-        return PARTS.get(mode)
-    except ConfigError as err:
-        raise EvalError(str(err)) from None
+PARTS = PartRegistry("marl_bgs_eval.modes", "evaluation parts", EvalParts, EvalError)
+register = PARTS.register  # give a mode (an id or alias) its evaluation parts
+parts = PARTS.get  # the evaluation parts of a mode id or alias
 
 
 def kit(mode: str) -> ModeKit:

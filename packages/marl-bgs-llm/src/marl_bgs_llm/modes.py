@@ -77,25 +77,9 @@ class TextParts:
             raise LLMError(f"rules: expected text, got {type(self.rules).__name__}")
 
 
-PARTS: PartRegistry[TextParts] = PartRegistry("marl_bgs_llm.modes", "LLM text parts")
-
-
-def register(mode: str, parts: TextParts) -> None:
-    """Give `mode` (an id or alias of a registered mode) its text parts."""
-    if not isinstance(parts, TextParts):
-        raise LLMError(f"parts: expected a marl_bgs_llm.TextParts, got {type(parts).__name__}")
-    try:
-        PARTS.register(mode, parts)
-    except ConfigError as err:
-        raise LLMError(str(err)) from None
-
-
-def text_parts(mode: str) -> TextParts:
-    """The text parts of a mode id or alias."""
-    try:
-        return PARTS.get(mode)
-    except ConfigError as err:
-        raise LLMError(str(err)) from None
+PARTS = PartRegistry("marl_bgs_llm.modes", "LLM text parts", TextParts, LLMError)
+register = PARTS.register  # give a mode (an id or alias) its text parts
+text_parts = PARTS.get  # the text parts of a mode id or alias
 
 
 def mode_id(mode: str) -> str:

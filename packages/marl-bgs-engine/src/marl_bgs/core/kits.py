@@ -123,34 +123,47 @@ class ModeKit:
 class PartRegistry(Generic[T]):
     """A package's per-mode parts, by versioned mode id: filled with `register(mode, part)` or
     through the entry-point group `group` (entry name: a mode id or alias; value:
-    "module:object"), which is read on the first look-up."""
+    "module:object"), which is read on the first look-up. `kind` is the parts' type (checked on
+    registration); every refusal is raised as `error` (the package's own error type)."""
 
-    def __init__(self, group: str, what: str) -> None:
-        self.group, self.what = group, what
+    def __init__(
+        self, group: str, what: str, kind: type[T] | None = None,
+        error: type[Exception] = ConfigError,
+    ) -> None:  # fmt: skip
+        self.group, self.what, self.kind, self.error = group, what, kind, error
         self._parts: dict[str, T] = {}
         self._loaded = False
 
+    def _resolve(self, mode: str) -> str:
+        try:
+            return resolve(mode)
+        except ConfigError as err:
+            raise self.error(str(err)) from None
+
     def register(self, mode: str, part: T) -> None:
         """Register `part` for `mode` (an id or alias of a registered mode)."""
-        mode_id = resolve(mode)
+        if self.kind is not None and not isinstance(part, self.kind):
+            name = f"{self.kind.__module__.split('.')[0]}.{self.kind.__name__}"
+            raise self.error(f"parts: expected a {name}, got {type(part).__name__}")
+        mode_id = self._resolve(mode)
         if mode_id in self._parts and self._parts[mode_id] is not part:
-            raise ConfigError(f"mode: {mode_id!r} already has {self.what}")
+            raise self.error(f"mode: {mode_id!r} already has {self.what}")
         self._parts[mode_id] = part
 
     def _load(self) -> None:
         if not self._loaded:
             self._loaded = True
             for ep in entry_points(group=self.group):
-                mode_id = resolve(ep.name)
+                mode_id = self._resolve(ep.name)
                 if mode_id not in self._parts:
                     self._parts[mode_id] = ep.load()
 
     def get(self, mode: str) -> T:
         """The part of `mode` (an id or alias); a clear error names the modes that have one."""
-        mode_id = resolve(mode)
+        mode_id = self._resolve(mode)
         self._load()
         if mode_id not in self._parts:
-            raise ConfigError(
+            raise self.error(
                 f"mode: {mode_id!r} has no {self.what} (registered with {self.group!r}); "
                 f"modes with one: {sorted(self._parts)}"
             )
