@@ -66,12 +66,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-llm/src/marl_bgs_llm/text_view.py",
     ],
     "tournament: seasons and the rulebook, to read maps and rules through the mode kit": [
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/cli.py",
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/games.py",
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/information.py",
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/rulebook/recording.py",
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/schedule.py",
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/season.py",
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/web/replay_json.py",
     ],
     "train: the two trainer stacks (issue 44 folds them into one engine with presets per mode)": [

@@ -42,27 +42,15 @@ def _table(df: pd.DataFrame, title: str) -> Table:
     return table
 
 
-def _map_ids(text: str, field: str) -> list[int]:
-    """ "47,48", "0-39" or a split name ("train") -> map ids."""
-    from marl_bgs.tdm.maps import SPLITS
-    from marl_bgs.tdm.maps import split as split_ids
+def _map_ids(text: str, field: str, mode: str = "tdm") -> list[int]:
+    """ "47,48", "0-39", a split name ("train"), "all", layout names or "none" -> the mode's
+    layout indices (`marl_bgs.kit(mode).layouts.select`)."""
+    from marl_bgs_tournament import modes
 
-    text = text.strip()
-    if text in SPLITS:
-        return list(split_ids(text))
-    if text in ("", "none"):
-        return []
-    ids: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.partition("-")
-            ids += list(range(int(lo), int(hi or lo) + 1))
-    except ValueError:
-        raise TournamentError(
-            f"{field}: expected map ids like '47,48' or '0-39', a split name {sorted(SPLITS)} "
-            f"or 'none', got {text!r}"
-        ) from None
-    return ids
+    return list(modes.select(mode, text, field))
+
+
+Mode = Annotated[str, typer.Option(help="The mode played: an id or alias (tdm, ...)")]
 
 
 @app.command()
@@ -91,9 +79,9 @@ def export(
     try:
         if out.suffix != portable.SUFFIX:
             raise TournamentError(f"out: expected a {portable.SUFFIX} file, got {str(out)!r}")
-        training = None
+        training, sys = None, ev.get_system(system)
         if trained_on_maps is not None:
-            training = {"maps": _map_ids(trained_on_maps, "trained_on_maps"),
+            training = {"maps": _map_ids(trained_on_maps, "trained_on_maps", sys.mode),
                         "scenarios": list(trained_on_scenarios or [])}  # fmt: skip
         try:
             sizes = [int(b) for b in batch_sizes.split(",")]
@@ -101,7 +89,7 @@ def export(
             raise TournamentError(
                 f"batch_sizes: expected sizes like '1,16,128,512', got {batch_sizes!r}"
             ) from None
-        manifest = portable.export_system(ev.get_system(system), out, team=team, name=name,
+        manifest = portable.export_system(sys, out, team=team, name=name,
                                           training=training, batch_sizes=sizes)  # fmt: skip
     except (TournamentError, ev.EvalError, ValueError) as err:
         _fail(err)
@@ -145,15 +133,17 @@ def show_schedule(
     pairs_per_map: Annotated[
         int | None, typer.Option(help="Spawn-swapped pairs per map (default: the rulebook's)")
     ] = None,
+    mode: Mode = "tdm",
 ) -> None:
     """Print the numbered blocks of games: the field's round robin, then a challenger's."""
     import pandas as pd
 
-    from marl_bgs_tournament import schedule
+    from marl_bgs_tournament import modes, schedule
 
-    n = len(schedule.TEST_MAPS)
     pairs_per_map = schedule.PAIRS_PER_MAP if pairs_per_map is None else pairs_per_map
     try:
+        maps = modes.season_layouts(mode)
+        n = len(maps)
         plan = schedule.field_schedule(field, n, pairs_per_map)
         if challenger:
             plan = pd.concat([plan, schedule.challenger_schedule(challenger, field, n,
@@ -161,7 +151,7 @@ def show_schedule(
     except TournamentError as err:
         _fail(err)
         return
-    console.print(_table(plan, f"Schedule on maps {list(schedule.TEST_MAPS)}"))
+    console.print(_table(plan, f"Schedule on maps {list(maps)}"))
 
 
 SIZES = ("auto", "reduced", "full")
@@ -180,7 +170,7 @@ def _settings(size: str, overrides: dict[str, Any]) -> seasons.Settings:
     base = REDUCED if size == "reduced" else {}
     given = {k: v for k, v in overrides.items() if v is not None}
     if "maps" in given:
-        given["maps"] = tuple(_map_ids(given["maps"], "maps"))
+        given["maps"] = tuple(_map_ids(given["maps"], "maps", given.get("mode", "tdm")))
     return seasons.Settings(**{**base, **given, "progress": True})
 
 
@@ -213,6 +203,7 @@ def season(
     checks: Annotated[
         str | None, typer.Option(help="Rulebook checks of System files, comma-separated (all)")
     ] = None,
+    mode: Mode = "tdm",
     plugin: Plugins = None,
 ) -> None:
     """Play a season's round robin and publish its folder (ratings, games, measures, replays)."""
@@ -227,6 +218,7 @@ def season(
             "winning_score": winning_score, "batch_size": batch_size, "bootstrap": bootstrap,
             "bootstrap_scheme": bootstrap_scheme, "replays": replays,
             "checks": None if checks is None else tuple(c for c in checks.split(",") if c),
+            "mode": mode,
         })  # fmt: skip
         record = seasons.run_season(field, out, settings, root_seed=root_seed)
     except (TournamentError, ev.EvalError) as err:
