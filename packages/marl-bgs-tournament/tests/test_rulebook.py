@@ -299,3 +299,15 @@ def test_an_exported_scripted_team_passes_every_check(tmp_path: Path) -> None:
                   batch_sizes=BATCHES)  # fmt: skip
     table = rb.check_entrant(path)
     assert bool(table["passed"].all()), table.to_string()
+
+
+def test_a_two_bridge_system_gets_its_modes_checks_on_its_layouts() -> None:
+    system = ev.random_system("two-bridge")
+    assert rb.checks_of("two-bridge") == rb.CHECKS  # no information check of its own
+    manifest = {"mode": "two-bridge-v1", "training": {"maps": [0, 8], "scenarios": []}}
+    table = rb.check_entrant(system, manifest, checks=["memory_reset", "training_declared"],
+                             games=2, ticks=2)  # fmt: skip
+    assert bool(table["passed"].all()), table.to_string()  # nothing held out: any variant
+    rec = rb.recording._recording("two-bridge-v1", 2, 2, 0)
+    assert rec.mode == "two-bridge-v1"
+    assert rb.recording._team_inputs(rec.mode, rec.states[-1]).obs.shape[:2] == (2, 5)
