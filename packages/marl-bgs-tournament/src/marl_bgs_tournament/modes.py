@@ -1,7 +1,8 @@
-"""What the tournament needs from a mode, by mode id: `TournamentParts`, found through `PARTS`.
+"""What the rulebook and seasons need from a mode, by mode id: `RulebookParts`, found through
+`PARTS` (the leaderboard's browser viewer has its own parts: `web.modes`).
 
-A mode's tournament parts are registered with `register(mode, parts)` or through the entry-point
-group `marl_bgs_tournament.modes` (name: the mode's alias, value: "module:PARTS"); Team
+A mode's rulebook parts are registered with `register(mode, parts)` or through the entry-point
+group `marl_bgs_tournament.rulebook` (name: the mode's alias, value: "module:PARTS"); Team
 Deathmatch's are `marl_bgs_tournament.rulebook.tdm`, Two-Bridge's
 `marl_bgs_tournament.rulebook.two_bridge`. Generic code (the rulebook, seasons, the command
 line) asks `parts(mode)` and reads layouts through the engine's kit (`marl_bgs.kit(mode)`).
@@ -22,8 +23,8 @@ Check = Callable[..., Any]
 
 
 @dataclass(frozen=True, eq=False)
-class TournamentParts:
-    """A mode's tournament parts; the defaults fit a mode with no held-out layouts, games that
+class RulebookParts:
+    """A mode's rulebook parts; the defaults fit a mode with no held-out layouts, games that
     may end before their tick limit and no rulebook checks of its own."""
 
     # the layouts training must never touch, which seasons and the rulebook's games play (a
@@ -36,15 +37,14 @@ class TournamentParts:
     checks: Mapping[str, Check] = field(default_factory=dict)
 
 
-PARTS: PartRegistry[TournamentParts] = PartRegistry("marl_bgs_tournament.modes", "tournament parts")
+PARTS: PartRegistry[RulebookParts] = PartRegistry("marl_bgs_tournament.rulebook", "rulebook parts")
 
 
-def register(mode: str, parts: TournamentParts) -> None:
-    """Give `mode` (an id or alias of a registered mode) its tournament parts."""
-    if not isinstance(parts, TournamentParts):
+def register(mode: str, parts: RulebookParts) -> None:
+    """Give `mode` (an id or alias of a registered mode) its rulebook parts."""
+    if not isinstance(parts, RulebookParts):
         raise TournamentError(
-            f"parts: expected a marl_bgs_tournament.modes.TournamentParts, got "
-            f"{type(parts).__name__}"
+            f"parts: expected a marl_bgs_tournament.modes.RulebookParts, got {type(parts).__name__}"
         )
     PARTS.register(mode, parts)
 
@@ -57,8 +57,8 @@ def kit(mode: str) -> ModeKit:
         raise TournamentError(str(err)) from None
 
 
-def parts(mode: str) -> TournamentParts:
-    """The tournament parts of a mode id or alias."""
+def parts(mode: str) -> RulebookParts:
+    """The rulebook parts of a mode id or alias."""
     try:
         return PARTS.get(mode)
     except ConfigError as err:
@@ -80,7 +80,7 @@ def select(mode: str, text: str, field_name: str = "maps") -> tuple[int, ...]:
 
 
 def held_out_layouts(mode: str) -> tuple[int, ...]:
-    """The layouts of `mode` held out from training (`TournamentParts.test_layouts`; none:
+    """The layouts of `mode` held out from training (`RulebookParts.test_layouts`; none:
     empty)."""
     held = parts(mode).test_layouts
     return () if held is None else select(mode, held, "test_layouts")

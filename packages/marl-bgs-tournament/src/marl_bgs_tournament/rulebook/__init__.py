@@ -5,10 +5,10 @@
     table[~table["passed"]]
 
 `check_entrant` runs every check of the System's mode (`checks_of(mode)`: the checks every mode
-has, `CHECKS`, and the mode's own from its tournament parts, `marl_bgs_tournament.modes`) and
+has, `CHECKS`, and the mode's own from its rulebook parts, `marl_bgs_tournament.modes`) and
 returns one row per check (columns `check`, `passed`, `value`, `limit`, `detail`); each check is
 also a public function returning one `Row`. The rulebook's games play the mode's test layouts
-(`TournamentParts.test_layouts`, Team Deathmatch's test maps 47-51; a mode without: all its
+(`RulebookParts.test_layouts`, Team Deathmatch's test maps 47-51; a mode without: all its
 layouts, the first shape group of them):
 
 play_limits        at 512 games at once, >= 5,000 game steps/s and <= 10 GB of device memory
@@ -28,7 +28,7 @@ training_declared  the manifest declares its training, no test layout (maps 47-5
                    scenario
 full_games         whole games of the tick limit against random (a single-team mode: its own
                    enemies) at every batch size the file declares, none ending early where the
-                   mode can keep them going (`TournamentParts.full_length`; Team Deathmatch:
+                   mode can keep them going (`RulebookParts.full_length`; Team Deathmatch:
                    the highest winning score): a failure late in a game (a "time bomb") shows.
                    Run through `marl_bgs_tournament.sandbox`, every move is timed against the
                    rulebook's limits (`sandbox.LIMITS`); run here, a program that never ends

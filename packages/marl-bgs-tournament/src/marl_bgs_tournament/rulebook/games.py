@@ -1,6 +1,6 @@
 """Check 6, full games: whole games of the tick limit against random at every batch size a file
 declares, so a failure late in a game shows. In a mode with settings under which no game ends
-early (`TournamentParts.full_length`: Team Deathmatch's highest winning score) every game must
+early (`RulebookParts.full_length`: Team Deathmatch's highest winning score) every game must
 last its tick limit; in others games may end sooner, and must end without error."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ TIMING_REPEATS = 3  # timed runs of each loop; the fastest counts
 GAMES = 16  # games of the shared recording (information, memory and weights checks)
 TICKS = 8  # its ticks: every recorded state is checked
 MIN_WEIGHT_SIZE = 8  # weight leaves this small (or constant) are not searched for in memory
-# every mode's checks, in order; a mode's own (`TournamentParts.checks`, e.g. Team Deathmatch's
+# every mode's checks, in order; a mode's own (`RulebookParts.checks`, e.g. Team Deathmatch's
 # information_limits) run after play_limits (`checks_of`)
 CHECKS = ("full_games", "play_limits", "memory_reset", "weights_unchanged", "training_declared")
 MANIFEST_CHECKS = ("training_declared",)  # checks that read the manifest alone, no program
