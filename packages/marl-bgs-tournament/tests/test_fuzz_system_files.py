@@ -2,14 +2,14 @@
 
 Every input is made from one real System file (mix5 of the season tests) from a fixed seed per
 case, so a failure names its case and reproduces: byte flips, cuts and appended bytes anywhere;
-a manifest replaced by a random JSON value; one manifest field set to a random JSON value; a
-member renamed to a random (often path-like) name; a member's bytes replaced at random; a
-member's declared size set to a lie (a zip bomb's way); a member whose stream goes on past its
-declared size, CRC and hash agreeing with the declared bytes; a program whose metadata lies
-(its shapes, module, grouping or kept arguments; its name changed is valid) with every hash
-agreeing. Each must end in exactly one of two ways: a `TournamentError`, or, when the damage left
-the file valid, the original manifest (and, for a full load, a System with the original weights).
-No other exception may escape.
+a manifest replaced by a random JSON value; one manifest field set to a random JSON value; the
+mode set to another mode, an alias, another version or a near miss; a member renamed to a random
+(often path-like) name; a member's bytes replaced at random; a member's declared size set to a
+lie (a zip bomb's way); a member whose stream goes on past its declared size, CRC and hash
+agreeing with the declared bytes; a program whose metadata lies (its shapes, module, grouping or
+kept arguments; its name changed is valid) with every hash agreeing. Each must end in exactly one
+of two ways: a `TournamentError`, or, when the damage left the file valid, the original manifest
+(and, for a full load, a System with the original weights). No other exception may escape.
 """
 
 from __future__ import annotations
@@ -72,6 +72,19 @@ def _one_field(rng: random.Random, data: bytes, m: Members) -> tuple[bytes, Any]
     return _with_manifest(m, manifest), manifest
 
 
+MODE_VALUES = ("duel-v1", "two-bridge-v1", "tdm", "", "tdm-v2", "tdm-v1", "../tdm-v2", "TDM-v2",
+               "two-bridge", "tdm-v3", "tdm-v2 ")  # fmt: skip
+
+
+def _mode(rng: random.Random, data: bytes, m: Members) -> tuple[bytes, Any]:
+    """The manifest's mode set to another mode's id, an alias, another version, a near miss or
+    a random JSON value: only the mode the file was exported for (tdm-v2) reads."""
+    manifest = json.loads(dict(m)["manifest.json"])
+    k = rng.randrange(len(MODE_VALUES) + 1)
+    manifest["mode"] = MODE_VALUES[k] if k < len(MODE_VALUES) else json_value(rng, 1)
+    return _with_manifest(m, manifest), SAME if manifest["mode"] == "tdm-v2" else None
+
+
 def _renamed(rng: random.Random, data: bytes, m: Members) -> tuple[bytes, Any]:
     k = rng.randrange(len(m))
     name = "".join(rng.choice("ab./\\:_") for _ in range(rng.randint(1, 10)))
@@ -107,6 +120,7 @@ FAMILIES: dict[str, tuple[Build, int]] = {
     "append": (_appended, 10),
     "random manifest": (_random_manifest, 20),
     "one manifest field": (_one_field, 40),
+    "mode": (_mode, 12),
     "renamed member": (_renamed, 10),
     "replaced member": (_replaced, 15),
     "declared size": (_declared, 14),

@@ -8,12 +8,14 @@ import zipfile
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 import pytest
 
 import marl_bgs_eval as ev
 from marl_bgs_eval.tdm.replay import mode_id
 from marl_bgs_tournament import TournamentError, export_system, load_system, read_manifest
 from marl_bgs_tournament.portable import input_spec
+from marl_bgs_tournament.portable.format import inputs_example
 
 
 def _rewrite(src, dst, edit=None, extra=None):
@@ -83,6 +85,9 @@ def test_host_systems_and_bad_names_are_refused(tmp_path) -> None:
     ("edit", "message"),
     [
         (lambda m: m.update(mode="tdm-v0"), "manifest.mode"),
+        (lambda m: m.update(mode="tdm"), "manifest.mode"),  # an alias: not a versioned id
+        (lambda m: m.update(mode=["tdm-v2"]), "manifest.mode"),
+        (lambda m: m.update(mode="two-bridge-v1"), "manifest.inputs"),  # another mode's shapes
         (lambda m: m.update(format="other"), "manifest.format"),
         (lambda m: m["inputs"][0][0].append(3), "manifest.inputs"),
         (lambda m: m.update(memory=[[[1 << 20], "float32"]]), "manifest.memory"),
@@ -179,3 +184,30 @@ def test_a_per_agent_system_starts_its_memory_from_one_key_a_game(tmp_path) -> N
     assert loaded.per_agent
     memory = jax.vmap(loaded.bind(loaded.params).init)(jax.random.split(jax.random.key(0), 3))
     assert memory[0].shape == (3, 2)
+
+
+def test_a_two_bridge_system_exports_loads_and_plays_as_the_original(tmp_path) -> None:
+    original = ev.random_system("two-bridge")
+    m = export_system(original, tmp_path / "tb.mbgs", team="lab", batch_sizes=(2,),
+                      layout="V1_Base")  # fmt: skip
+    assert m["mode"] == original.mode == "two-bridge-v1"
+    assert m["inputs"] == input_spec("two-bridge", "V1_Base") != input_spec("two-bridge", "V2")
+    loaded = load_system(tmp_path / "tb.mbgs")
+    assert loaded.mode == original.mode
+    # the settings of eval's Two-Bridge tests: the original's program is likely compiled already
+    play = {"mode": "two-bridge", "maps": "V1_Base", "games_per_map": 2, "tick_limit": 20,
+            "metrics": "none", "batch_size": 2}  # fmt: skip
+    want = ev.evaluate(original, **play)
+    assert len(want) == 2
+    assert set(want["mode"]) == {"two-bridge-v1"}
+    pd.testing.assert_frame_equal(ev.evaluate(loaded, **play), want)
+    with pytest.raises(ev.EvalError, match="plays two-bridge-v1, not tdm-v2"):
+        ev.evaluate(loaded, ev.random_system(), maps=[47], games_per_map=2, batch_size=2)
+    v2 = [jnp.zeros((2, *shape), dtype) for shape, dtype in input_spec("two-bridge", "V2_Base")]
+    inputs = jax.tree.unflatten(jax.tree.structure(inputs_example("two-bridge")), v2)
+    with pytest.raises(ev.EvalError, match="exported for layouts of other shapes"):
+        loaded.act(loaded.params, jax.random.split(jax.random.key(0), 2), [], inputs)
+    as_tdm = _rewrite(tmp_path / "tb.mbgs", tmp_path / "as-tdm.mbgs",
+                      lambda m: m.update(mode="tdm-v2"))  # fmt: skip
+    with pytest.raises(TournamentError, match=r"manifest\.inputs"):
+        load_system(as_tdm)

@@ -24,10 +24,12 @@ from marl_bgs.tdm.classes import MAX_HEALTH
 from marl_bgs_tournament import rulebook as rb
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import MAX_MEMORY_BYTES, export_system, load_system
+from marl_bgs_tournament.rulebook import tdm as rb_tdm
 
 CPU = jax.default_backend() == "cpu"
 BATCHES = (16,) if CPU else (16, rb.PLAY_BATCH)  # a GPU plays the limits at 512 games
 TRAINING = {"maps": [0, 1, 2], "scenarios": []}
+TDM = "tdm-v2"
 TICK_LIMIT = 40  # the full_games check's games here (the rulebook's are 300 ticks)
 
 
@@ -78,7 +80,8 @@ def test_a_rule_abiding_file_passes_every_check(linear_file: Path) -> None:
     test_fuzz_submitted_programs.py)."""
     table = rb.check_entrant(linear_file, tick_limit=TICK_LIMIT)
     assert list(table.columns) == list(rb.COLUMNS)
-    assert list(table["check"]) == list(rb.CHECKS)
+    assert list(table["check"]) == list(rb.checks_of(TDM))
+    assert rb.checks_of(TDM) == (*rb.CHECKS[:2], "information_limits", *rb.CHECKS[2:])
     assert bool(table["passed"].all()), table.to_string()
     row = table.set_index("check")
     assert row.at["information_limits", "value"] > 0  # the perturbation had units to change
@@ -94,9 +97,9 @@ def test_a_rule_abiding_file_passes_every_check(linear_file: Path) -> None:
 
 
 def test_the_perturbation_changes_only_hidden_enemies() -> None:
-    state = rb.recording._recording(rb.GAMES, rb.TICKS, 0).states[-1]
-    changed, n = rb.perturb_hidden(state, jax.random.key(1))
-    hidden = np.asarray(rb.hidden_enemies(state))
+    state = rb.recording._recording(TDM, rb.GAMES, rb.TICKS, 0).states[-1]
+    changed, n = rb_tdm.perturb_hidden(state, jax.random.key(1))
+    hidden = np.asarray(rb_tdm.hidden_enemies(state))
     assert int(n) == hidden.sum() > 0
     old, new = state.units, changed.units
     moved = np.asarray(old.health != new.health)
@@ -130,12 +133,12 @@ def _peeking(key_data: np.ndarray, memory: tuple, inputs: ev.TeamInputs) -> tupl
 def test_a_system_reading_hidden_state_fails_information(monkeypatch: pytest.MonkeyPatch) -> None:
     real = rb.recording._team_inputs
 
-    def side_channel(states: Any) -> Any:
+    def side_channel(mode: str, states: Any) -> Any:
         SECRET["state"] = states
-        return real(states)
+        return real(mode, states)
 
     monkeypatch.setattr(rb.recording, "_team_inputs", side_channel)
-    row = rb.information_limits(ev.system(_peeking, name="peeking", host=True))
+    row = rb_tdm.information_limits(ev.system(_peeking, name="peeking", host=True))
     assert not row.passed
     assert row.value > 0
     assert "actions changed" in row.detail
@@ -146,12 +149,12 @@ def test_a_system_reading_hidden_state_fails_information(monkeypatch: pytest.Mon
 def test_an_engine_leak_is_named_by_its_leaf(monkeypatch: pytest.MonkeyPatch) -> None:
     real = rb.recording._team_inputs
 
-    def leaky(states: Any) -> Any:  # the last enemy's health in every observation
-        inputs = real(states)
+    def leaky(mode: str, states: Any) -> Any:  # the last enemy's health in every observation
+        inputs = real(mode, states)
         return inputs._replace(obs=inputs.obs.at[..., 0].add(states.units.health[:, 9, None]))
 
     monkeypatch.setattr(rb.recording, "_team_inputs", leaky)
-    row = rb.information_limits(ev.idle_system())
+    row = rb_tdm.information_limits(ev.idle_system())
     assert not row.passed
     assert "ENGINE leak" in row.detail
     assert ".obs" in row.detail
@@ -247,7 +250,7 @@ def test_a_file_system_with_other_weights_fails(linear_file: Path) -> None:
     ],
 )
 def test_training_declared(training: dict | None, passed: bool, found: str) -> None:
-    row = rb.training_declared({"training": training})
+    row = rb.training_declared({"mode": TDM, "training": training})
     assert row.passed is passed
     assert found in row.detail
 
@@ -279,12 +282,14 @@ def test_check_entrant_names_a_crash_and_refuses_unknown_checks() -> None:
     def broken(keys: jax.Array, memory: tuple, inputs: ev.TeamInputs) -> tuple:
         return jnp.zeros((inputs.obs.shape[0], 4, 3), jnp.int32), memory
 
-    table = rb.check_entrant(ev.system(broken, name="broken"), {"training": TRAINING},
+    table = rb.check_entrant(ev.system(broken, name="broken"), {"mode": TDM, "training": TRAINING},
                              checks=["information_limits", "training_declared"])  # fmt: skip
     assert list(table["passed"]) == [False, True]
     assert "actions must have shape (16, 5, 3)" in table["detail"].iat[0]
     with pytest.raises(TournamentError, match="unknown"):
         rb.check_entrant(ev.idle_system(), checks=["speed"])
+    with pytest.raises(TournamentError, match=r"unknown \['information_limits'\] for mode two-b"):
+        rb.check_entrant(ev.idle_system("two-bridge"), checks=["information_limits"])
 
 
 @pytest.mark.slow
@@ -294,3 +299,15 @@ def test_an_exported_scripted_team_passes_every_check(tmp_path: Path) -> None:
                   batch_sizes=BATCHES)  # fmt: skip
     table = rb.check_entrant(path)
     assert bool(table["passed"].all()), table.to_string()
+
+
+def test_a_two_bridge_system_gets_its_modes_checks_on_its_layouts() -> None:
+    system = ev.random_system("two-bridge")
+    assert rb.checks_of("two-bridge") == rb.CHECKS  # no information check of its own
+    manifest = {"mode": "two-bridge-v1", "training": {"maps": [0, 8], "scenarios": []}}
+    table = rb.check_entrant(system, manifest, checks=["memory_reset", "training_declared"],
+                             games=2, ticks=2)  # fmt: skip
+    assert bool(table["passed"].all()), table.to_string()  # nothing held out: any variant
+    rec = rb.recording._recording("two-bridge-v1", 2, 2, 0)
+    assert rec.mode == "two-bridge-v1"
+    assert rb.recording._team_inputs(rec.mode, rec.states[-1]).obs.shape[:2] == (2, 5)

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 import marl_bgs_eval as ev
 from marl_bgs_eval import replay_files
-from marl_bgs_tournament import Settings, TournamentError, challenge, run_season
+from marl_bgs_tournament import Settings, TournamentError, challenge, rulebook, run_season
 from marl_bgs_tournament import season as season_module
 from marl_bgs_tournament.cli import app
-from marl_bgs_tournament.schedule import TEST_MAPS
+from marl_bgs_tournament.modes import held_out_layouts
 from marl_bgs_tournament.season import (
     ORGANISERS,
     admission,
@@ -27,6 +27,7 @@ from marl_bgs_tournament.season import (
 SMALL = Settings(pairs_per_map=1, tick_limit=100, winning_score=3, batch_size=16, bootstrap=200,
                  replays=1, checks=("training_declared",))  # fmt: skip
 FIELD = ["mix0", "mix5", "mix9"]
+TEST_MAPS = held_out_layouts("tdm")  # a season's default maps
 
 
 def _programs_built(run):
@@ -444,8 +445,9 @@ def test_a_season_of_another_mode_or_a_busy_folder_is_refused(season, mix_files,
 def test_a_season_keeps_its_bootstrap_scheme(tmp_path) -> None:
     """A season written before the option rates as the rulebook does; a bad scheme in
     season.json is refused before any game is played."""
-    record = {"maps": [47], "pairs_per_map": 2, "tick_limit": 100, "winning_score": 5,
-              "batch_size": 16, "bootstrap": 100, "rating_seed": 0, "metrics": "none"}  # fmt: skip
+    record = {"mode": "tdm-v2", "maps": [47], "pairs_per_map": 2, "tick_limit": 100,
+              "winning_score": 5, "batch_size": 16, "bootstrap": 100, "rating_seed": 0,
+              "metrics": "none"}  # fmt: skip
     assert settings_of(record).bootstrap_scheme == "pairs"
     assert settings_of({**record, "bootstrap_scheme": "maps"}).bootstrap_scheme == "maps"
     with pytest.raises(TournamentError, match=r"season\.json: bootstrap_scheme: expected one"):
@@ -464,8 +466,10 @@ def test_the_season_size_is_reduced_on_a_cpu_unless_asked_otherwise() -> None:
         REDUCED["tick_limit"],
     )
     full = _settings("full", {"pairs_per_map": 3})
-    assert (full.pairs_per_map, full.tick_limit, full.winning_score) == (3, 300, 20)
-    assert full.maps == TEST_MAPS
+    assert (full.pairs_per_map, full.tick_limit, full.winning_score) == (3, 300, None)
+    assert full.rules() == {"tick_limit": 300}  # the mode's own winning score (20)
+    assert full.maps == TEST_MAPS == (47, 48, 49, 50, 51)
+    assert full.checks == rulebook.checks_of("tdm")
     bad = CliRunner().invoke(app, ["season", "--field", "a", "--field", "b", "--out", "x",
                                    "--size", "huge"])  # fmt: skip
     assert bad.exit_code == 2
@@ -475,3 +479,36 @@ def test_the_season_size_is_reduced_on_a_cpu_unless_asked_otherwise() -> None:
                                    "--size", "full", "--maps", "tset"])  # fmt: skip
     assert bad.exit_code == 2
     assert bad.stderr.startswith("error: --maps: map_id: unknown 'tset' (did you mean 'test'?)")
+
+
+def test_a_season_plays_one_two_team_mode_and_its_maps() -> None:
+    with pytest.raises(TournamentError, match="needs a two-team mode; two-bridge-v1 plays"):
+        Settings(mode="two-bridge")
+    with pytest.raises(TournamentError, match="mode: unknown mode 'chess'"):
+        Settings(mode="chess")
+    with pytest.raises(TournamentError, match=r"checks: unknown \['speed'\] for mode tdm-v2"):
+        Settings(checks=("speed",))
+    assert Settings(mode="tdm-v2", maps=(0, 1)).maps == (0, 1)
+    with pytest.raises(TournamentError, match="plays tdm-v2, not two-bridge-v1"):
+        season_module.entrant("tdm-beta", mode="two-bridge")
+    assert season_module.entrant("random", mode="tdm").system.mode == "tdm-v2"
+
+
+@pytest.mark.parametrize(
+    ("mode", "text", "want"),
+    [("tdm", "47,48", [47, 48]), ("tdm", "0-2", [0, 1, 2]), ("tdm", "test", list(TEST_MAPS)),
+     ("tdm", "none", []), ("two-bridge", "V1", [0, 1, 2]), ("two-bridge", "V2_Base", [3])],
+)  # fmt: skip
+def test_map_lists_are_the_modes_layouts(mode, text, want) -> None:
+    from marl_bgs_tournament.cli import _map_ids
+
+    assert _map_ids(text, "maps", mode) == want
+
+
+def test_the_schedule_command_takes_the_modes_layouts() -> None:
+    result = CliRunner().invoke(app, ["schedule", "--field", "a", "--field", "b"])
+    assert result.exit_code == 0, result.output
+    assert "maps [47, 48, 49, 50, 51]" in result.output
+    bad = CliRunner().invoke(app, ["schedule", "--field", "a", "--field", "b", "--mode", "go"])
+    assert bad.exit_code == 2
+    assert "unknown mode 'go'" in bad.output

@@ -29,9 +29,10 @@ REDUCED: dict[str, Any] = {"pairs_per_map": 2, "tick_limit": 120, "winning_score
                            "batch_size": 16, "bootstrap": 1000, "replays": 2}  # fmt: skip
 
 
-def _map_ids(text: str, field: str) -> list[int]:
-    """`--maps`-like text through the map grammar (`47,48`, `0-39`, a split name); or `none`."""
-    return [] if text.strip() == "none" else ui.layouts(text, "tdm", field)
+def _map_ids(text: str, field: str, mode: str = "tdm") -> list[int]:
+    """`--maps`-like text through the mode's layout grammar (`47,48`, `0-39`, a split name,
+    `all`, names); or `none`."""
+    return [] if text.strip() == "none" else ui.layouts(text, mode, field)
 
 
 @app.command()
@@ -60,9 +61,9 @@ def export(
     try:
         if out.suffix != portable.SUFFIX:
             raise TournamentError(f"out: expected a {portable.SUFFIX} file, got {str(out)!r}")
-        training = None
+        training, sys = None, ev.get_system(system)
         if trained_on_maps is not None:
-            training = {"maps": _map_ids(trained_on_maps, "--trained-on-maps"),
+            training = {"maps": _map_ids(trained_on_maps, "--trained-on-maps", sys.mode),
                         "scenarios": list(trained_on_scenarios or [])}  # fmt: skip
         try:
             sizes = [int(b) for b in batch_sizes.split(",")]
@@ -70,7 +71,7 @@ def export(
             raise TournamentError(
                 f"batch_sizes: expected sizes like '1,16,128,512', got {batch_sizes!r}"
             ) from None
-        manifest = portable.export_system(ev.get_system(system), out, team=team, name=name,
+        manifest = portable.export_system(sys, out, team=team, name=name,
                                           training=training, batch_sizes=sizes)  # fmt: skip
     except ValueError as err:  # the export's own refusals too (all are ValueErrors)
         ui.fail(err)
@@ -110,19 +111,21 @@ def show_schedule(
     pairs_per_map: Annotated[
         int | None, typer.Option(help="Spawn-swapped pairs per map (default: the rulebook's)")
     ] = None,
+    mode: ui.Mode = "tdm",
 ) -> None:
     """Print the numbered blocks of games: the field's round robin, then a challenger's."""
     import pandas as pd
 
-    from marl_bgs_tournament import schedule
+    from marl_bgs_tournament import modes, schedule
 
-    n = len(schedule.TEST_MAPS)
     pairs_per_map = schedule.PAIRS_PER_MAP if pairs_per_map is None else pairs_per_map
+    maps = modes.season_layouts(mode)
+    n = len(maps)
     plan = schedule.field_schedule(field, n, pairs_per_map)
     if challenger:
         plan = pd.concat([plan, schedule.challenger_schedule(challenger, field, n,
                                                              pairs_per_map)])  # fmt: skip
-    console.print(ui.table(plan, f"Schedule on maps {list(schedule.TEST_MAPS)}"))
+    console.print(ui.table(plan, f"Schedule on maps {list(maps)}"))
 
 
 SIZES = ("auto", "reduced", "full")
@@ -141,7 +144,7 @@ def _settings(size: str, overrides: dict[str, Any]) -> seasons.Settings:
     base = REDUCED if size == "reduced" else {}
     given = {k: v for k, v in overrides.items() if v is not None}
     if "maps" in given:
-        given["maps"] = tuple(_map_ids(given["maps"], "--maps"))
+        given["maps"] = tuple(_map_ids(given["maps"], "--maps", given.get("mode", "tdm")))
     return seasons.Settings(**{**base, **given, "progress": True})
 
 
@@ -176,6 +179,7 @@ def season(
     checks: Annotated[
         str | None, typer.Option(help="Rulebook checks of System files, comma-separated (all)")
     ] = None,
+    mode: ui.Mode = "tdm",
     plugin: Plugins = None,
 ) -> None:
     """Play a season's round robin and publish its folder (ratings, games, measures, replays)."""
@@ -189,6 +193,7 @@ def season(
         "winning_score": winning_score, "batch_size": batch_size, "bootstrap": bootstrap,
         "bootstrap_scheme": bootstrap_scheme, "replays": replays,
         "checks": None if checks is None else tuple(c for c in checks.split(",") if c),
+        "mode": mode,
     })  # fmt: skip
     record = seasons.run_season(field, out, settings, root_seed=root_seed)
     ratings = pd.read_csv(out / "ratings.csv")

@@ -53,6 +53,7 @@ def play_pairings(
             ev.evaluate(
                 systems[a],
                 systems[b],
+                mode=settings.mode,
                 maps=list(settings.maps),
                 games_per_map=2 * settings.pairs_per_map,
                 seed=root_seed,
@@ -61,8 +62,7 @@ def play_pairings(
                 metrics=settings.metrics,
                 batch_size=settings.batch_size,
                 progress=settings.progress,
-                tick_limit=settings.tick_limit,
-                winning_score=settings.winning_score,
+                **settings.rules(),
                 mesh=mesh,
                 watch=watch,
             )

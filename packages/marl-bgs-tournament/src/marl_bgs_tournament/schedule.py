@@ -1,6 +1,7 @@
 """The season's schedule and seeds (rulebook v1): who plays whom, where, with which numbers.
 
-Every pairing plays the same block of games: on each test map (47-51) `pairs_per_map`
+Every pairing plays the same block of games: on each of the season's maps (its mode's test
+layouts by default, `modes.season_layouts`: Team Deathmatch's test maps 47-51) `pairs_per_map`
 spawn-swapped pairs that share a seed number, 2 x 5 x 20 = 200 games at full size. Blocks are
 numbered in a fixed order: first the field's round robin (seats i < j, seat i is team A), then
 one block per seat for challengers. Every challenger plays team A against the member in seat j
@@ -15,10 +16,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from marl_bgs.tdm.maps import split
 from marl_bgs_tournament.errors import TournamentError
 
-TEST_MAPS: tuple[int, ...] = tuple(split("test"))  # 47-51
 PAIRS_PER_MAP = 20
 COLUMNS = ("block", "system_a", "system_b", "seat_a", "seat_b", "first_game",
            "first_seed_number", "games")  # fmt: skip

@@ -6,8 +6,9 @@ files). `challenge(folder, entrant)` plays a challenger as team A against every 
 field's games and the challenger's together, and admits it only if its Elo beats the lowest
 member's; that member leaves (or, if the challenger's team already holds a seat, that seat's
 entrant leaves: one seat per submitting team; a team proves who it is with its token, see
-`teams`). Each challenger's games, ratings and decision are published, admitted or not. Only Team
-Deathmatch games on the season's maps enter the fit: scenario results never feed Elo.
+`teams`). Each challenger's games, ratings and decision are published, admitted or not. A season
+plays one two-team mode (`Settings.mode`, Team Deathmatch by default; its maps are that mode's
+layouts); only its games on the season's maps enter the fit: scenario results never feed Elo.
 """
 
 from __future__ import annotations
@@ -28,18 +29,16 @@ import pandas as pd
 
 import marl_bgs
 import marl_bgs_eval as ev
-from marl_bgs.tdm.config import RuleValues
 from marl_bgs_eval import results
 from marl_bgs_eval.crossplay import matchups
 from marl_bgs_eval.progress import note
 from marl_bgs_eval.resampling import check_scheme
-from marl_bgs_eval.tdm.replay import mode_id
-from marl_bgs_tournament import matches, rulebook, sandbox
+from marl_bgs_tournament import matches, modes, rulebook, sandbox
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, read_manifest
+from marl_bgs_tournament.portable.format import mode_of
 from marl_bgs_tournament.schedule import (
     PAIRS_PER_MAP,
-    TEST_MAPS,
     challenger_schedule,
     draw_root_seed,
     field_schedule,
@@ -54,20 +53,42 @@ ALL_GAMES = "all-games.parquet"  # every game ever played in the season, members
 
 @dataclass(frozen=True)
 class Settings:
-    """What a season plays and how it rates (rulebook v1 at full size by default)."""
+    """What a season plays and how it rates (rulebook v1 at full size by default). `mode`: a
+    two-team mode (id or alias; kept as its versioned id); `maps`: its layout indices (empty:
+    its test layouts, Team Deathmatch's 47-51); `winning_score`: None, the mode's own default
+    (Team Deathmatch's 20; a mode without one takes none); `checks`: the rulebook checks every
+    System file must pass (None: all of the mode's)."""
 
-    maps: tuple[int, ...] = TEST_MAPS
+    mode: str = "tdm"
+    maps: tuple[int, ...] = ()
     pairs_per_map: int = PAIRS_PER_MAP
     tick_limit: int = rulebook.TICK_LIMIT
-    winning_score: int = RuleValues.winning_score
+    winning_score: int | None = None
     batch_size: int = 128
     bootstrap: int = 5000
     bootstrap_scheme: str = "pairs"  # the rulebook's; "maps": resample maps, then pairs
     rating_seed: int = 0
     metrics: str = "full"
     replays: int = 3  # games recorded as replays (the first game of the first pairings)
-    checks: tuple[str, ...] = rulebook.CHECKS  # rulebook checks every System file must pass
+    checks: tuple[str, ...] | None = None
     progress: bool = False
+
+    def __post_init__(self) -> None:
+        kit = modes.kit(self.mode)
+        if kit.controlled_teams != 2:
+            raise TournamentError(
+                f"mode: a season's round robin needs a two-team mode; {kit.id} plays its second "
+                "team itself"
+            )
+        fill = {"mode": kit.id, "checks": rulebook.check_names(kit.id, self.checks)}
+        fill["maps"] = tuple(self.maps) or modes.season_layouts(kit.id)
+        for key, value in fill.items():
+            object.__setattr__(self, key, value)
+
+    def rules(self) -> dict[str, Any]:
+        """The mode's settings each game of the season takes (`evaluate`'s keywords)."""
+        given = {"winning_score": self.winning_score}
+        return {"tick_limit": self.tick_limit, **{k: v for k, v in given.items() if v is not None}}
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> Settings:
@@ -107,20 +128,25 @@ class Entrant:
             shutil.copyfile(self.path, target)
 
 
-def entrant(ref: str | Path, team: str | None = None) -> Entrant:
+def entrant(ref: str | Path, team: str | None = None, mode: str = "tdm") -> Entrant:
     """A System file (`*.mbgs`: name and team from its manifest, which is checked here; its
     programs are loaded only in the sandbox) or a registered System name (team `organisers`
-    unless given)."""
+    unless given), either playing `mode` (the season's)."""
     text = str(ref)
+    mode_id = modes.kit(mode).id
     if text.endswith(SUFFIX):
         path = Path(text)
         manifest = read_manifest(path)
         name = check_name(manifest["name"], "name")
+        if manifest["mode"] != mode_id:
+            raise TournamentError(
+                f"field: {name!r} plays {manifest['mode']}; this season plays {mode_id}"
+            )
         source = f"file:{name}{SUFFIX}"  # stored under its (unique) entrant name
         return Entrant(name, check_name(team or manifest["team"], "team"), source,
                        file_sha256(path), None, path)  # fmt: skip
     try:
-        sys = ev.get_system(text)
+        sys = ev.get_system(text).for_mode(mode_id)
     except ev.EvalError as err:
         raise TournamentError(f"field: {err}") from None
     if sys.host:
@@ -197,10 +223,10 @@ def one_seat_per_team(entrants: Sequence[Entrant]) -> None:
 
 
 def elo_games(games: pd.DataFrame, maps: Sequence[int]) -> pd.DataFrame:
-    """The games that may feed Elo: Team Deathmatch games on the season's maps. Scenario results
-    (or any other table) are refused, never silently dropped."""
+    """The games that may feed Elo: games of the season's mode on its maps. Scenario results (or
+    any other table) are refused, never silently dropped."""
     if "scenario" in games.columns:
-        raise TournamentError("games: scenario results never feed Elo; pass Team Deathmatch games")
+        raise TournamentError("games: scenario results never feed Elo; pass the season's games")
     games = results.validate(games, "games")
     off = sorted(set(games["map"].astype(int)) - set(maps))
     if off:
@@ -243,7 +269,7 @@ def _publish(
 def run_season(
     field_refs: Sequence[str | Path],
     out: str | Path,
-    settings: Settings = Settings(),
+    settings: Settings | None = None,
     *,
     root_seed: int | None = None,
     season: int = 0,
@@ -251,14 +277,12 @@ def run_season(
     """Play the field's round robin and publish the season folder `out`; returns its record and,
     under `tokens`, each System file team's new token (`teams.issue`: shown once, in no file)."""
     out = Path(out)
-    unknown = sorted(set(settings.checks) - set(rulebook.CHECKS))
-    if unknown:
-        raise TournamentError(f"checks: unknown {unknown}; allowed {list(rulebook.CHECKS)}")
+    settings = Settings() if settings is None else settings
     try:
         check_scheme(settings.bootstrap_scheme)
     except ev.EvalError as err:
         raise TournamentError(str(err)) from None
-    entrants = [entrant(r) for r in field_refs]
+    entrants = [entrant(r, mode=settings.mode) for r in field_refs]
     names = [e.name for e in entrants]
     if len(set(names)) != len(names):
         raise TournamentError(f"field: names must be unique, got {names}")
@@ -283,7 +307,7 @@ def run_season(
     record = {
         "rulebook": RULEBOOK,
         "season": int(season),
-        "mode": mode_id(),
+        "mode": settings.mode,
         "engine_version": marl_bgs.__version__,
         "root_seed": root,
         "rating_seed": settings.rating_seed,
@@ -293,10 +317,10 @@ def run_season(
         "pairs_per_map": settings.pairs_per_map,
         "games_per_pairing": games_per_pairing(len(settings.maps), settings.pairs_per_map),
         "tick_limit": settings.tick_limit,
-        "winning_score": settings.winning_score,
+        "winning_score": _rule(games, "winning_score", settings.winning_score),
         "batch_size": settings.batch_size,
         "metrics": settings.metrics,
-        "checks": list(settings.checks),
+        "checks": list(settings.checks or ()),
         "field": names,
         "entrants": {
             e.name: {"team": e.team, "source": e.source, "sha256": e.sha256} for e in entrants
@@ -310,17 +334,26 @@ def run_season(
     return {**record, "tokens": tokens}
 
 
+def _rule(games: pd.DataFrame, column: str, given: int | None) -> int | None:
+    """A rule value the season set, else the one its games record (the mode's default), else
+    None (a mode without that rule)."""
+    if given is not None or column not in games.columns or games.empty:
+        return given
+    return int(games[column].iat[0])
+
+
 def settings_of(record: dict[str, Any], **overrides: Any) -> Settings:
     """The Settings a season folder was played with (`overrides`: e.g. progress)."""
     keys = {k: record[k] for k in ("pairs_per_map", "tick_limit", "winning_score", "batch_size",
                                    "bootstrap", "rating_seed", "metrics")}  # fmt: skip
-    checks = tuple(record.get("checks", rulebook.CHECKS))
+    checks = record.get("checks")  # seasons written before the option ran every check
     try:  # seasons written before the option used the default
         scheme = check_scheme(record.get("bootstrap_scheme", "pairs"))
     except ev.EvalError as err:
         raise TournamentError(f"season: {RECORD}: {err}") from None
-    return Settings(maps=tuple(record["maps"]), checks=checks, bootstrap_scheme=scheme, **keys,
-                    **overrides)  # fmt: skip
+    return Settings(mode=record["mode"], maps=tuple(record["maps"]),
+                    checks=None if checks is None else tuple(checks), bootstrap_scheme=scheme,
+                    **keys, **overrides)  # fmt: skip
 
 
 def read_season(folder: str | Path) -> dict[str, Any]:
@@ -336,11 +369,13 @@ def read_season(folder: str | Path) -> dict[str, Any]:
     if not isinstance(record, dict) or need - set(record):
         missing = sorted(need - set(record)) if isinstance(record, dict) else sorted(need)
         raise TournamentError(f"season: {path.name} lacks {missing}")
-    if record["mode"] != mode_id():
+    try:
+        mode_of(record["mode"], "mode")
+    except TournamentError:
         raise TournamentError(
-            f"season: {path.name} was played in mode {record['mode']!r}; this engine plays "
-            f"{mode_id()!r}, whose games cannot join its Elo fit"
-        )
+            f"season: {path.name} was played in mode {str(record['mode'])[:80]!r}, which this "
+            "engine does not play: its games cannot join an Elo fit of this engine's games"
+        ) from None
     return record
 
 
@@ -389,7 +424,7 @@ def _challenge(
 ) -> dict[str, Any]:
     record = read_season(folder)
     settings = settings_of(record, progress=progress)
-    new = entrant(ref, team)
+    new = entrant(ref, team, settings.mode)
     mine_dir = folder / "challengers" / new.name
     if new.name in record["entrants"] or (mine_dir / "decision.json").exists():
         raise TournamentError(f"challenger: the name {new.name!r} has already entered this season")
@@ -465,10 +500,10 @@ def _member(folder: Path, name: str, record: dict[str, Any]) -> Entrant:
     info = record["entrants"][name]
     kind, _, where = str(info["source"]).partition(":")
     if kind == "builtin":
-        return entrant(where, info["team"])
+        return entrant(where, info["team"], record["mode"])
     path = folder / "entrants" / where
     if not path.is_file():
         raise TournamentError(f"season: member {name!r}'s file {where!r} is not in entrants/")
     if file_sha256(path) != info["sha256"]:
         raise TournamentError(f"season: member {name!r}'s file changed since it entered")
-    return entrant(path, info["team"])
+    return entrant(path, info["team"], record["mode"])

@@ -5,9 +5,12 @@ with `jax.export` (StableHLO), its weights plain `.npy` arrays read without unpi
 
     manifest.json      what the file is (see `MANIFEST_KEYS`), and the sha256 of every member
     act-<B>.jaxexport  act(params, key_data [B, 2], memory leaves [B, ...], input leaves [B, ...])
-                       -> (actions int32 [B, 5, 3], memory leaves), for each batch size B
+                       -> (actions int32 [B, team size, heads], memory leaves), for each B
     init-<B>.jaxexport init(params, key_data [B, 2]) -> memory leaves [B, ...]
     param-<k>.npy      the weights, one array per leaf (none when they are baked into `act`)
+
+A file plays one mode, the manifest's `mode` (a versioned id): its inputs, team size and action
+heads are that mode's (`marl_bgs.kit(mode)`), and the loaded System's `mode` is it.
 
 The loaded System is parametric (`marl_bgs_eval.system(..., params=...)`): its weights are data,
 so every file of one architecture shares the compiled programs of a pairing shape. A batch of n

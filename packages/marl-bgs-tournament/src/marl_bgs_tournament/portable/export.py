@@ -17,7 +17,6 @@ from jax import export
 
 import marl_bgs
 from marl_bgs_eval import System
-from marl_bgs_eval.tdm.replay import mode_id
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable.format import (
     BATCH_SIZES,
@@ -30,21 +29,22 @@ from marl_bgs_tournament.portable.format import (
     PLATFORMS,
     check_manifest,
     check_name,
-    input_spec,
     inputs_example,
     leaf_spec,
     member_limits,
+    mode_spec,
     sha256,
     weight_bytes,
     weight_name,
 )
 
 
-def _flat_functions(sys: System) -> tuple[Callable, Callable, list[Any]]:
-    """act and init over flat leaves (weights, key data, memory, inputs); the weights' leaves."""
+def _flat_functions(sys: System, example: Any) -> tuple[Callable, Callable, list[Any]]:
+    """act and init over flat leaves (weights, key data, memory, inputs like `example`); the
+    weights' leaves."""
     params = [] if sys.params is None else jax.tree.leaves(sys.params)
     p_tree = None if sys.params is None else jax.tree.structure(sys.params)
-    in_tree = jax.tree.structure(inputs_example())
+    in_tree = jax.tree.structure(example)
 
     def bound(p: list[Any]) -> System:
         return sys if p_tree is None else sys.bind(jax.tree.unflatten(p_tree, p))
@@ -106,25 +106,32 @@ def export_system(
     training: dict[str, Any] | None = None,
     batch_sizes: Sequence[int] = BATCH_SIZES,
     platforms: Sequence[str] = PLATFORMS,
+    layout: str | int | None = None,
 ) -> dict[str, Any]:
-    """Write `sys` (a pure-JAX System) to one portable file; returns its manifest.
+    """Write `sys` (a pure-JAX System) to one portable file for the mode it plays (`sys.mode`);
+    returns its manifest.
 
     `training` declares what its training touched: {"maps": [map ids], "scenarios": [names]}
     (the rulebook refuses test maps and scenarios; None: undeclared, which the rulebook refuses).
+    `layout` (a name or index) picks the inputs' shapes where a mode's layouts differ in them
+    (Two-Bridge's variant families V1, V2, V3); the file then plays that layout's shape group.
+    Default: the mode's default build (every Team Deathmatch map shares its shapes).
     """
     sizes = _check_exportable(sys, team, batch_sizes)
     name = check_name(sys.name if name is None else name, "name")
-    act, init, params = _flat_functions(sys)
+    example = inputs_example(sys.mode, layout)
+    act, init, params = _flat_functions(sys, example)
     params = [jnp.asarray(x) for x in params]  # the dtypes the programs see (float64 -> float32)
     odd = sorted({str(x.dtype) for x in params} - set(DTYPES))
     if odd:
         raise TournamentError(f"params: weights of dtype {odd}; allowed: {list(DTYPES)}")
     p_specs = [jax.ShapeDtypeStruct(np.shape(x), jnp.result_type(x)) for x in params]
-    in_leaves = jax.tree.leaves(inputs_example())
+    in_leaves = jax.tree.leaves(example)
+    size = mode_spec(sys.mode).team_size
     members: dict[str, bytes] = {}
     mem_spec: list[list[Any]] = []
     for b in sizes:
-        kspec = jax.ShapeDtypeStruct((b, 5, 2) if sys.per_agent else (b, 2), jnp.uint32)
+        kspec = jax.ShapeDtypeStruct((b, size, 2) if sys.per_agent else (b, 2), jnp.uint32)
         init_key = jax.ShapeDtypeStruct((b, 2), jnp.uint32)  # memory starts from one key a game
         ex_init = export.export(jax.jit(init), platforms=tuple(platforms))(p_specs, init_key)
         mem = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in ex_init.out_avals]
@@ -140,13 +147,13 @@ def export_system(
         "format_version": FORMAT_VERSION,
         "name": name,
         "team": team,
-        "mode": mode_id(),
+        "mode": sys.mode,
         "engine_version": marl_bgs.__version__,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "batch_sizes": sizes,
         "per_agent": bool(sys.per_agent),
         "classes": None if sys.classes is None else sorted(sys.classes),
-        "inputs": input_spec(),
+        "inputs": leaf_spec(in_leaves),
         "memory": mem_spec,
         "params": leaf_spec([np.asarray(x)[None] for x in params]),
         "training": training,

@@ -16,9 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import marl_bgs
-from marl_bgs import team_inputs
+from marl_bgs import ConfigError, ModeSpec, team_inputs
 from marl_bgs_eval.safe_zip import NPY_HEADER_BYTES
-from marl_bgs_eval.tdm.replay import mode_id
 from marl_bgs_tournament.errors import TournamentError
 
 FORMAT = "marl-bgs-system"
@@ -74,15 +73,62 @@ def check_name(value: Any, field: str) -> str:
     return value
 
 
-# --- what an agent team sees: the engine's inputs, one game -----------------------------------
+# --- what an agent team sees: a mode's inputs, one game ----------------------------------------
+
+
+def mode_of(value: Any, where: str) -> str:
+    """A System file's mode: the versioned id of a mode this engine registers (e.g. 'tdm-v2')."""
+    try:
+        known = isinstance(value, str) and marl_bgs.kit(value).id == value
+    except ConfigError:
+        known = False
+    if not known:
+        marl_bgs.load_entry_points()
+        raise TournamentError(
+            f"{where}: made for mode {str(value)[:80]!r}; this engine plays the versioned modes "
+            f"{sorted(marl_bgs.MODES)} (export the System again with this engine)"
+        )
+    return str(value)
 
 
 @functools.cache
-def inputs_example() -> Any:
-    """Team A's inputs in one fresh game (their shapes are the same in every game and mode map)."""
-    env = marl_bgs.make("tdm", num_envs=1)
-    state = env.start_games(np.zeros(1, int), np.zeros(1, int), np.zeros(1, bool))
-    return jax.eval_shape(lambda s: team_inputs(env, s)[0], state)
+def _example(mode_id: str, layout: str | None) -> tuple[ModeSpec, Any]:
+    kit = marl_bgs.kit(mode_id)
+    settings = {} if layout is None or kit.layouts is None else {kit.layouts.keyword: layout}
+    env = kit.build(num_envs=1, **settings)
+    inputs = jax.eval_shape(lambda k: team_inputs(env, env.reset(k)[1])[0], jax.random.key(0))
+    return env.spec, inputs
+
+
+def layout_of(mode: str, layout: str | int | None) -> str | None:
+    """The first layout `layout` picks (a `Layouts.select` text or an index; None: the mode's
+    default), if all it picks share the shapes of their inputs."""
+    kit = marl_bgs.kit(mode)
+    if layout is None:
+        return None
+    if kit.layouts is None:
+        raise TournamentError(f"layout: mode {kit.id!r} has no layouts to choose")
+    try:
+        picked = kit.layouts.select(str(layout))
+    except ConfigError as err:
+        raise TournamentError(f"layout: {err}") from None
+    if len(kit.layouts.shape_groups(picked)) != 1:
+        raise TournamentError(
+            f"layout: {layout!r} picks layouts of {kit.id} whose inputs differ in shape; pick "
+            "one layout or layouts of one shape group"
+        )
+    return kit.layouts.names[picked[0]]
+
+
+def mode_spec(mode: str) -> ModeSpec:
+    """The static spec of a mode (id or alias): its teams and action heads."""
+    return _example(marl_bgs.kit(mode).id, None)[0]
+
+
+def inputs_example(mode: str, layout: str | int | None = None) -> Any:
+    """Team A's inputs in one fresh game of `mode` on `layout` (a name or index; None: the mode's
+    default), as shape structs: the same in every game on layouts of one shape group."""
+    return _example(marl_bgs.kit(mode).id, layout_of(mode, layout))[1]
 
 
 def leaf_spec(leaves: Sequence[Any]) -> list[list[Any]]:
@@ -90,9 +136,23 @@ def leaf_spec(leaves: Sequence[Any]) -> list[list[Any]]:
     return [[list(np.shape(x)[1:]), str(jnp.result_type(x))] for x in leaves]
 
 
-def input_spec() -> list[list[Any]]:
-    """The per-game shape and dtype of every leaf of `TeamInputs` in this engine."""
-    return leaf_spec(jax.tree.leaves(inputs_example()))
+def input_spec(mode: str = "tdm", layout: str | int | None = None) -> list[list[Any]]:
+    """The per-game shape and dtype of every leaf of `TeamInputs` in `mode` (id or alias) on
+    `layout` (see `inputs_example`)."""
+    return leaf_spec(jax.tree.leaves(inputs_example(mode, layout)))
+
+
+@functools.cache
+def input_specs(mode_id: str) -> tuple[tuple[tuple[tuple[int, ...], str], ...], ...]:
+    """The input specs a System file of `mode_id` may declare: one per shape group of its
+    layouts (a mode whose layouts all share shapes, or that has none: its default build's)."""
+    lay = marl_bgs.kit(mode_id).layouts
+    picks: list[str | None] = [None]
+    if lay is not None and lay.group is not None:
+        picks = [lay.names[g[0]] for g in lay.shape_groups(range(len(lay.names)))]
+    specs = (tuple(spec_list(leaf_spec(jax.tree.leaves(_example(mode_id, p)[1])), mode_id))
+             for p in picks)  # fmt: skip
+    return tuple(dict.fromkeys(specs))
 
 
 # --- the manifest ------------------------------------------------------------------------------
@@ -149,11 +209,7 @@ def check_manifest(m: Any, source: str) -> dict[str, Any]:
             )
     check_name(m["name"], f"{source}: manifest.name")
     check_name(m["team"], f"{source}: manifest.team")
-    if m["mode"] != mode_id():
-        raise TournamentError(
-            f"{source}: manifest.mode: made for {str(m['mode'])[:80]!r}; this engine plays "
-            f"{mode_id()!r} (export the System again with this engine)"
-        )
+    mode = mode_of(m["mode"], f"{source}: manifest.mode")
     sizes = m["batch_sizes"]
     if (
         not isinstance(sizes, list)
@@ -176,10 +232,10 @@ def check_manifest(m: Any, source: str) -> dict[str, Any]:
         or any(isinstance(c, bool) or c not in (1, 2, 3, 4, 5) for c in classes)
     ):
         raise TournamentError(f"{source}: manifest.classes: expected null or class ids 1-5")
-    if spec_list(m["inputs"], f"{source}: manifest.inputs") != spec_list(input_spec(), "engine"):
+    if tuple(spec_list(m["inputs"], f"{source}: manifest.inputs")) not in input_specs(mode):
         raise TournamentError(
             f"{source}: manifest.inputs: the file expects other observations than this engine's "
-            "TeamInputs; export it again with this engine"
+            f"TeamInputs of {mode}; export it again with this engine"
         )
     per_game = spec_bytes(spec_list(m["memory"], f"{source}: manifest.memory"))
     if per_game > MAX_MEMORY_BYTES:

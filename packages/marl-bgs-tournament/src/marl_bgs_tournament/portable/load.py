@@ -92,6 +92,14 @@ def _functions(progs: Programs) -> tuple[Callable, Callable]:
     def act(params: tuple, keys: jax.Array, memory: list, inputs: Any) -> tuple[jax.Array, list]:
         n = inputs.obs.shape[0]
         b = size_for(n)
+        leaves = jax.tree.leaves(inputs)
+        want = [tuple(a.shape[1:]) for a in progs[b][0].in_avals[-len(leaves) :]]
+        if [tuple(x.shape[1:]) for x in leaves] != want:
+            raise EvalError(
+                f"inputs: this System file takes inputs shaped {want[:1]}..., the game gives "
+                f"{[tuple(x.shape[1:]) for x in leaves[:1]]}...: it was exported for layouts "
+                "of other shapes (see export_system's layout)"
+            )
         args = [pad(x, b) for x in (jax.random.key_data(keys), *memory, *jax.tree.leaves(inputs))]
         actions, new = progs[b][0].call(list(params), args[0], args[1 : 1 + len(memory)],
                                         args[1 + len(memory) :])  # fmt: skip
@@ -122,9 +130,9 @@ def _functions(progs: Programs) -> tuple[Callable, Callable]:
 def load_system(
     path: str | Path, *, name: str | None = None, max_bytes: int = MAX_FILE_BYTES
 ) -> System:
-    """The System in a file written by `export_system`, after every check of `read_manifest`,
-    every program vetted and checked against the manifest. One member is held at a time beyond
-    what the System keeps (its weights and programs)."""
+    """The System in a file written by `export_system` (it plays the manifest's mode), after
+    every check of `read_manifest`, every program vetted and checked against the manifest. One
+    member is held at a time beyond what the System keeps (its weights and programs)."""
     path = Path(path)
     with SystemFile(path, max_bytes) as sf:
         m = sf.manifest
@@ -154,4 +162,5 @@ def load_system(
         per_agent=m["per_agent"],
         classes=m["classes"],
         params=tuple(params),
+        mode=m["mode"],
     )

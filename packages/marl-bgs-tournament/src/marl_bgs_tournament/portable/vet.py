@@ -15,7 +15,7 @@ from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import chlo, sdy, stablehlo
 
 from marl_bgs_tournament.errors import TournamentError
-from marl_bgs_tournament.portable.format import Spec, spec_list
+from marl_bgs_tournament.portable.format import Spec, mode_spec, spec_list
 
 # The only custom calls a loaded program may make: sharding annotations, shape assertions and
 # the GPU random-bit kernels JAX itself emits. No host callbacks, no linear-algebra kernels fed
@@ -124,23 +124,26 @@ def vet(ex: export.Exported, where: str) -> None:
 
 
 def check_signatures(progs: Programs, m: dict[str, Any], source: str) -> None:
-    """Each program takes and returns exactly what the manifest says, at its batch size, and
-    groups them as the loader calls it: act(params, key data, memory, inputs) -> (actions,
-    memory) and init(params, key data) -> memory, each group a list of leaves."""
+    """Each program takes and returns exactly what the manifest says (its mode's team size and
+    action heads), at its batch size, and groups them as the loader calls it: act(params, key
+    data, memory, inputs) -> (actions, memory) and init(params, key data) -> memory, each group
+    a list of leaves."""
     params = spec_list(m["params"], "params")
     memory = spec_list(m["memory"], "memory")
     inputs = spec_list(m["inputs"], "inputs")
+    spec = mode_spec(m["mode"])
+    size, heads = spec.team_size, len(spec.action_heads)
     p, mem, ins = [0] * len(params), [0] * len(memory), [0] * len(inputs)
     trees = {
         "act": (jax.tree.structure(((p, 0, mem, ins), {})), jax.tree.structure((0, mem))),
         "init": (jax.tree.structure(((p, 0), {})), jax.tree.structure(mem)),
     }
     for b, (act_ex, init_ex) in progs.items():
-        key = ((b, 5, 2) if m["per_agent"] else (b, 2), "uint32")
+        key = ((b, size, 2) if m["per_agent"] else (b, 2), "uint32")
         batched: Spec = [((b, *s), d) for s, d in memory]
         want = {
             "act": (params + [key] + batched + [((b, *s), d) for s, d in inputs],
-                    [((b, 5, 3), "int32"), *batched]),
+                    [((b, size, heads), "int32"), *batched]),
             "init": ([*params, ((b, 2), "uint32")], batched),  # one key a game
         }  # fmt: skip
         for kind, ex in (("act", act_ex), ("init", init_ex)):

@@ -4,30 +4,38 @@
     table = rb.check_entrant("entrant.mbgs")  # or (system, manifest)
     table[~table["passed"]]
 
-`check_entrant` runs every check and returns one row per check (columns `check`, `passed`,
-`value`, `limit`, `detail`); each check is also a public function returning one `Row`:
+`check_entrant` runs every check of the System's mode (`checks_of(mode)`: the checks every mode
+has, `CHECKS`, and the mode's own from its rulebook parts, `marl_bgs_tournament.modes`) and
+returns one row per check (columns `check`, `passed`, `value`, `limit`, `detail`); each check is
+also a public function returning one `Row`. The rulebook's games play the mode's test layouts
+(`RulebookParts.test_layouts`, Team Deathmatch's test maps 47-51; a mode without: all its
+layouts, the first shape group of them):
 
 play_limits        at 512 games at once, >= 5,000 game steps/s and <= 10 GB of device memory
-information_limits a System reads only what its views permit: enemy units that no living agent
-                   of its team can see are changed in ways that must not matter (health,
-                   cooldown, statuses, last actions, the enemy team's messages); its inputs must
-                   not change (else the engine leaks, named by leaf) nor its actions and memory
-                   with the same keys and memory (else the System reads something else)
+information_limits Team Deathmatch's own (`rulebook.tdm`): a System reads only what its views
+                   permit: enemy units that no living agent of its team can see are changed in
+                   ways that must not matter (health, cooldown, statuses, last actions, the
+                   enemy team's messages); its inputs must not change (else the engine leaks,
+                   named by leaf) nor its actions and memory with the same keys and memory
+                   (else the System reads something else)
 memory_reset       `init(key)` is a pure function of the key (the same memory for the same key,
                    also after the System played other games), at most `MAX_MEMORY_PER_GAME` bytes
                    per game (the portable file format's limit)
 weights_unchanged  a parametric System's weights hash the same before and after play, are not
                    copied into its memory (where play could change them), and for a file equal
                    the manifest's hashes
-training_declared  the manifest declares its training, no test map (47-51) and no scenario
-full_games         whole games of the tick limit (no game ends early) against random at every
-                   batch size the file declares: a failure late in a game (a "time bomb") shows.
+training_declared  the manifest declares its training, no test layout (maps 47-51) and no
+                   scenario
+full_games         whole games of the tick limit against random (a single-team mode: its own
+                   enemies) at every batch size the file declares, none ending early where the
+                   mode can keep them going (`RulebookParts.full_length`; Team Deathmatch:
+                   the highest winning score): a failure late in a game (a "time bomb") shows.
                    Run through `marl_bgs_tournament.sandbox`, every move is timed against the
                    rulebook's limits (`sandbox.LIMITS`); run here, a program that never ends
                    hangs this process
 
 The perturbation test, the memory and the weights checks share one recording: `games` games on
-the test maps, random against random, for `ticks` ticks (early in a game the teams do not see
+the test layouts, random against random, for `ticks` ticks (early in a game the teams do not see
 each other, so every state has hidden units to change). The System is fed its team's inputs of
 every recorded state in turn and keeps its memory, but does not steer these games: what a System
 may react to is its inputs alone, so any reachable state serves, and every entrant is checked on
@@ -54,13 +62,8 @@ tdm-beta (as a System file) 0.33-0.37 of it, a small linear policy 0.75-0.81, th
 with 16 or 64 matmuls of 256 x 256 per tick 0.09 or 0.025.
 """
 
-from marl_bgs_tournament.rulebook.checks import check_entrant
+from marl_bgs_tournament.rulebook.checks import check_entrant, check_names, checks_of
 from marl_bgs_tournament.rulebook.games import full_games
-from marl_bgs_tournament.rulebook.information import (
-    hidden_enemies,
-    information_limits,
-    perturb_hidden,
-)
 from marl_bgs_tournament.rulebook.limits import (
     CHECKS,
     COLUMNS,
@@ -74,10 +77,8 @@ from marl_bgs_tournament.rulebook.limits import (
     MAX_MEMORY_PER_GAME,
     MIN_STEPS_PER_S,
     MIN_WEIGHT_SIZE,
-    PERTURBED,
     PLAY_BATCH,
     RULEBOOK,
-    TEST_MAPS,
     TICK_LIMIT,
     TICKS,
     TIMING_REPEATS,
@@ -100,21 +101,18 @@ __all__ = [
     "MAX_MEMORY_PER_GAME",
     "MIN_STEPS_PER_S",
     "MIN_WEIGHT_SIZE",
-    "PERTURBED",
     "PLAY_BATCH",
     "RULEBOOK",
-    "TEST_MAPS",
     "TICKS",
     "TICK_LIMIT",
     "TIMING_REPEATS",
     "Row",
     "act_memory_bytes",
     "check_entrant",
+    "check_names",
+    "checks_of",
     "full_games",
-    "hidden_enemies",
-    "information_limits",
     "memory_reset",
-    "perturb_hidden",
     "play_limits",
     "training_declared",
     "weight_hashes",

@@ -41,7 +41,7 @@ def memory_reset(system: System, *, games: int = GAMES, ticks: int = TICKS, seed
     """`init(key)` gives the same memory for the same key, also after the System played other
     games, and one game's memory fits in `MAX_MEMORY_PER_GAME` bytes (also after playing)."""
     sys = _as_system(system)
-    rec = _recording(games, ticks, seed)
+    rec = _recording(sys.mode, games, ticks, seed)
     first = _host(_init(sys, _memory_keys(rec)))
     played = _replay(sys, rec, _init(sys, _memory_keys(rec, offset=games)))
     again = _host(_init(sys, _memory_keys(rec)))
@@ -104,7 +104,7 @@ def weights_unchanged(
             "unchanged",
             "not parametric: any weights are compiled into its functions",
         )
-    rec = _recording(games, ticks, seed)
+    rec = _recording(sys.mode, games, ticks, seed)
     before = weight_hashes(sys.params)
     start = _init(sys, _memory_keys(rec))
     problems = _copies(sys.params, start)

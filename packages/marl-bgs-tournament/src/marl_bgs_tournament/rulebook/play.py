@@ -69,11 +69,13 @@ def act_memory_bytes(sys: System, batch: int = PLAY_BATCH) -> tuple[int | None, 
     """Bytes of the System's compiled `act` for `batch` games (XLA's memory_analysis) and how
     they were found: at `batch`, or at `CPU_BATCH` scaled linearly when it cannot be traced at
     `batch` (a file exported without that batch size; then the program the other checks run)."""
-    starts = _starts(CPU_BATCH)
-    env = _env(CPU_BATCH)
+    starts = _starts(sys.mode, CPU_BATCH)
+    env = _env(sys.mode, CPU_BATCH)
+    size = env.spec.team_size
     inputs = jax.eval_shape(lambda s: team_inputs(env, s)[0], starts)
     spec = lambda x: jax.ShapeDtypeStruct((batch, *x.shape[1:]), x.dtype)  # noqa: E731
-    keys = jax.ShapeDtypeStruct((batch, 5) if sys.per_agent else (batch,), jax.random.key(0).dtype)
+    keys = jax.ShapeDtypeStruct((batch, size) if sys.per_agent else (batch,),
+                                jax.random.key(0).dtype)  # fmt: skip
     try:
         memory = jax.eval_shape(lambda k: _init(sys, k), keys)
         lowered = _act_program(sys).lower(sys.params, keys, memory, jax.tree.map(spec, inputs))
@@ -84,9 +86,9 @@ def act_memory_bytes(sys: System, batch: int = PLAY_BATCH) -> tuple[int | None, 
     root, numbers = root_key(0), _numbers(CPU_BATCH)
     args = (
         sys.params,
-        action_keys(root, numbers, starts.tick, 0, sys.per_agent),
+        action_keys(root, numbers, starts.tick, 0, sys.per_agent, size),
         _init(sys, memory_keys(root, numbers, numbers, 0)),
-        recording._team_inputs(starts),
+        recording._team_inputs(sys.mode, starts),
     )
     found = _analysis_bytes(_act_program(sys).lower(*args).compile().memory_analysis())
     return (None if found is None else found * batch // CPU_BATCH), how
@@ -131,7 +133,7 @@ def _play_limits_gpu(sys: System, seed: int) -> Row:
 
 def _play_limits_cpu(sys: System, seed: int) -> Row:
     mine = _timer(sys, CPU_BATCH, CPU_TICKS, seed)
-    base = _timer(random_system(), CPU_BATCH, CPU_TICKS, seed)
+    base = _timer(random_system(sys.mode), CPU_BATCH, CPU_TICKS, seed)
     t_mine, t_base = np.inf, np.inf
     for _ in range(TIMING_REPEATS):  # alternately, so a busy moment slows both
         t_mine, t_base = min(t_mine, mine()), min(t_base, base())

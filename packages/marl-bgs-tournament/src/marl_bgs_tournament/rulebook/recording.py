@@ -1,7 +1,7 @@
-"""What the checks share: the test maps' envs and starts, the compiled loop of a System against
-random, the compiled `act`, the recording of random against random, the one place the checks read
-a team's inputs (`_team_inputs`), host copies and comparisons of batched trees, and the checks'
-argument checks."""
+"""What the checks share: each mode's rulebook envs and starts (its test layouts), the compiled
+loop of a System against random, the compiled `act`, the recording of random against random, the
+one place the checks read a team's inputs (`_team_inputs`), host copies and comparisons of batched
+trees, and the checks' argument checks. Everything is the System's mode's (`System.mode`)."""
 
 from __future__ import annotations
 
@@ -15,28 +15,46 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import marl_bgs
-from marl_bgs import GameState, TeamInputs, team_inputs
+from marl_bgs import BatchedEnv, TeamInputs, team_inputs
 from marl_bgs_eval import System, random_system
+from marl_bgs_eval import modes as eval_modes
 from marl_bgs_eval.play import play_tick
 from marl_bgs_eval.seeds import action_keys, memory_keys, root_key
+from marl_bgs_tournament import modes
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import read_manifest
-from marl_bgs_tournament.rulebook.limits import TEST_MAPS
+from marl_bgs_tournament.portable.format import mode_spec
 
 
 @functools.cache
-def _env(batch: int) -> Any:
-    return marl_bgs.make("tdm", map_id=list(TEST_MAPS), num_envs=batch)
+def _layouts(mode: str) -> list[eval_modes.Layout]:
+    """The layouts the rulebook's games play: the mode's test layouts (or all), those of the
+    first shape group where they differ in shape."""
+    kit = modes.kit(mode)
+    picked = list(modes.season_layouts(mode))
+    if kit.layouts is not None:
+        picked = kit.layouts.shape_groups(picked)[0]
+    return eval_modes.parts(mode).layouts(kit, picked, None)
 
 
 @functools.cache
-def _starts(batch: int) -> GameState:
-    """Fresh games on the test maps in turn, spawn sides alternating."""
-    i = np.arange(batch)
-    return _env(batch).start_games(
-        i % len(TEST_MAPS), np.zeros(batch, int), (i // len(TEST_MAPS)) % 2 == 1
+def _env(mode: str, batch: int) -> BatchedEnv:
+    kit = modes.kit(mode)
+    return eval_modes.parts(mode).build(kit, _layouts(mode), batch, None, None, {})
+
+
+@functools.cache
+def _starts(mode: str, batch: int) -> Any:
+    """Fresh games on the mode's rulebook layouts in turn, spawn sides alternating."""
+    i, n = np.arange(batch), len(_layouts(mode))
+    keys = jax.random.split(jax.random.key(0), batch)
+    return eval_modes.parts(mode).start_games(
+        _env(mode, batch), i % n, np.zeros(batch, int), (i // n) % 2 == 1, keys
     )
+
+
+def _team_size(mode: str) -> int:
+    return mode_spec(mode).team_size
 
 
 def _bound(sys: System, params: Any) -> System:
@@ -56,19 +74,21 @@ _LOOPS: dict[Any, Any] = {}
 
 
 def _loop(sys: System, batch: int, args: tuple) -> Any:
-    """The compiled loop of `n` ticks, `sys` (team A) against random (team B):
-    (params, state, memory A, memory B, root, seed numbers, n) -> (state, memory A, memory B)."""
-    key = (sys.program_key(), batch)
+    """The compiled loop of `n` ticks, `sys` (team A) against random (team B; a mode that plays
+    its second team itself: `sys` alone): (params, state, memory A, memory B, root, seed
+    numbers, n) -> (state, memory A, memory B)."""
+    key = (sys.program_key(), sys.mode, batch)
     if key not in _LOOPS:
-        env, rand = _env(batch), random_system()
+        env, rand = _env(sys.mode, batch), random_system(sys.mode)
+        two = len(env.spec.teams) == 2
 
         def run(params: Any, state: Any, mem_a: Any, mem_b: Any, root: jax.Array,
                 seeds: jax.Array, n: jax.Array) -> tuple:  # fmt: skip
-            teams = (_bound(sys, params), rand)
+            teams = (_bound(sys, params), rand)[: len(env.spec.teams)]
 
             def body(_: Any, c: tuple) -> tuple:
-                t = play_tick(env, teams, root, seeds, c[0], (c[1], c[2]))
-                return t.state, t.memories[0], t.memories[1]
+                t = play_tick(env, teams, root, seeds, c[0], (c[1], c[2])[: len(teams)])
+                return t.state, t.memories[0], t.memories[1] if two else c[2]
 
             return jax.lax.fori_loop(0, n, body, (state, mem_a, mem_b))
 
@@ -79,29 +99,31 @@ def _loop(sys: System, batch: int, args: tuple) -> Any:
 def _loop_args(sys: System, batch: int, ticks: int, seed: int) -> tuple:
     root, numbers = root_key(seed), _numbers(batch)
     mem_a = _init(sys, memory_keys(root, numbers, numbers, 0))
-    mem_b = _init(random_system(), memory_keys(root, numbers, numbers, 1))
-    return (sys.params, _starts(batch), mem_a, mem_b, root, numbers, jnp.int32(ticks))
+    mem_b = _init(random_system(sys.mode), memory_keys(root, numbers, numbers, 1))
+    return (sys.params, _starts(sys.mode, batch), mem_a, mem_b, root, numbers, jnp.int32(ticks))
 
 
 @functools.cache
-def _inputs_program(batch: int) -> Callable[[GameState], TeamInputs]:
-    env = _env(batch)
+def _inputs_program(mode: str, batch: int) -> Callable[[Any], TeamInputs]:
+    env = _env(mode, batch)
     return jax.jit(lambda state: team_inputs(env, state)[0])
 
 
-def _team_inputs(states: GameState) -> TeamInputs:
-    """Team A's permitted inputs in a batch of games on the test maps (the one place the checks
-    read them; the tests wrap it to stand for a leaking engine or a System's side channel).
-    Other modules call it as `recording._team_inputs`, so a patch of this module reaches them."""
-    return _inputs_program(int(states.tick.shape[0]))(states)
+def _team_inputs(mode: str, states: Any) -> TeamInputs:
+    """Team A's permitted inputs in a batch of games of `mode` on its rulebook layouts (the one
+    place the checks read them; the tests wrap it to stand for a leaking engine or a System's
+    side channel). Other modules call it as `recording._team_inputs`, so a patch of this module
+    reaches them."""
+    return _inputs_program(mode, int(states.tick.shape[0]))(states)
 
 
 _ACTS: dict[Any, Any] = {}
 
 
 def _act_program(sys: System) -> Any:
-    """jit of (params, keys, memory, inputs) -> (actions int32 [n, 5, 3], memory)."""
+    """jit of (params, keys, memory, inputs) -> (actions int32 [n, team size, heads], memory)."""
     key = sys.program_key()
+    spec = mode_spec(sys.mode)
     if key not in _ACTS:
 
         def act(params: Any, keys: jax.Array, memory: Any, inputs: TeamInputs) -> tuple:
@@ -111,7 +133,7 @@ def _act_program(sys: System) -> Any:
                     f"System {sys.name!r}: act must return (actions, memory) and nothing else"
                 )
             actions, new = out
-            shape = (inputs.obs.shape[0], 5, 3)
+            shape = (inputs.obs.shape[0], spec.team_size, len(spec.action_heads))
             if tuple(jnp.shape(actions)) != shape:
                 raise TournamentError(
                     f"System {sys.name!r}: actions must have shape {shape}, got "
@@ -125,16 +147,17 @@ def _act_program(sys: System) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class _Recording:
-    """Random against random on the test maps: the state before each tick."""
+    """Random against random on the mode's rulebook layouts: the state before each tick."""
 
+    mode: str
     root: jax.Array
     numbers: jax.Array  # int32 [games]: seed and game numbers
-    states: tuple[GameState, ...]
+    states: tuple[Any, ...]
 
 
 @functools.cache
-def _recording(games: int, ticks: int, seed: int) -> _Recording:
-    rand = random_system()
+def _recording(mode: str, games: int, ticks: int, seed: int) -> _Recording:
+    rand = random_system(mode)
     args = _loop_args(rand, games, 1, seed)
     run = _loop(rand, games, args)
     params, state, mem_a, mem_b, root, numbers, one = args
@@ -142,11 +165,11 @@ def _recording(games: int, ticks: int, seed: int) -> _Recording:
     for _ in range(ticks):
         states.append(state)
         state, mem_a, mem_b = run(params, state, mem_a, mem_b, root, numbers, one)
-    return _Recording(root=root, numbers=numbers, states=tuple(states))
+    return _Recording(mode=rand.mode, root=root, numbers=numbers, states=tuple(states))
 
 
-def _keys(sys: System, rec: _Recording, state: GameState) -> jax.Array:
-    return action_keys(rec.root, rec.numbers, state.tick, 0, sys.per_agent)
+def _keys(sys: System, rec: _Recording, state: Any) -> jax.Array:
+    return action_keys(rec.root, rec.numbers, state.tick, 0, sys.per_agent, _team_size(rec.mode))
 
 
 def _memory_keys(rec: _Recording, offset: int = 0) -> jax.Array:
@@ -157,7 +180,7 @@ def _replay(sys: System, rec: _Recording, memory: Any) -> Any:
     """The System's memory after it acted on its inputs of every recorded state."""
     act = _act_program(sys)
     for state in rec.states:
-        _, memory = act(sys.params, _keys(sys, rec, state), memory, _team_inputs(state))
+        _, memory = act(sys.params, _keys(sys, rec, state), memory, _team_inputs(rec.mode, state))
     return memory
 
 

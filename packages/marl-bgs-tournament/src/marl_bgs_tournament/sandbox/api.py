@@ -29,17 +29,16 @@ class Played(NamedTuple):
 
 
 def check_file(
-    path: str | Path, *, checks: Sequence[str] = rulebook.CHECKS,
+    path: str | Path, *, checks: Sequence[str] | None = None,
     tick_limit: int = rulebook.TICK_LIMIT, seed: int = 0, limits: Limits = LIMITS,
     progress: bool = False,
 ) -> pd.DataFrame:  # fmt: skip
     """The rulebook's checks of a System file, run in a child process under `limits`: the
-    table of `rulebook.check_entrant`; RefusedError when a limit ended the child."""
+    table of `rulebook.check_entrant` (`checks`: None, every check of the file's mode);
+    RefusedError when a limit ended the child."""
     path = Path(path)
-    unknown = [c for c in checks if c not in rulebook.CHECKS]
-    if unknown:
-        raise TournamentError(f"checks: unknown {unknown}; allowed {list(rulebook.CHECKS)}")
     manifest = read_manifest(path)
+    checks = rulebook.check_names(manifest["mode"], checks)
     if set(checks) <= set(rulebook.MANIFEST_CHECKS):  # no program runs: no child is needed
         run = {"training_declared": lambda: rulebook.training_declared(manifest)}
         return _table([run[c]()._asdict() for c in checks], checks)

@@ -1,5 +1,5 @@
-"""Check 2, the information limits: the perturbation test (the package docstring). Hidden enemy
-units change; a System's inputs, actions and memory must not."""
+"""Team Deathmatch's information limits: the perturbation test (the rulebook's docstring). Hidden
+enemy units change; a System's inputs, actions and memory must not."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.perception import perceive
 from marl_bgs_eval import System
 from marl_bgs_tournament.rulebook import recording
-from marl_bgs_tournament.rulebook.limits import GAMES, PERTURBED, TEST_MAPS, TICKS, Row
+from marl_bgs_tournament.rulebook.limits import GAMES, TICKS, Row
 from marl_bgs_tournament.rulebook.recording import (
     _act_program,
     _as_system,
@@ -19,9 +19,14 @@ from marl_bgs_tournament.rulebook.recording import (
     _host,
     _init,
     _keys,
+    _layouts,
     _memory_keys,
     _recording,
 )
+
+# what changes in a hidden enemy unit: nothing team A may know depends on these
+PERTURBED = ("health", "cooldown", "stun", "trap", "slow_charge", "slow_hunter", "slow_poison",
+             "antiheal", "freedom", "burst", "last_move", "last_ult")  # fmt: skip
 
 
 def hidden_enemies(states: GameState) -> jax.Array:
@@ -64,7 +69,7 @@ def information_limits(
     """The perturbation test (the package docstring): identical inputs, actions and memory when only
     hidden enemy units change."""
     sys = _as_system(system)
-    rec = _recording(games, ticks, seed)
+    rec = _recording(sys.mode, games, ticks, seed)
     act = _act_program(sys)
     memory = _init(sys, _memory_keys(rec))
     count, leaks, reads = 0, [], []
@@ -74,17 +79,18 @@ def information_limits(
         count += int(n)
         # Each state's inputs, then at once the actions on them (a side channel the tests
         # use reads the state of the latest inputs while the System acts).
-        inputs = recording._team_inputs(state)
+        inputs = recording._team_inputs(rec.mode, state)
         out = act(sys.params, keys, memory, inputs)
         seen = _host((inputs, out))
-        other_inputs = recording._team_inputs(changed)
+        other_inputs = recording._team_inputs(rec.mode, changed)
         other = _host((other_inputs, act(sys.params, keys, memory, other_inputs)))
         leaks += [(t, *d) for d in _differences(seen[0], other[0])]
         reads += [(t, *d) for d in _differences(seen[1], other[1])]
         memory = out[1]
+    maps = [layout.id for layout in _layouts(sys.mode)]
     what = (
         f"{count} hidden enemy units changed in {games} games x {ticks} ticks on maps "
-        f"{TEST_MAPS[0]}-{TEST_MAPS[-1]}"
+        f"{maps[0]}-{maps[-1]}"
     )
     limit = "> 0 changed; inputs, actions and memory identical"
     if leaks:
