@@ -54,7 +54,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
     "eval: Team Deathmatch's replay format, to take its tick schema from the mode's parts": [
         "packages/marl-bgs-eval/src/marl_bgs_eval/replays.py",
     ],
-    "tournament: seasons and the rulebook, to read maps and rules through the mode kit": [],
     "train: the two trainer stacks (issue 44 folds them into one engine with presets per mode)": [
         "packages/marl-bgs-train/src/marl_bgs_train/cli.py",
         "packages/marl-bgs-train/src/marl_bgs_train/config.py",
