@@ -49,7 +49,7 @@ def test_the_demo_hint_runs_this_environments_marl_bgs_eval() -> None:
         ("marl-bgs-eval play a b --bogus 3", "No such option: --bogus"),
         ("marl-bgs-eval plya a b", "No such command 'plya'"),
         ("marl-bgs-eval rate games.parquet --bootstrap many", "valid integer"),
-        ("marl-bgs-eval play a", "Missing"),
+        ("marl-bgs-eval play", "Missing"),
     ],
 )
 def test_a_command_the_cli_would_refuse_does_not_parse(line: str, error: str) -> None:

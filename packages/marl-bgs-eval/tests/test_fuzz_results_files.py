@@ -33,6 +33,7 @@ import pytest
 
 import marl_bgs
 import marl_bgs_eval as ev
+from marl_bgs.tdm.maps import CUSTOM_MAP_ID
 from marl_bgs_eval import results
 from marl_bgs_eval.journal import Journal, journal_path
 
@@ -369,7 +370,7 @@ CONTENT: list[tuple[str, Mutate, str]] = [
     (
         "roster_a and result missing",
         _drop_cols("roster_a", "result"),
-        r"^{file}: missing column\(s\) \['roster_a', 'result'\]",
+        r"^{file}: missing column\(s\) \['result', 'roster_a'\]",
     ),
     ("an extra column", _set_all(comment="x"), r"^{file}: unknown column\(s\) \['comment'\]"),
     ("trajectory not hex", _set(3, trajectory="not-a-fingerprint"), _row(3, "trajectory must be")),
@@ -576,7 +577,7 @@ def _new_record(record: Callable[[Frame], Any]) -> Callable[[Path, Frame], Path]
 
 
 def _no_metrics(df: Frame) -> Frame:
-    return df.drop(columns=[c for c in results.METRIC_COLUMNS if c in df.columns])
+    return df.drop(columns=[c for c in results.metric_columns("tdm") if c in df.columns])
 
 
 def _score_20(df: Frame) -> Frame:
@@ -707,13 +708,19 @@ def _integrity_cases() -> list[Case]:
             "record: a JSON list",
             "error",
             _load_made(_new_record(lambda b: [1, 2])),
-            G + "integrity record is not 'marl-bgs-results-v1'",
+            G
+            + re.escape(
+                "integrity record is not one of ['marl-bgs-results-v1', 'marl-bgs-results-v2']"
+            ),
         ),
         Case(
             "record: another format",
             "error",
             _load_made(_new_record(lambda b: _record_json(b, format="other-v2"))),
-            G + "integrity record is not 'marl-bgs-results-v1'",
+            G
+            + re.escape(
+                "integrity record is not one of ['marl-bgs-results-v1', 'marl-bgs-results-v2']"
+            ),
         ),
         Case(
             "record: null",
@@ -800,7 +807,10 @@ def _side_file_cases() -> list[Case]:
             "side file: a JSON list",
             "error",
             _load_saved(side=_side(lambda t: "[1, 2]")),
-            G + "integrity record is not 'marl-bgs-results-v1'",
+            G
+            + re.escape(
+                "integrity record is not one of ['marl-bgs-results-v1', 'marl-bgs-results-v2']"
+            ),
         ),
         Case(
             "side file: null",
@@ -1324,7 +1334,7 @@ def _round_trip(name: str, df: Mutate | None = None, check: bool = True):
 def _custom_map(df: Frame) -> Frame:
     """Pairs 6 and 7 on a custom map (recorded as id -1 with its own name and hash)."""
     df = df.copy()
-    df.loc[12:, "map"] = results.CUSTOM_MAP_ID
+    df.loc[12:, "map"] = CUSTOM_MAP_ID
     df.loc[12:, "map_name"] = "Fuzz"
     df.loc[12:, "map_hash"] = "0123456789abcdef"
     return df
@@ -1370,7 +1380,9 @@ def _accepted_cases() -> list[Case]:
         )
 
     def int32(tmp: Path, base: Frame) -> Path:
-        counts = [c for c, k in results.SCHEMA.items() if k == results.INT and c in base.columns]
+        counts = [
+            c for c, k in results.schema("tdm").items() if k == results.INT and c in base.columns
+        ]
         return _plain_parquet(tmp, base.astype(dict.fromkeys(counts, "int32")))
 
     return [

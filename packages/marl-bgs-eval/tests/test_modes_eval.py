@@ -107,4 +107,4 @@ def test_the_command_line_plays_any_mode(bridge_games: pd.DataFrame, tmp_path) -
     pd.testing.assert_frame_equal(results.load(out), bridge_games)
     wrong = CliRunner().invoke(app, ["play", "random", "idle", "--mode", "two-bridge"])
     assert wrong.exit_code == 2
-    assert "plays team B itself" in wrong.output
+    assert "name no team B" in wrong.output

@@ -126,6 +126,14 @@ def play(
             )
         )
     refs = None if maps is None else ui.layouts(maps, mode, files=True)
+    from marl_bgs import kit
+
+    teams_of_mode = kit(mode).controlled_teams
+    if (system_b is None) != (teams_of_mode == 1):
+        fail(EvalError(
+            f"system_b: mode {mode} has {teams_of_mode} team(s) for Systems to play; name "
+            f"{'team B' if teams_of_mode == 2 else 'no team B'}"
+        ))  # fmt: skip
     label = system_a if system_b is None else f"{system_a} vs {system_b}"
     if progress:
         note(f"{label}: setting up (the first batch also compiles)")
@@ -183,7 +191,8 @@ def play(
                 "with --resume to play the rest"
             )
         raise
-    title = f"{label}, seed {seed}: {len(games)} games, {distinct_games(games)} distinct"
+    teams_text = f"{system_a} (A)" + ("" if system_b is None else f" vs {system_b} (B)")
+    title = f"{teams_text}, seed {seed}: {len(games)} games, {distinct_games(games)} distinct"
     console.print(ui.table(summarize(games), title))
     console.print(
         "distinct: games whose trajectories (accepted actions, tick by tick) differ; mirror "

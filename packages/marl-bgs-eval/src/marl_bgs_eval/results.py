@@ -134,7 +134,7 @@ def outcome_columns(mode: str) -> list[str]:
 
 def mode_of(df: pd.DataFrame, source: str = "results") -> str:
     """The one mode of a table's games (tables written before the `mode` column: tdm-v2)."""
-    if "mode" not in df.columns:
+    if "mode" not in df.columns or len(df) == 0:  # no games: `validate` says so
         return DEFAULT_MODE
     modes = sorted(set(df["mode"].astype(str).tolist()))
     if len(modes) != 1:
