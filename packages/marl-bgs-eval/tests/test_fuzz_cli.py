@@ -245,7 +245,7 @@ def _play_cases() -> list[Case]:
         ),
         Case(
             "play one system", "error", command("play", "mixed"), "system_b: mode tdm-v2 has 2 team"
-        ),  # fmt: skip
+        ),
         Case("play unknown option", "error", play("--gpm", "4"), "No such option: --gpm"),
         Case(
             "play option without value",

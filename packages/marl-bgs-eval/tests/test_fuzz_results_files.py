@@ -41,6 +41,7 @@ pytestmark = pytest.mark.fuzz_family("results files")
 
 Frame = pd.DataFrame
 Mutate = Callable[[Frame], Frame]
+NOT_A_RECORD = re.escape(f"integrity record is not one of {list(results.FORMATS)}")
 
 
 @dataclass(frozen=True)
