@@ -82,8 +82,7 @@ def mode_of(value: Any, where: str) -> str:
         known = isinstance(value, str) and marl_bgs.kit(value).id == value
     except ConfigError:
         known = False
-    if not known:
-        marl_bgs.load_entry_points()
+    if not known:  # marl_bgs.kit above loaded the entry points: MODES is whole
         raise TournamentError(
             f"{where}: made for mode {str(value)[:80]!r}; this engine plays the versioned modes "
             f"{sorted(marl_bgs.MODES)} (export the System again with this engine)"
