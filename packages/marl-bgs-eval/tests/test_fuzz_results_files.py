@@ -339,6 +339,18 @@ CONTENT: list[tuple[str, Mutate, str]] = [
     ("result victory", _set(2, result="victory"), _col("result", r"values \['victory'\] are")),
     ("result Win", _set(2, result="Win"), _col("result", r"values \['Win'\] are not in")),
     ("a_spawn center", _set(2, a_spawn="center"), _col("a_spawn", r"values \['center'\]")),
+    ("mode chess", _set_all(mode="chess"), _col("mode", r"mode: unknown mode 'chess'")),
+    ("mode alias", _set_all(mode="tdm"), _col("mode", "expected the versioned id 'tdm-v2'")),
+    (
+        "two modes in one table",
+        _set(3, mode="two-bridge-v1"),
+        r"^{file}: column 'mode': a table holds games of one mode",
+    ),
+    (
+        "TDM rows called Two-Bridge",
+        _set_all(mode="two-bridge-v1"),
+        r"^{file}: missing column\(s\) \['outcome', 'return'\]",
+    ),
     ("a_kills != b_deaths", _set(1, b_deaths=3), _row(1, "a_kills differs from b_deaths")),
     ("b_kills != a_deaths", _set(1, a_deaths=5), _row(1, "b_kills differs from a_deaths")),
     ("3 points for 1 kill", _set(1, points_a=3), _row(1, r"points_a must be 1 or 2 per kill")),

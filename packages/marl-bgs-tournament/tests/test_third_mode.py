@@ -24,6 +24,7 @@ import marl_bgs
 import marl_bgs_eval as ev
 from marl_bgs import BatchedEnv, Layouts, ModeKit, ModeSpec
 from marl_bgs.core.conformance import check_env
+from marl_bgs.core.mode import OneHead
 from marl_bgs.core.pool import make_pool
 from marl_bgs.core.pytree import PyTree, batch_states, pytree_dataclass
 from marl_bgs_eval.modes import EvalParts
@@ -59,7 +60,7 @@ SPEC = ModeSpec(id="duel-v1", agents=("first", "second"), teams=((0,), (1,)),
 
 
 @dataclass(frozen=True)
-class Duel:
+class Duel(OneHead):
     """The duel's rules as a `marl_bgs.Mode` (no static settings)."""
 
     spec: ModeSpec = SPEC
@@ -117,16 +118,6 @@ class Duel:
 
     def views(self, s: DuelState) -> jax.Array:
         return self.observe(s)
-
-    def sample_legal(self, key: jax.Array, masks: DuelMasks) -> jax.Array:
-        logits = jnp.where(masks.flat, 0.0, -jnp.inf)
-        return jax.random.categorical(key, logits)[..., None].astype(jnp.int32)
-
-    def flatten_actions(self, actions: jax.Array) -> jax.Array:
-        return actions[..., 0]
-
-    def unflatten_actions(self, flat: jax.Array) -> jax.Array:
-        return flat[..., None]
 
     def observation_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(5, np.float32), np.ones(5, np.float32)

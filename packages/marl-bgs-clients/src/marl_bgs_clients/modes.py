@@ -10,6 +10,7 @@ import a mode by name.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any
 
 import pygame
@@ -23,7 +24,7 @@ from marl_bgs_eval.errors import EvalError
 GROUP = "marl_bgs_clients.modes"
 
 
-class ReplayDrawing:
+class ReplayDrawing(ABC):
     """How the clients draw one mode's replays on the shared canvas (`marl_bgs_clients.canvas`).
 
     A mode subclasses it: `size` and `draw` are required; the rest have plain defaults (no
@@ -32,17 +33,17 @@ class ReplayDrawing:
 
     agents: int = 0
 
+    @abstractmethod
     def size(self, replay: Replay) -> tuple[int, int]:
         """The (width, height) in pixels of one tick's picture."""
-        raise NotImplementedError
 
+    @abstractmethod
     def draw(
         self, surface: pygame.Surface, replay: Replay, tick: int, observer: int | None = None,
         selected: int | None = None,
     ) -> None:  # fmt: skip
         """Draw state `tick` (0 .. ticks) on `surface` (of `size`): the whole state, or what
         agent `observer` saw; `selected`: the slot to point out."""
-        raise NotImplementedError
 
     def slot_name(self, slot: int) -> str:
         """The name of slot `slot` (in file names and captions)."""

@@ -249,12 +249,10 @@ def evaluate(
 
 def _shape_groups(kit: ModeKit, layouts: list[Layout]) -> list[list[int]]:
     """Positions in `layouts` cut into sets that share array shapes (one env, one program)."""
-    if kit.layouts is None or kit.layouts.group is None:
+    if kit.layouts is None or kit.layouts.group is None:  # one group (custom maps share id -1)
         return [list(range(len(layouts)))]
-    groups: dict[Any, list[int]] = {}
-    for k, layout in enumerate(layouts):
-        groups.setdefault(kit.layouts.group(layout.name), []).append(k)
-    return list(groups.values())
+    ids = [layout.id for layout in layouts]  # the mode's layout indices, each listed once
+    return [[ids.index(i) for i in group] for group in kit.layouts.shape_groups(ids)]
 
 
 def _env(

@@ -142,9 +142,14 @@ def mode_of(df: pd.DataFrame, source: str = "results") -> str:
             f"{source}: column 'mode': a table holds games of one mode, got {modes[:3]}"
         )
     try:
-        return kit(modes[0]).id
+        mode_id = kit(modes[0]).id
     except EvalError as err:
         raise EvalError(f"{source}: column 'mode': {err}") from None
+    if mode_id != modes[0]:
+        raise EvalError(
+            f"{source}: column 'mode': expected the versioned id {mode_id!r}, got {modes[0]!r}"
+        )
+    return mode_id
 
 
 def _names(leaves: tuple[str, ...], who: np.ndarray) -> np.ndarray:

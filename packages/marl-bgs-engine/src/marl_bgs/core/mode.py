@@ -67,6 +67,24 @@ class ModeSpec:
         return int(np.prod(self.action_heads))
 
 
+class OneHead:
+    """The action helpers of a mode with one action head whose masks hold `flat` bool
+    [..., choices] (Two-Bridge, a duel): uniform legal sampling and flat <-> heads."""
+
+    def sample_legal(self, key: jax.Array, masks: Any) -> jax.Array:
+        """Uniform random legal actions int [..., 1] from masks `flat` [..., choices]."""
+        logits = jnp.where(masks.flat, 0.0, -jnp.inf)
+        return jax.random.categorical(key, logits)[..., None].astype(jnp.int32)
+
+    def flatten_actions(self, actions: jax.Array) -> jax.Array:
+        """Heads [..., 1] -> flat indices [...]."""
+        return actions[..., 0]
+
+    def unflatten_actions(self, flat: jax.Array) -> jax.Array:
+        """Flat indices [...] -> heads [..., 1]."""
+        return flat[..., None]
+
+
 @runtime_checkable
 class Mode(Protocol):
     """A game mode: `spec` plus pure single-game functions (`jit`, `vmap` and `scan` safe)."""

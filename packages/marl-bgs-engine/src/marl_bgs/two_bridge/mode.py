@@ -21,7 +21,7 @@ from jax.sharding import Mesh
 from marl_bgs.core.checks import check_bool, check_int, shown
 from marl_bgs.core.env import BatchedEnv, RewardFn
 from marl_bgs.core.errors import ConfigError
-from marl_bgs.core.mode import ModeSpec
+from marl_bgs.core.mode import ModeSpec, OneHead
 from marl_bgs.core.pool import check_spawn_swap, check_weights
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.two_bridge import layout as lay
@@ -57,7 +57,7 @@ def _spec(num_enemies: int) -> ModeSpec:
 
 
 @dataclass(frozen=True)
-class TwoBridge:
+class TwoBridge(OneHead):
     """The Two-Bridge rules as a `Mode`; `num_enemies` (3, 5 or 8) and `fog` are static."""
 
     num_enemies: int = 5
@@ -96,16 +96,6 @@ class TwoBridge:
 
     def masks(self, state: BridgeState) -> BridgeMasks:
         return BridgeMasks(flat=action_masks(state, self.fog))
-
-    def sample_legal(self, key: jax.Array, masks: BridgeMasks) -> jax.Array:
-        logits = jnp.where(masks.flat, 0.0, -jnp.inf)
-        return jax.random.categorical(key, logits)[..., None].astype(jnp.int32)
-
-    def flatten_actions(self, actions: jax.Array) -> jax.Array:
-        return actions[..., 0]
-
-    def unflatten_actions(self, flat: jax.Array) -> jax.Array:
-        return flat[..., None]
 
     def observation_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         return views.bounds(self.num_enemies)
