@@ -26,7 +26,8 @@ def _only_learner_tests(config: pytest.Config) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     if _only_learner_tests(config):
-        os.environ.setdefault("XLA_FLAGS", LOWEST_OPTIMISATION)
+        # Flags already set (the nox session's, yours) come after these, so they win.
+        os.environ["XLA_FLAGS"] = f"{LOWEST_OPTIMISATION} {os.environ.get('XLA_FLAGS', '')}".strip()
 
 
 @pytest.fixture(autouse=True, scope="module")
