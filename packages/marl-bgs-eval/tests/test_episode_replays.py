@@ -155,9 +155,13 @@ def test_tuples_are_recorded_as_lists(env) -> None:
     episode_replays.verify(replay)
 
 
-def test_only_single_team_modes_and_good_games(env) -> None:
-    with pytest.raises(EvalError, match=r"single-team modes; tdm-v2 has 2 teams"):
+def test_only_episode_modes_one_policy_per_team_and_good_games(env) -> None:
+    with pytest.raises(EvalError, match=r"tdm-v2 records its replays in a schema of its own"):
         episode_replays.record(_policy(env), jax.random.key(0), mode="tdm")
+    for policies in ([], [_policy(env)] * 2, ["not a policy"]):
+        with pytest.raises(EvalError, match=r"^policy: two-bridge-v1 has 1 team\(s\): give one"):
+            episode_replays.record(policies, jax.random.key(0), mode="two-bridge",
+                                   settings=SETTINGS)  # fmt: skip
     for games in ([], [-1], [1, 1], [70_000], [1.5], [True], ["0"]):
         with pytest.raises(EvalError, match=r"^games: expected distinct game indices"):
             episode_replays.record(

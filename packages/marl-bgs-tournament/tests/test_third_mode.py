@@ -1,6 +1,7 @@
 """The acid test of the mode kits (issue 43): a third mode, written only here, is registered
-through the public API and then played by Systems, evaluated, rated and checked with no edit
-anywhere else. docs/architecture.md's "Adding a mode" walks through this module.
+through the public API and then played by Systems, evaluated, rated, recorded, replayed, drawn
+to a GIF and exported as a System file, with no edit anywhere else. docs/architecture.md's
+"Adding a mode" walks through this module.
 
 The mode: a duel on a line of cells. Two gunners start at opposite ends; each tick each one
 stays, steps toward the other (legal while more than two cells apart, so both stepping
@@ -12,22 +13,30 @@ of three health; the game ends when a gunner falls or at the tick limit (a draw)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import imageio.v3 as iio
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pandas as pd
+import pygame
 import pytest
+from typer.testing import CliRunner
 
 import marl_bgs
+import marl_bgs_clients.modes
 import marl_bgs_eval as ev
 from marl_bgs import BatchedEnv, Layouts, ModeKit, ModeSpec
 from marl_bgs.core.conformance import check_env
 from marl_bgs.core.mode import OneHead
 from marl_bgs.core.pool import make_pool
 from marl_bgs.core.pytree import PyTree, batch_states, pytree_dataclass
+from marl_bgs_eval import episode_replays, replay_files
+from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.modes import EvalParts
+from marl_bgs_tournament.portable import export_system, load_system
 
 ARENAS = {"short": 7, "long": 11}  # layout name -> cells
 HEALTH, REACH, STAY, TOWARD, AWAY, SHOOT = 3, 2, 0, 1, 2, 3
@@ -156,7 +165,30 @@ def make_duel(*, arena: Any = "short", num_envs: int = 1, tick_limit: int = 30,
 
 
 class DuelParts(EvalParts):
-    """What evaluation needs beyond the defaults: nothing but the outcome's name."""
+    """What evaluation needs beyond the defaults: nothing (the replay schema is a field)."""
+
+
+CELL = 40  # pixels a cell
+
+
+class DuelDrawing(marl_bgs_clients.modes.ReplayDrawing):
+    """The clients' picture of a duel tick: the cells, each gunner with its health as pips."""
+
+    def size(self, replay: Replay) -> tuple[int, int]:
+        return int(replay.arrays["state.length"][0]) * CELL, 2 * CELL
+
+    def draw(self, surface: pygame.Surface, replay: Replay, tick: int, observer: int | None = None,
+             selected: int | None = None) -> None:  # fmt: skip
+        del observer, selected
+        surface.fill((250, 250, 250))
+        for cell in range(surface.get_width() // CELL):
+            pygame.draw.rect(surface, (200, 200, 200), (cell * CELL, CELL, CELL, CELL), 1)
+        pos, health = (replay.arrays[f"state.{k}"][tick] for k in ("pos", "health"))
+        for who, colour in enumerate([(40, 90, 200), (200, 50, 40)]):
+            centre = (int(pos[who]) * CELL + CELL // 2, CELL + CELL // 2)
+            pygame.draw.circle(surface, colour, centre, CELL // 3)
+            for pip in range(int(health[who])):
+                pygame.draw.rect(surface, colour, (centre[0] - 15 + 11 * pip, 8 + 20 * who, 8, 8))
 
 
 KIT = marl_bgs.register_kit(
@@ -168,7 +200,9 @@ KIT = marl_bgs.register_kit(
         outcomes=("running", "first wins", "second wins", "draw"),
     )
 )
-ev.modes.register("duel", DuelParts())
+# Its games are recorded as episode replays (the engine replays them when a file is loaded).
+ev.modes.register("duel", DuelParts(replay=episode_replays.episode_schema()))
+marl_bgs_clients.modes.PARTS.register("duel", DuelDrawing())
 
 
 def _closer(keys: jax.Array, memory: Any, inputs: Any) -> tuple[jax.Array, Any]:
@@ -208,3 +242,41 @@ def test_it_is_rated_with_intervals(games: pd.DataFrame) -> None:
     table = ev.rate(games, bootstrap=50, seed=0).set_index("system")
     assert set(table.index) == {"closer", "random", "idle"}
     assert table.loc["closer", "elo"] > table.loc["idle", "elo"]
+
+
+def test_it_is_recorded_replayed_and_drawn_to_a_gif(tmp_path: Path) -> None:
+    (replay,) = episode_replays.record([CLOSER, ev.random_system("duel")], jax.random.key(3),
+                                       mode="duel", settings={"arena": "long"}, games=[1],
+                                       system="closer vs random")  # fmt: skip
+    path = replay_files.save(replay, tmp_path / "duel.replay.zip")
+    back = replay_files.load(path)  # checked, then replayed by the engine tick by tick
+    assert (back.header["mode"], back.header["system"]) == ("duel-v1", "closer vs random")
+    assert back.header["outcome"] in (1, 2, 3)
+    assert back.ticks == replay.ticks > 3
+    states, facts = episode_replays.history(back)
+    assert (states.pos.shape, facts.hit.shape) == ((back.ticks + 1, 2), (back.ticks, 2))
+    assert states.pos[0].tolist() in ([0, 10], [10, 0])  # the long arena, from either end
+    swapped = np.where(back.arrays["actions"] == SHOOT, STAY, SHOOT).astype(np.int32)
+    edited = Replay(header=back.header, arrays={**back.arrays, "actions": swapped})
+    with pytest.raises(ev.EvalError, match=r"differs from what the engine gives"):
+        episode_replays.verify(edited)
+    # Drawn by the mode's drawing through the clients' own command line, no window.
+    from marl_bgs_clients.cli import app
+
+    gif = tmp_path / "duel.gif"
+    done = CliRunner().invoke(app, ["export", str(path), "--out", str(gif)])
+    assert done.exit_code == 0, done.output
+    frames = iio.imread(gif, index=None)
+    assert frames.shape[0] == back.ticks + 1
+    assert len({f.tobytes() for f in frames}) > 1  # the gunners move and lose health
+
+
+def test_it_is_exported_as_a_system_file_that_plays_as_the_original(
+    games: pd.DataFrame, tmp_path: Path
+) -> None:
+    manifest = export_system(CLOSER, tmp_path / "closer.mbgs", team="lab", batch_sizes=(4,))
+    assert manifest["mode"] == "duel-v1"
+    loaded = load_system(tmp_path / "closer.mbgs")
+    assert loaded.mode == "duel-v1"
+    want = games[games["system_a"] == "closer"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(ev.evaluate(loaded, "random", **SETTINGS), want)

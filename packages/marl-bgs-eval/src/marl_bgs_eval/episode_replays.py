@@ -1,7 +1,7 @@
-"""Episode replays of single-team modes (Two-Bridge): record the games a team policy played,
-save each as one replay file (`marl_bgs_eval.replay_files`), load it back only after the engine
-has reproduced it, and rebuild its states for pictures or analysis. Generic over modes: nothing
-here knows a rule; a single-team mode's `EvalParts.replay` is `episode_schema()`.
+"""Episode replays of any mode whose `EvalParts.replay` is `episode_schema()` (Two-Bridge, and a
+mode of your own): record the games its teams' policies played, save each as one replay file
+(`marl_bgs_eval.replay_files`), load it back only after the engine has reproduced it, and
+rebuild its states for pictures or analysis. Nothing here knows a rule or a team count.
 
     replays = record(policy, jax.random.key(0), mode="two-bridge", settings={"variant": "V2_Base"},
                      games=[0, 3])
@@ -9,9 +9,12 @@ here knows a rule; a single-team mode's `EvalParts.replay` is `episode_schema()`
     replay = load("game-0.episode.zip")      # checked, then verified step by step
     states, facts = history(replay)          # the mode's state pytree [T + 1] and facts [T]
 
-Game g of `record(policy, key, mode=..., games=[g])` is game g of `play_episodes(env, policy,
-key)` (and of `marl_bgs_eval.two_bridge.evaluate_variants`): same start, same policy keys, same
-end. `mode` names the single-team mode (an id or alias); there is no default mode.
+    duel = record([closer, random], key, mode="duel", system="closer vs random")  # 2 teams
+
+`record` takes one policy per team of the mode, in team order (a bare policy for a single-team
+mode). Game g of `record(policy, key, mode=..., games=[g])` of a single-team mode is game g of
+`play_episodes(env, policy, key)` (and of `marl_bgs_eval.two_bridge.evaluate_variants`): same
+start, same policy keys, same end. `mode` names the mode (an id or alias); there is no default.
 
 A file is a replay file (`marl_bgs_eval.replay_files.FORMAT`). Its header adds to the generic
 fields (`format`, `engine`, `mode`, `ticks`): `settings` (the `make` keywords, JSON values),
@@ -59,6 +62,7 @@ from marl_bgs_eval.replay_files import (
     load,
     named_leaves,
     save,
+    schema,
     tick_parts,
 )
 
@@ -132,41 +136,58 @@ def _check_settings(settings: Any, where: str) -> dict[str, Any]:
 
 
 def _resolve(mode: str, settings: dict[str, Any], where: str) -> tuple[str, str]:
-    """(versioned mode id, frozen settings) of a single-team mode the engine accepts."""
+    """(versioned mode id, frozen settings) of a mode whose files are episode replays."""
     try:
-        env = _env(resolve(mode), _frozen(settings))
+        mode_id = resolve(mode)
+        _env(mode_id, _frozen(settings))
     except ConfigError as err:
         raise EvalError(f"{where}: {err}") from None
-    if len(env.spec.teams) != 1:
+    if schema(mode_id).check is not _replayed:
         raise EvalError(
-            f"{where}: episode replays record single-team modes; {env.spec.id} has "
-            f"{len(env.spec.teams)} teams (use marl_bgs_eval.replays)"
+            f"{where}: {mode_id} records its replays in a schema of its own, not as episode "
+            "replays (Team Deathmatch: marl_bgs_eval.replays)"
         )
-    return env.spec.id, _frozen(settings)
+    return mode_id, _frozen(settings)
 
 
-def _trace(env: BatchedEnv, policy: TeamPolicy, key: jax.Array, ticks: int) -> Any:
-    """Every game of `env` for `ticks` ticks, keyed as `episodes.run_episodes` keys them:
-    (final state, per tick (state, actions, masks, facts, reward))."""
-    step = team_step(env, [policy])
+def _team_keys(key: jax.Array, team: int, n: int) -> jax.Array:
+    """Team `team`'s `n` keys from one key (team 0 takes the key itself, as `run_episodes`)."""
+    return jax.random.split(key if team == 0 else jax.random.fold_in(key, team), n)
+
+
+def _trace(env: BatchedEnv, policies: Sequence[TeamPolicy], key: jax.Array, ticks: int) -> Any:
+    """Every game of `env` for `ticks` ticks, keyed as `episodes.run_episodes` keys a single
+    team: (final state, per tick (state, actions, masks, facts, reward))."""
+    step = team_step(env, policies)
     n = env.num_envs
     k_reset, k_memory, k_play = jax.random.split(key, 3)
     _, state = env.reset(k_reset)
-    memory = jax.vmap(policy.init)(jax.random.split(k_memory, n))
+    memories = tuple(jax.vmap(p.init)(_team_keys(k_memory, i, n)) for i, p in enumerate(policies))
 
     def tick(carry: tuple, t: jax.Array) -> tuple:
-        state, memory = carry
-        keys = jax.random.split(jax.random.fold_in(k_play, t), n)
-        out = step(state, (memory,), [keys])
+        state, memories = carry
+        now = jax.random.fold_in(k_play, t)
+        out = step(state, memories, [_team_keys(now, i, n) for i in range(len(policies))])
         seen = (state, out.actions, env.action_masks(state), out.info["facts"], out.reward)
-        return (out.state, out.memories[0]), seen
+        return (out.state, out.memories), seen
 
-    (final, _), seen = jax.lax.scan(tick, (state, memory), jnp.arange(ticks, dtype=jnp.int32))
+    (final, _), seen = jax.lax.scan(tick, (state, memories), jnp.arange(ticks, dtype=jnp.int32))
     return final, seen
 
 
+def _policies(policy: TeamPolicy | Sequence[TeamPolicy], teams: int, mode: str) -> list[Any]:
+    """One policy per team (a bare policy is a single team's), or EvalError."""
+    given = list(policy) if isinstance(policy, list | tuple) else [policy]
+    if len(given) != teams or not all(callable(getattr(p, "act", None)) for p in given):
+        raise EvalError(
+            f"policy: {mode} has {teams} team(s): give one policy (act and init) per team, in "
+            f"team order; got {len(given)}"
+        )
+    return given
+
+
 def record(
-    policy: TeamPolicy,
+    policy: TeamPolicy | Sequence[TeamPolicy],
     key: jax.Array,
     *,
     mode: str,
@@ -174,8 +195,9 @@ def record(
     games: Sequence[int] = (0,),
     system: str = "policy",
 ) -> list[Replay]:
-    """Play games `games` of `mode` with `settings` (`make` keywords) from `key` with `policy`,
-    to their ends, and return one replay per game (in the order asked)."""
+    """Play games `games` of `mode` with `settings` (`make` keywords) from `key`, team t played
+    by `policy[t]` (a bare policy: the one team of a single-team mode), to their ends, and
+    return one replay per game (in the order asked)."""
     given = {} if settings is None else dict(settings)
     given = {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}
     settings = _check_settings(given, "settings")
@@ -196,7 +218,8 @@ def record(
             f"{need / 2**30:.1f} GiB; pick lower game indices or a lower tick_limit"
         )
     env = _env(mode_id, frozen, max(picked) + 1)
-    final, seen = jax.jit(lambda k: _trace(env, policy, k, limit))(key)
+    policies = _policies(policy, len(env.spec.teams), mode_id)
+    final, seen = jax.jit(lambda k: _trace(env, policies, k, limit))(key)
     if bool(np.any(np.asarray(final.outcome)[picked] == 0)):
         raise EvalError(f"mode {mode_id}: a game had not ended after {limit} ticks")
     states, actions, masks, facts, reward = seen
