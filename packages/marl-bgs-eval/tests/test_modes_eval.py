@@ -10,7 +10,8 @@ import pytest
 
 import marl_bgs_eval as ev
 from marl_bgs.two_bridge import OUTCOMES
-from marl_bgs_eval import results
+from marl_bgs_eval import episode_replays, replay_files, results
+from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.metrics.compare import system_metrics
 from marl_bgs_eval.modes import parts
 
@@ -100,11 +101,44 @@ def test_the_command_line_plays_any_mode(bridge_games: pd.DataFrame, tmp_path) -
     out = tmp_path / "bridge.parquet"
     args = ["play", "random", "--mode", "two-bridge", "--maps", "V1_Base,V2_Base",
             "--games-per-map", "2", "--batch-size", "2", "--tick-limit", "20", "--metrics",
-            "none", "--no-progress", "--out", str(out)]  # fmt: skip
+            "none", "--no-progress", "--out", str(out), "--replays", "3"]  # fmt: skip
     run = CliRunner().invoke(app, args)
     assert run.exit_code == 0, run.output
     assert "return" in run.output
     pd.testing.assert_frame_equal(results.load(out), bridge_games)
+    saved = sorted((tmp_path / "bridge-replays").glob("*.replay.zip"))
+    assert [replay_files.load(f).header["game"] for f in saved] == [0, 1, 2]
     wrong = CliRunner().invoke(app, ["play", "random", "idle", "--mode", "two-bridge"])
     assert wrong.exit_code == 2
     assert "name no team B" in wrong.output
+
+
+def test_an_evaluations_games_are_recorded_and_replayed_by_the_engine(
+    bridge_games: pd.DataFrame, tmp_path
+) -> None:
+    rows = bridge_games.iloc[[3, 0, 2]]  # both layouts (two shape groups), out of order
+    replays = ev.record_games("random", None, rows, tick_limit=20)
+    assert [r.header["game"] for r in replays] == rows["game"].tolist()
+    for replay, row in zip(replays, rows.to_dict("records"), strict=True):
+        back = replay_files.load(replay_files.save(replay, tmp_path / f"{row['game']}.zip"))
+        assert back.ticks == row["ticks"]
+        assert back.header["settings"] == {"variant": row["map_name"], "tick_limit": 20}
+        assert back.header["row"] == {"seed": 0, "seed_number": row["seed_number"], "roster": 0,
+                                      "a_spawn": row["a_spawn"]}  # fmt: skip
+        assert OUTCOMES[back.header["outcome"]] == row["outcome"]
+        states, _ = episode_replays.history(back)
+        assert states.tick.tolist() == list(range(back.ticks + 1))
+    one = replays[0]
+    edited = {**one.header, "row": {**one.header["row"], "seed_number": 7}}
+    with pytest.raises(ev.EvalError, match=r"row: seed and seed_number do not give the header"):
+        replay_files.check_replay(Replay(header=edited, arrays=one.arrays))
+    moved = {**one.arrays, "state.friend_pos": one.arrays["state.friend_pos"] + 0.5}
+    with pytest.raises(ev.EvalError, match=r"the start: state.friend_pos differs"):
+        replay_files.check_replay(Replay(header=one.header, arrays=moved))
+    with pytest.raises(ev.EvalError, match=r"row 0 \(game 3\) has system_a 'random', but team_a"):
+        ev.record_games("idle", None, rows)
+    with pytest.raises(ev.EvalError, match=r"team_b: mode 'two-bridge-v1' plays team B itself"):
+        ev.record_games("random", "idle", rows)
+    with pytest.raises(ev.EvalError, match=r"game 3 ended loss after 20 ticks when recorded, "
+                       r"but its row says loss after 19"):  # fmt: skip
+        ev.record_games("random", None, rows.assign(ticks=19), tick_limit=20)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy
     from marl_bgs_eval.distinct import distinct_games, mirror_pairs
     from marl_bgs_eval.errors import EvalError
     from marl_bgs_eval.evaluate import evaluate, resolve_maps
+    from marl_bgs_eval.game_replays import record_games
     from marl_bgs_eval.measures import Measure
     from marl_bgs_eval.metrics import base_columns, find, priority_columns, schema
     from marl_bgs_eval.metrics.analysis import MEASURES
@@ -63,6 +64,7 @@ __all__ = [
     "priority_columns",
     "random_system",
     "rate",
+    "record_games",
     "register",
     "register_prefix",
     "resolve_maps",

@@ -77,11 +77,13 @@ def header_int(value: Any, field: str, low: int, high: int) -> int:
     return check_int(value, field, low, high, error=EvalError)
 
 
-def check_fields(header: dict[str, Any], fields: tuple[str, ...], where: str) -> None:
-    """EvalError unless `header` has exactly the keys `fields` (naming what is missing and up
-    to five unknown keys)."""
+def check_fields(
+    header: dict[str, Any], fields: tuple[str, ...], where: str, optional: tuple[str, ...] = ()
+) -> None:
+    """EvalError unless `header` has exactly the keys `fields`, and perhaps some of `optional`
+    (naming what is missing and up to five unknown keys)."""
     missing = [k for k in fields if k not in header]
-    extra = sorted(str(k) for k in header if k not in fields)
+    extra = sorted(str(k) for k in header if k not in (*fields, *optional))
     if missing or extra:
         raise EvalError(f"{where}: missing field(s) {missing}, unknown field(s) {extra[:5]}")
 

@@ -118,13 +118,6 @@ def play(
         fail(EvalError("replays: needs --out (replays are saved beside the results)"))
     if resume and out is None:
         fail(EvalError("resume: needs --out (the journal lives beside the results file)"))
-    if replays and system_b is None:
-        fail(
-            EvalError(
-                "replays: recording needs two Systems (a mode that plays team B itself "
-                "records episodes with marl_bgs_eval.episode_replays)"
-            )
-        )
     refs = None if maps is None else ui.layouts(maps, mode, files=True)
     from marl_bgs import kit
 
@@ -180,7 +173,7 @@ def play(
         if out is not None and journal is not None:
             save(games, out)
             journal.remove()
-        if replays and replay_dir is not None and system_b is not None:
+        if replays and replay_dir is not None:
             _record(system_a, system_b, games, replays, replay_dir, refs, tick_limit)
     except (EvalError, ConfigError) as err:
         fail(err)
@@ -241,19 +234,21 @@ def _outputs(out: Path) -> tuple[Path, Path]:
 
 
 def _record(
-    system_a: str, system_b: str, games: pd.DataFrame, n: int, folder: Path,
+    system_a: str, system_b: str | None, games: pd.DataFrame, n: int, folder: Path,
     maps: list[int | str] | None, tick_limit: int | None,
 ) -> None:  # fmt: skip
     """Record the first `n` games (by game number) and save one replay file per game."""
-    from marl_bgs_eval import replays as replay_tools
+    from marl_bgs_eval import replay_files
+    from marl_bgs_eval.game_replays import record_games
     from marl_bgs_eval.progress import note
 
     picked = games.sort_values("game").head(n)
     note(f"recording {len(picked)} replay(s)")
-    recorded = replay_tools.record(system_a, system_b, picked, maps=maps, tick_limit=tick_limit)
+    limit = {} if tick_limit is None else {"tick_limit": tick_limit}
+    recorded = record_games(system_a, system_b, picked, maps=maps, **limit)
     folder.mkdir(exist_ok=True)
     for r in recorded:
-        replay_tools.save(r, folder / f"game-{r.header['game']}.replay.zip")
+        replay_files.save(r, folder / f"game-{r.header['game']}.replay.zip")
     console.print(f"saved {len(recorded)} replay(s) to {folder}")
 
 

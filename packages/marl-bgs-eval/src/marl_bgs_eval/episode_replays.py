@@ -27,6 +27,12 @@ outcome code) and `system` (who played). Its arrays, for a game of T ticks:
     facts.<field>  [T, ...]                  what each tick did
     reward         float32 [T, agents]       the mode's official reward
 
+A game of an evaluation (`marl_bgs_eval.game_replays.record_games`) adds `row`: the results
+row's `seed`, `seed_number`, `roster` (index) and `a_spawn`; its `settings` name its one layout,
+`game` is its game number and `key` the key its start was drawn from (evaluation's start key of
+that seed and seed number), and the start is the mode's evaluation start
+(`EvalParts.start_games`) instead of `reset`.
+
 Files of `marl-bgs-episode-replay-v1` (the same header and arrays) still load. `load` trusts
 nothing: the container's checks, the header's fields and settings (the engine's own `make`
 validates the settings), then `verify`: the engine redraws the start from the key and
@@ -53,8 +59,9 @@ from marl_bgs.core.checks import shown
 from marl_bgs.core.env import BatchedEnv, available_memory
 from marl_bgs.core.registry import resolve
 from marl_bgs.core.team import TeamPolicy
-from marl_bgs_eval.array_zip import Layout, Replay, header_int
+from marl_bgs_eval.array_zip import Layout, Replay, check_fields, header_int
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.modes import parts as mode_parts
 from marl_bgs_eval.replay_files import (
     FORMAT,
     ReplaySchema,
@@ -65,14 +72,18 @@ from marl_bgs_eval.replay_files import (
     schema,
     tick_parts,
 )
+from marl_bgs_eval.seeds import root_key, start_keys
 
 __all__ = ["Replay", "episode_schema", "history", "load", "record", "save", "verify"]
 
 FIELDS = ("settings", "key", "game", "outcome", "system")
+ROW = ("seed", "seed_number", "roster", "a_spawn")  # the optional `row` of an evaluation's game
+SPAWNS = ("left", "right")
 NOT_SETTINGS = ("num_envs", "mesh", "mesh_axis", "reward_fn")  # what a replay file cannot hold
 MAX_GAME = 65_535  # verify redraws the start with game + 1 games
 MAX_SETTINGS = 32
 UINT32_MAX = 2**32 - 1
+INT_MAX = 2**31 - 1
 
 
 # --- the mode's arrays ------------------------------------------------------------------------
@@ -224,7 +235,7 @@ def record(
         raise EvalError(f"mode {mode_id}: a game had not ended after {limit} ticks")
     states, actions, masks, facts, reward = seen
     states = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), states, final)
-    words = [int(w) for w in np.asarray(jax.random.key_data(key)).reshape(-1)]
+    words = _words(key)
     out = []
     for g in picked:
         ticks = int(np.asarray(final.tick)[g])
@@ -258,13 +269,42 @@ def check_header(header: dict[str, Any], where: str) -> None:
         raise EvalError(f"{where}.key: expected two integers in [0, {UINT32_MAX}]")
     for word in key:
         header_int(word, f"{where}.key", 0, UINT32_MAX)
-    header_int(header["game"], f"{where}.game", 0, MAX_GAME)
-    header_int(header["outcome"], f"{where}.outcome", 1, 2**31 - 1)
+    header_int(header["game"], f"{where}.game", 0, MAX_GAME if "row" not in header else INT_MAX)
+    header_int(header["outcome"], f"{where}.outcome", 1, INT_MAX)
     settings = _check_settings(header["settings"], f"{where}.settings")
     mode_id, frozen = _resolve(header["mode"], settings, f"{where}.settings")
     limit = _one_tick(mode_id, frozen)[3]
     if header["ticks"] > limit:
         raise EvalError(f"{where}.ticks: {header['ticks']} exceeds the settings' limit {limit}")
+    if "row" in header:
+        _check_row(header, f"{where}.row")
+
+
+def _check_row(header: dict[str, Any], where: str) -> None:
+    """An evaluation game's `row`: its fields, and the start key they give is `key`."""
+    row = header["row"]
+    if not isinstance(row, dict):
+        raise EvalError(f"{where}: expected an object with {list(ROW)}")
+    check_fields(row, ROW, where)
+    header_int(row["seed"], f"{where}.seed", 0, 2**63 - 1)
+    for k in ("seed_number", "roster"):
+        header_int(row[k], f"{where}.{k}", 0, INT_MAX)
+    if row["a_spawn"] not in SPAWNS:
+        raise EvalError(
+            f"{where}.a_spawn: expected one of {list(SPAWNS)}, got {shown(row['a_spawn'])}"
+        )
+    if _words(game_start_key(row["seed"], row["seed_number"])) != header["key"]:
+        raise EvalError(f"{where}: seed and seed_number do not give the header's key")
+
+
+def game_start_key(seed: int, seed_number: int) -> jax.Array:
+    """The key an evaluation game of (`seed`, `seed_number`) draws its start from."""
+    return start_keys(root_key(seed), jnp.asarray([seed_number], jnp.int32))[0]
+
+
+def _words(key: jax.Array) -> list[int]:
+    """A key's data as plain integers (a header's `key`)."""
+    return [int(w) for w in np.asarray(jax.random.key_data(key)).reshape(-1)]
 
 
 def _layout_of(header: dict[str, Any]) -> Layout:
@@ -272,9 +312,15 @@ def _layout_of(header: dict[str, Any]) -> Layout:
 
 
 def _start(replay: Replay) -> Any:
+    """The recorded game's start as the engine draws it (a batch of one game)."""
     h = replay.header
-    env = _env(h["mode"], _frozen(h["settings"]), h["game"] + 1)
     key = jax.random.wrap_key_data(jnp.asarray(h["key"], jnp.uint32))
+    if "row" in h:  # an evaluation's game: the mode's evaluation start on its one layout
+        row, env = h["row"], _env(h["mode"], _frozen(h["settings"]))
+        one = lambda v: jnp.asarray([v], jnp.int32)  # noqa: E731
+        swap = jnp.asarray([row["a_spawn"] == "right"])
+        return mode_parts(h["mode"]).start_games(env, one(0), one(row["roster"]), swap, key[None])
+    env = _env(h["mode"], _frozen(h["settings"]), h["game"] + 1)
     _, state = env.reset(jax.random.split(key, 3)[0])
     return jax.tree.map(lambda a: a[h["game"] : h["game"] + 1], state)
 
@@ -344,7 +390,7 @@ def episode_schema(legacy: str = "") -> ReplaySchema:
     format id of the mode's files before `replay_files.FORMAT` (same header and arrays)."""
     return ReplaySchema(
         fields=FIELDS, check_header=check_header, layout=_layout_of, check=_replayed,
-        legacy=legacy,
+        legacy=legacy, optional=("row",),
     )  # fmt: skip
 
 

@@ -131,6 +131,17 @@ class EvalParts:
         del roster, rosters, meta
         return {}
 
+    def record_games(
+        self, kit: ModeKit, team_a: Any, team_b: Any, rows: pd.DataFrame,
+        settings: dict[str, Any],
+    ) -> list[Any]:  # fmt: skip
+        """Replays of results `rows` of this mode played by these Systems (`team_b` None when
+        the mode plays team B), one per row (`marl_bgs_eval.game_replays.record_games`);
+        default: episode replays with the row (the default `replay` schema's files)."""
+        from marl_bgs_eval.game_replays import record_rows
+
+        return record_rows(kit, self, team_a, team_b, rows, settings)
+
     # --- what the play loop keeps -------------------------------------------------------------
     def occupied(self, inputs: TeamInputs) -> jax.Array:
         """bool [n, team_size]: the slots an agent plays (the others are named '-')."""

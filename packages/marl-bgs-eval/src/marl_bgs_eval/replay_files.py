@@ -51,13 +51,15 @@ class ReplaySchema:
     (checked) header, name -> (shape, dtype); `check(replay, source)` checks the values a
     reader relies on (the header agrees with the arrays, indices and positions in bounds, or a
     replay through the engine); `legacy`: the format id of the mode's files before `FORMAT`,
-    whose headers and arrays are the same (loaded as this format), or ""."""
+    whose headers and arrays are the same (loaded as this format), or ""; `optional`: header
+    fields some of its files add."""
 
     fields: tuple[str, ...]
     check_header: Callable[[dict[str, Any], str], None]
     layout: Callable[[dict[str, Any]], Layout]
     check: Callable[[Replay, str], None]
     legacy: str = ""
+    optional: tuple[str, ...] = ()
 
 
 def named_leaves(prefix: str, tree: Any) -> dict[str, Any]:
@@ -116,7 +118,7 @@ def check_header(header: Any, source: str) -> None:
     if not isinstance(header, dict):
         raise EvalError(f"{where}: expected a JSON object, got {type(header).__name__}")
     part = _formats(header, where)
-    check_fields(header, (*FIELDS, *part.fields), where)
+    check_fields(header, (*FIELDS, *part.fields), where, part.optional)
     if not isinstance(header["engine"], str) or not 0 < len(header["engine"]) <= 200:
         raise EvalError(f"{where}.engine: expected a text of 1-200 characters")
     header_int(header["ticks"], f"{where}.ticks", 0, MAX_TICKS)

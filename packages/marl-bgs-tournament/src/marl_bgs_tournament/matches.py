@@ -12,7 +12,7 @@ import pandas as pd
 from jax.sharding import Mesh
 
 import marl_bgs_eval as ev
-from marl_bgs_eval import replay_files, replays
+from marl_bgs_eval import replay_files
 from marl_bgs_eval.progress import note
 from marl_bgs_eval.watch import Watch
 from marl_bgs_tournament.errors import TournamentError
@@ -80,7 +80,9 @@ def record_replays(
     firsts = games.sort_values("game").groupby(["system_a", "system_b"], sort=False).head(1)
     for row in firsts.head(count).to_dict("records"):
         one = cast(pd.DataFrame, games[games["game"] == row["game"]])
-        [replay] = replays.record(systems[str(row["system_a"])], systems[str(row["system_b"])], one)
+        # A mode that plays team B itself names its own side as system_b: no System of ours.
+        team_b = systems.get(str(row["system_b"]))
+        [replay] = ev.record_games(systems[str(row["system_a"])], team_b, one)
         name = f"replays/game-{int(row['game'])}.replay.zip"
         replay_files.save(replay, out / name)
         index.append({"game": int(row["game"]), "system_a": row["system_a"],

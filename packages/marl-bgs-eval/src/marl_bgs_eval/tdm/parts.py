@@ -60,6 +60,16 @@ class TDMParts(EvalParts):
             "winning_score": meta["winning_score"],
         }
 
+    def record_games(
+        self, kit: ModeKit, team_a: Any, team_b: Any, rows: pd.DataFrame,
+        settings: dict[str, Any],
+    ) -> list[Any]:  # fmt: skip
+        """Team Deathmatch's own replays of the rows (`marl_bgs_eval.replays.record`)."""
+        del kit
+        from marl_bgs_eval.replays import record
+
+        return record(team_a, team_b, rows, **settings)
+
     def occupied(self, inputs: TeamInputs) -> jax.Array:
         return inputs.views.public.roster_class[:, 0, :5] > 0
 
