@@ -55,3 +55,11 @@ def test_python_dash_m_on_an_old_name_runs_the_new_module(finder):
     with pytest.warns(DeprecationWarning, match="import marl_bgs_clients.canvas instead"):
         names = runpy.run_module(OLD, run_name="not_main")
     assert names["text"].__code__.co_filename == canvas.text.__code__.co_filename
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_each_moved_module_keeps_its_old_path(old, monkeypatch):
+    new = importlib.import_module(MOVED[old])
+    monkeypatch.delitem(sys.modules, old, raising=False)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to {MOVED[old]}: import"):
+        assert importlib.import_module(old) is new

@@ -115,7 +115,7 @@ def play(
 
     preflight.play(human)  # before any heavy import: within a second
     from marl_bgs_clients.battle import BattleClient
-    from marl_bgs_clients.session import HumanGame
+    from marl_bgs_clients.tdm.session import HumanGame
 
     rules = {} if tick_limit is None else {"tick_limit": tick_limit}
     ref = ui.layout(map_ref, "tdm", files=True)

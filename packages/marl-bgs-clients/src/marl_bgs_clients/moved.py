@@ -15,7 +15,9 @@ from importlib.machinery import ModuleSpec
 from types import CodeType, ModuleType
 
 # old module name -> new module name
-MOVED: dict[str, str] = {}
+MOVED: dict[str, str] = {
+    "marl_bgs_clients.session": "marl_bgs_clients.tdm.session",
+}
 
 
 class MovedModules(MetaPathFinder, Loader):
