@@ -11,7 +11,7 @@ import numpy as np
 import pygame
 import pytest
 
-from marl_bgs_clients.battle import COMPASS, BattleClient
+from marl_bgs_clients.tdm.battle import COMPASS, BattleClient
 from marl_bgs_clients.tdm.session import HumanGame
 from marl_bgs_eval.errors import EvalError
 

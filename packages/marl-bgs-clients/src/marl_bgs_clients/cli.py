@@ -114,7 +114,7 @@ def play(
     from marl_bgs_clients import preflight
 
     preflight.play(human)  # before any heavy import: within a second
-    from marl_bgs_clients.battle import BattleClient
+    from marl_bgs_clients.tdm.battle import BattleClient
     from marl_bgs_clients.tdm.session import HumanGame
 
     rules = {} if tick_limit is None else {"tick_limit": tick_limit}

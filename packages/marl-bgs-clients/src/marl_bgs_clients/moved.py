@@ -16,6 +16,7 @@ from types import CodeType, ModuleType
 
 # old module name -> new module name
 MOVED: dict[str, str] = {
+    "marl_bgs_clients.battle": "marl_bgs_clients.tdm.battle",
     "marl_bgs_clients.session": "marl_bgs_clients.tdm.session",
 }
 
