@@ -30,7 +30,6 @@ PUBLIC_FACE = {"packages/marl-bgs-engine/src/marl_bgs/__init__.py"}
 REMAINING_BY_REASON: dict[str, list[str]] = {
     "clients: Team Deathmatch drawing and play, to move behind the clients' part registry": [
         "packages/marl-bgs-clients/src/marl_bgs_clients/atlas.py",
-        "packages/marl-bgs-clients/src/marl_bgs_clients/shots.py",
     ],
     "clients: the CLI's `play` and `screenshots` are Team Deathmatch's commands (tdm/), to be "
     "found through the clients' part registry": [

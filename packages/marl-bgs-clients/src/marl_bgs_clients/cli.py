@@ -129,7 +129,7 @@ def screenshots(
     out: Annotated[Path, typer.Option(help="Folder for the PNGs")] = Path("docs/clients"),
 ) -> None:
     """Draw the pictures of docs/clients.md (a recorded game in the viewer and the client)."""
-    from marl_bgs_clients.shots import draw_all
+    from marl_bgs_clients.tdm.shots import draw_all
 
     for path in draw_all(out):
         typer.echo(str(path))

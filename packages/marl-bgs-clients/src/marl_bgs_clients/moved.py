@@ -18,6 +18,7 @@ from types import CodeType, ModuleType
 MOVED: dict[str, str] = {
     "marl_bgs_clients.battle": "marl_bgs_clients.tdm.battle",
     "marl_bgs_clients.session": "marl_bgs_clients.tdm.session",
+    "marl_bgs_clients.shots": "marl_bgs_clients.tdm.shots",
 }
 
 
