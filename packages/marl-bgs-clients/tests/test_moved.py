@@ -55,6 +55,7 @@ def test_python_dash_m_on_an_old_name_runs_the_new_module(finder):
     with pytest.warns(DeprecationWarning, match="import marl_bgs_clients.canvas instead"):
         names = runpy.run_module(OLD, run_name="not_main")
     assert names["text"].__code__.co_filename == canvas.text.__code__.co_filename
+    assert names["__file__"] == canvas.__file__  # runpy's sys.argv[0] under -m
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))

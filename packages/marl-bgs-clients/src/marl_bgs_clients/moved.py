@@ -16,6 +16,7 @@ from types import CodeType, ModuleType
 
 # old module name -> new module name
 MOVED: dict[str, str] = {
+    "marl_bgs_clients.atlas": "marl_bgs_clients.tdm.atlas",
     "marl_bgs_clients.battle": "marl_bgs_clients.tdm.battle",
     "marl_bgs_clients.session": "marl_bgs_clients.tdm.session",
     "marl_bgs_clients.shots": "marl_bgs_clients.tdm.shots",
@@ -31,9 +32,13 @@ class MovedModules(MetaPathFinder, Loader):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
-        """A spec loaded by this finder for an old name, None for any other."""
+        """A spec loaded by this finder for an old name (its origin the new module's file, which
+        `python -m` puts in `sys.argv[0]`), None for any other."""
         del path, target
-        return importlib.util.spec_from_loader(fullname, self) if fullname in self.moved else None
+        if fullname not in self.moved:
+            return None
+        new = importlib.util.find_spec(self.moved[fullname])
+        return importlib.util.spec_from_loader(fullname, self, origin=new and new.origin)
 
     def create_module(self, spec: ModuleSpec) -> None:
         """The import system's default placeholder (exec_module swaps in the new module)."""
