@@ -2,7 +2,7 @@
 
     SDL_VIDEODRIVER=dummy python benchmarks/clients_speed.py   # in a venv with marl-bgs-clients
 
-Uses the docs' demo game (`marl_bgs_clients.shots.demo_replay`); prints milliseconds per call
+Uses the docs' demo game (`marl_bgs_clients.tdm.shots.demo_replay`); prints milliseconds per call
 (mean over every tick of the game) and seconds per export. Nothing here is a test.
 """
 
@@ -16,9 +16,9 @@ from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
-from marl_bgs_clients.shots import demo_replay
 from marl_bgs_clients.tdm.drawing import replay_scene
 from marl_bgs_clients.tdm.render import render
+from marl_bgs_clients.tdm.shots import demo_replay
 from marl_bgs_clients.viewer import ReplayViewer
 
 

@@ -5,7 +5,7 @@ of the repository, not part of the engine's wheel (it needs marl-bgs-engine inst
 
 Each map is checked for playability first (`marl_bgs.tdm.maps.checks.check_playable`), so the page
 is never written for a broken map set. Only numpy and JAX are needed; the pictures come from
-package marl-bgs-clients: `python -m marl_bgs_clients.atlas maps --out docs/maps`.
+package marl-bgs-clients: `python -m marl_bgs_clients.tdm.atlas maps --out docs/maps`.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ that pass through an obstacle. Across the set:
 {ranges}
 
 Pictures: `docs/maps/NN.png` per map and [the overview](maps/overview.png), drawn with the clients'
-renderer by `python -m marl_bgs_clients.atlas maps --out docs/maps` (package marl-bgs-clients). Red
-Zones (x <= 5, x >= 15) are shaded; blue and red dots are the spawn pads of the left and right team.
+renderer by `python -m marl_bgs_clients.tdm.atlas maps --out docs/maps` (package
+marl-bgs-clients). Red Zones (x <= 5, x >= 15) are shaded; blue and red dots are the spawn pads of
+the left and right team.
 
 ![All maps](maps/overview.png)
 

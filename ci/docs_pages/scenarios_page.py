@@ -8,7 +8,7 @@ The page is generated from the scenario files alone: every winning line and ever
 replayed against the scenario's controller (`play`) and the page shows what the replay gives,
 score by score, so it cannot claim a win the engine does not reproduce. The page links one picture
 per scenario, `<images>/scenario_<id>.png`; package marl-bgs-clients draws them with its renderer
-(`python -m marl_bgs_clients.atlas scenarios --out docs/scenarios`).
+(`python -m marl_bgs_clients.tdm.atlas scenarios --out docs/scenarios`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from marl_bgs.tdm.scenarios.files import (
 )
 
 _COMMAND = "python ci/docs_pages/scenarios_page.py --doc docs/scenarios.md"
-_PICTURES = "python -m marl_bgs_clients.atlas scenarios --out docs/scenarios"
+_PICTURES = "python -m marl_bgs_clients.tdm.atlas scenarios --out docs/scenarios"
 _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _ENDED = {A_WINS: "A wins", B_WINS: "B wins", DRAW: "draw"}
 _RESULT = {A_WINS: "win", B_WINS: "loss", DRAW: "draw", ONGOING: "unfinished"}

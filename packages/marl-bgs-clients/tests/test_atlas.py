@@ -16,8 +16,8 @@ from marl_bgs.tdm.authoring import UnitSpec
 from marl_bgs.tdm.constants import SPAWN_PAD_X, SPAWN_PAD_Y, TEAM_SIZE
 from marl_bgs.tdm.maps import load
 from marl_bgs.tdm.scenarios import Scenario, shipped
-from marl_bgs_clients import atlas
 from marl_bgs_clients.canvas import pixels
+from marl_bgs_clients.tdm import atlas
 from marl_bgs_clients.tdm.render import (
     FIELD,
     OBSTACLE,

@@ -9,11 +9,11 @@ import pytest
 
 from marl_bgs.core.arena import MIRROR_MOVE
 from marl_bgs.tdm.tables import RELATIVE_INDEX
-from marl_bgs_clients.battle import BattleClient
 from marl_bgs_clients.canvas import SELECTED, pixels
-from marl_bgs_clients.session import HumanGame, replay_game
-from marl_bgs_clients.shots import follow
+from marl_bgs_clients.tdm.battle import BattleClient
 from marl_bgs_clients.tdm.key import key_rect, key_strip
+from marl_bgs_clients.tdm.session import HumanGame, replay_game
+from marl_bgs_clients.tdm.shots import follow
 from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
 

@@ -11,8 +11,8 @@ import numpy as np
 import pygame
 import pytest
 
-from marl_bgs_clients.battle import COMPASS, BattleClient
-from marl_bgs_clients.session import HumanGame
+from marl_bgs_clients.tdm.battle import COMPASS, BattleClient
+from marl_bgs_clients.tdm.session import HumanGame
 from marl_bgs_eval.errors import EvalError
 
 pytestmark = pytest.mark.fuzz_family("BattleClient input")

@@ -1,6 +1,8 @@
-"""The clients of MARL-BattleGrounds: one pygame renderer (`render`, `scene`), the Replay Viewer
-(`viewer`), the BattleClient for human play (`battle`, `session`), `marl-bgs-watch` (`watch`)
-and the docs' pictures (`atlas`, `shots`). See docs/clients.md.
+"""The clients of MARL-BattleGrounds: the shared canvas (`canvas`), the Replay Viewer (`viewer`)
+that draws any mode through its registered drawing (`modes`), `marl-bgs-watch` (`watch`) and each
+mode's own parts in its folder (`tdm/`: the renderer, the BattleClient for human play, the docs'
+pictures; `two_bridge/`). Old paths of moved modules still import, with a warning (`moved`).
+See docs/clients.md.
 """
 
 import os
@@ -10,5 +12,8 @@ from importlib.metadata import version as _version
 # comes after it, since any `marl_bgs_clients.*` import runs this file first.
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
+from marl_bgs_clients import moved as _moved
+
+_moved.install()
 __version__ = _version("marl-bgs-clients")
 __all__ = ["__version__"]

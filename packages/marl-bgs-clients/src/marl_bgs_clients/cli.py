@@ -114,8 +114,8 @@ def play(
     from marl_bgs_clients import preflight
 
     preflight.play(human)  # before any heavy import: within a second
-    from marl_bgs_clients.battle import BattleClient
-    from marl_bgs_clients.session import HumanGame
+    from marl_bgs_clients.tdm.battle import BattleClient
+    from marl_bgs_clients.tdm.session import HumanGame
 
     rules = {} if tick_limit is None else {"tick_limit": tick_limit}
     ref = ui.layout(map_ref, "tdm", files=True)
@@ -129,7 +129,7 @@ def screenshots(
     out: Annotated[Path, typer.Option(help="Folder for the PNGs")] = Path("docs/clients"),
 ) -> None:
     """Draw the pictures of docs/clients.md (a recorded game in the viewer and the client)."""
-    from marl_bgs_clients.shots import draw_all
+    from marl_bgs_clients.tdm.shots import draw_all
 
     for path in draw_all(out):
         typer.echo(str(path))

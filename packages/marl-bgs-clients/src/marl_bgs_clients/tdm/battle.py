@@ -31,10 +31,10 @@ from marl_bgs.core.arena import MIRROR_MOVE, MOVE_NAMES, MOVE_VECTORS
 from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.tables import REL_TO_ABS, RELATIVE_INDEX, spawn_left
 from marl_bgs_clients.canvas import BACKGROUND, SELECTED, TEXT, font
-from marl_bgs_clients.session import Action, HumanGame
 from marl_bgs_clients.tdm.key import key_rect, key_strip
 from marl_bgs_clients.tdm.render import Layout, draw, slot_name
 from marl_bgs_clients.tdm.scene import Scene, oracle_scene, pov_scene
+from marl_bgs_clients.tdm.session import Action, HumanGame
 from marl_bgs_clients.window import open_window
 from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError

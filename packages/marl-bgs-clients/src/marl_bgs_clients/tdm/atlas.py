@@ -1,8 +1,8 @@
 """Pictures for the docs, drawn with the one renderer: the map atlas and the scenario starts.
 
-    python -m marl_bgs_clients.atlas maps --out docs/maps             # NN.png per map, overview.png
-    python -m marl_bgs_clients.atlas maps --out /tmp/maps --ids 0 47  # some maps, no overview
-    python -m marl_bgs_clients.atlas scenarios --out docs/scenarios   # scenario_<id>.png
+    python -m marl_bgs_clients.tdm.atlas maps --out docs/maps            # NN.png, overview.png
+    python -m marl_bgs_clients.tdm.atlas maps --out /tmp/maps --ids 0 47 # some, no overview
+    python -m marl_bgs_clients.tdm.atlas scenarios --out docs/scenarios  # scenario_<id>.png
 
 Every picture is a `Scene` built from an engine start state (`oracle_scene`) and drawn by
 `marl_bgs_clients.tdm.render`, so the docs show the game exactly as the clients do. A map picture

@@ -12,13 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from marl_bgs.tdm.tables import REL_TO_ABS
-from marl_bgs_clients.battle import BattleClient
 from marl_bgs_clients.canvas import pixels
 from marl_bgs_clients.export import save_clip, save_frame
-from marl_bgs_clients.session import replay_game
+from marl_bgs_clients.tdm.battle import BattleClient
 from marl_bgs_clients.tdm.drawing import replay_scene
 from marl_bgs_clients.tdm.key import with_key
 from marl_bgs_clients.tdm.render import render
+from marl_bgs_clients.tdm.session import replay_game
 from marl_bgs_clients.viewer import ReplayViewer
 from marl_bgs_clients.watch import play_one
 from marl_bgs_eval.replays import Replay
