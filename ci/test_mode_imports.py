@@ -28,10 +28,6 @@ MODE_NAMES = {
 }  # fmt: skip
 PUBLIC_FACE = {"packages/marl-bgs-engine/src/marl_bgs/__init__.py"}
 REMAINING_BY_REASON: dict[str, list[str]] = {
-    "clients: the CLI's `play` and `screenshots` are Team Deathmatch's commands (tdm/), to be "
-    "found through the clients' part registry": [
-        "packages/marl-bgs-clients/src/marl_bgs_clients/cli.py",
-    ],
     "engine: the demo plays Team Deathmatch": [
         "packages/marl-bgs-engine/src/marl_bgs/demo.py",
     ],

@@ -10,6 +10,7 @@ draw the docs' screenshots.
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,9 +19,12 @@ import typer
 from marl_bgs_clients.watch import ERRORS, watch
 from marl_bgs_eval import console as ui
 
+COMMANDS = "marl_bgs_clients.commands"  # entry points: `register(app)` adds a mode's commands
 app = ui.App("marl-bgs-clients", errors=ERRORS, add_completion=False, no_args_is_help=True,
              help="MARL-BattleGrounds clients: BattleClient and Replay Viewer.")  # fmt: skip
 app.command()(watch)
+for _commands in entry_points(group=COMMANDS):  # a mode's own commands (Team Deathmatch: play)
+    _commands.load()(app)
 
 
 @app.command(name="two-bridge", hidden=True, context_settings={
@@ -92,44 +96,3 @@ def _opened(path: Path, pov: int | None) -> Any:
         ui.fail(f"--pov: {replay.header['mode']} has no agent view {pov}")
     viewer.observer = viewer.selected = pov
     return viewer
-
-
-@app.command()
-def play(
-    system_a: Annotated[str, typer.Argument(help="Team A's System (plays the slots you leave)")],
-    system_b: Annotated[str, typer.Argument(help="Team B's System")],
-    human: Annotated[list[int], typer.Option(help="A slot you play (0-4 team A, 5-9 team B)")],
-    map_ref: Annotated[str, typer.Option("--map", help="Map id, name or .json file")] = "47",
-    roster_a: Annotated[str, typer.Option(help="Team A's classes, e.g. MWHRP")] = "MWHRP",
-    roster_b: Annotated[str, typer.Option(help="Team B's classes")] = "MWHRP",
-    seed: Annotated[int, typer.Option(help="Root seed (the Systems' keys)")] = 0,
-    a_right: Annotated[bool, typer.Option(help="Team A starts on the right edge")] = False,
-    tick_limit: Annotated[int | None, typer.Option(help="Ticks at most (engine default)")] = None,
-    oracle: Annotated[bool, typer.Option(help="Start in the Oracle view, not agent POV")] = False,
-    out: Annotated[Path, typer.Option(help="Where the replay is saved")] = Path(
-        "battle.replay.zip"
-    ),
-) -> None:  # pragma: no cover - opens a window
-    """Play some slots yourself, turn-based, alongside or against any Systems."""
-    from marl_bgs_clients import preflight
-
-    preflight.play(human)  # before any heavy import: within a second
-    from marl_bgs_clients.tdm.battle import BattleClient
-    from marl_bgs_clients.tdm.session import HumanGame
-
-    rules = {} if tick_limit is None else {"tick_limit": tick_limit}
-    ref = ui.layout(map_ref, "tdm", files=True)
-    game = HumanGame(system_a, system_b, human, ref, roster_a, roster_b, seed=seed,
-                     a_right=a_right, **rules)  # fmt: skip
-    BattleClient(game, out=out, oracle=oracle).run()
-
-
-@app.command()
-def screenshots(
-    out: Annotated[Path, typer.Option(help="Folder for the PNGs")] = Path("docs/clients"),
-) -> None:
-    """Draw the pictures of docs/clients.md (a recorded game in the viewer and the client)."""
-    from marl_bgs_clients.tdm.shots import draw_all
-
-    for path in draw_all(out):
-        typer.echo(str(path))
