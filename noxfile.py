@@ -468,7 +468,7 @@ def demo(session: nox.Session) -> None:
     """The main job: Team Deathmatch matches of the scripted teams and random play, then one of
     its games (TDM-Gamma vs TDM-Beta on map 47) written as an animation (out/demo/)."""
     _sync(session, "marl-bgs-clients", "--no-editable")
-    session.run("python", "-m", "marl_bgs.demo", *session.posargs)
+    session.run("python", "-m", "marl_bgs.tdm.demo", *session.posargs)
     gif = "out/demo/tdm-gamma-vs-tdm-beta-map47.gif"
     session.run(
         "marl-bgs-watch", "tdm-gamma", "tdm-beta", "--map", "47", "--tick-limit", "80",

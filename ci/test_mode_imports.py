@@ -28,9 +28,6 @@ MODE_NAMES = {
 }  # fmt: skip
 PUBLIC_FACE = {"packages/marl-bgs-engine/src/marl_bgs/__init__.py"}
 REMAINING_BY_REASON: dict[str, list[str]] = {
-    "engine: the demo plays Team Deathmatch": [
-        "packages/marl-bgs-engine/src/marl_bgs/demo.py",
-    ],
     "eval: Team Deathmatch features to move into marl_bgs_eval/tdm/": [
         "packages/marl-bgs-eval/src/marl_bgs_eval/compose.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/legend.py",

@@ -1,61 +1,14 @@
-"""Old paths of moved modules (`marl_bgs_clients.moved`): the very same module object, with a
-DeprecationWarning that names the new path and points at the importing line."""
+"""Old paths of the clients' moved modules still import (`marl_bgs_clients.MOVED`, through
+`marl_bgs.core.moved`): the very same module, with a DeprecationWarning naming the new path."""
 
 from __future__ import annotations
 
 import importlib
-import runpy
 import sys
-import warnings
 
 import pytest
 
-import marl_bgs_clients
-from marl_bgs_clients import canvas
-from marl_bgs_clients.moved import MOVED, MovedModules, install
-
-OLD = "marl_bgs_clients.old_canvas"  # a name no module has, for the finder's own tests
-
-
-@pytest.fixture
-def finder(monkeypatch):
-    """A finder that answers OLD with `marl_bgs_clients.canvas`, removed afterwards."""
-    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
-    monkeypatch.delitem(sys.modules, OLD, raising=False)
-    yield install({OLD: "marl_bgs_clients.canvas"})
-    if hasattr(marl_bgs_clients, "old_canvas"):
-        delattr(marl_bgs_clients, "old_canvas")
-
-
-def test_an_old_name_gives_the_new_module_and_warns_at_the_importer(finder):
-    with pytest.warns(DeprecationWarning, match="old_canvas moved to marl_bgs_clients.canvas") as w:
-        module = importlib.import_module(OLD)
-    assert module is canvas
-    assert module.__name__ == "marl_bgs_clients.canvas"
-    assert sys.modules[OLD] is canvas
-    assert getattr(marl_bgs_clients, "old_canvas") is canvas  # noqa: B009 - set by the import
-    assert canvas.__spec__.name == "marl_bgs_clients.canvas"  # the new module is left as it was
-    assert [x.filename for x in w] == [__file__]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        again = importlib.import_module(OLD)  # imported already: no second warning
-    assert again is canvas
-
-
-def test_the_finder_is_installed_once_and_answers_only_old_names(finder):
-    assert install({OLD: "marl_bgs_clients.canvas"}) is finder
-    assert sum(isinstance(f, MovedModules) and f.moved == MOVED for f in sys.meta_path) == 1
-    assert finder.find_spec("marl_bgs_clients.canvas") is None
-    with pytest.raises(ModuleNotFoundError, match=r"marl_bgs_clients\.no_such_module"):
-        importlib.import_module("marl_bgs_clients.no_such_module")
-
-
-def test_python_dash_m_on_an_old_name_runs_the_new_module(finder):
-    """`python -m OLD` (runpy) runs the new module's code, with the warning."""
-    with pytest.warns(DeprecationWarning, match="import marl_bgs_clients.canvas instead"):
-        names = runpy.run_module(OLD, run_name="not_main")
-    assert names["text"].__code__.co_filename == canvas.text.__code__.co_filename
-    assert names["__file__"] == canvas.__file__  # runpy's sys.argv[0] under -m
+from marl_bgs_clients import MOVED
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))

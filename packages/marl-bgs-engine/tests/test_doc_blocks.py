@@ -34,7 +34,7 @@ def test_the_demo_hint_says_how_to_get_marl_bgs_eval(tmp_path: Path, monkeypatch
     """The demo's closing hint: this environment's marl-bgs-eval where it is installed (under
     `nox -s demo`: .nox/demo/bin/), else the install from the clone's root (the packages are not
     on PyPI). marl-bgs-eval's tests parse the command it names."""
-    from marl_bgs import demo
+    from marl_bgs.tdm import demo
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "env" / "bin" / "python"))
@@ -55,10 +55,10 @@ def test_the_demo_hint_says_how_to_get_marl_bgs_eval(tmp_path: Path, monkeypatch
 
 
 def test_the_demo_answers_version(capsys) -> None:
-    """`python -m marl_bgs.demo --version`: the line every command line's `--version` starts
+    """`python -m marl_bgs.tdm.demo --version`: the line every command line's `--version` starts
     with (the engine has no typer; the other command lines print it through marl_bgs_eval)."""
     import marl_bgs
-    from marl_bgs import demo
+    from marl_bgs.tdm import demo
 
     with pytest.raises(SystemExit) as stop:
         demo.main(["--version"])

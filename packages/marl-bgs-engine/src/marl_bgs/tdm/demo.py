@@ -1,6 +1,6 @@
 """The main job's demo: Team Deathmatch matches between the scripted teams and random play.
 
-python -m marl_bgs.demo --games 16 --ticks 300 --map 47
+python -m marl_bgs.tdm.demo --games 16 --ticks 300 --map 47
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""Modules of the clients that moved keep their old import path for a while: importing the old
-name gives the module at its new path (the very same object) with a `DeprecationWarning` naming
-it, and `python -m OLD` runs the new module. `install()` runs when `marl_bgs_clients` is imported.
+"""Modules that moved keep their old import path for a while: importing the old name gives the
+module at its new path (the very same object) with a `DeprecationWarning` naming it, and
+`python -m OLD` runs the new module (with a `FutureWarning`, which Python always shows). Each package lists its moves (old name -> new name) and
+calls `install(table)` from its `__init__.py` (the engine for `marl_bgs.demo`, the clients for
+their Team Deathmatch modules, ...).
 """
 
 from __future__ import annotations
@@ -13,14 +15,6 @@ from collections.abc import Mapping, Sequence
 from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from types import CodeType, ModuleType
-
-# old module name -> new module name
-MOVED: dict[str, str] = {
-    "marl_bgs_clients.atlas": "marl_bgs_clients.tdm.atlas",
-    "marl_bgs_clients.battle": "marl_bgs_clients.tdm.battle",
-    "marl_bgs_clients.session": "marl_bgs_clients.tdm.session",
-    "marl_bgs_clients.shots": "marl_bgs_clients.tdm.shots",
-}
 
 
 class MovedModules(MetaPathFinder, Loader):
@@ -51,14 +45,14 @@ class MovedModules(MetaPathFinder, Loader):
 
     def get_code(self, fullname: str) -> CodeType | None:
         """The new module's code, for `python -m OLD` (runpy asks the loader for it)."""
-        new = self._warned(fullname)
+        new = self._warned(fullname, FutureWarning)  # a person typed it: always shown
         spec = importlib.util.find_spec(new)
         get_code = getattr(spec.loader, "get_code", None) if spec else None
         return get_code(new) if get_code else None
 
-    def _warned(self, old: str) -> str:
+    def _warned(self, old: str, category: type[Warning] = DeprecationWarning) -> str:
         new = self.moved[old]
-        warnings.warn(f"{old} moved to {new}: import {new} instead", DeprecationWarning,
+        warnings.warn(f"{old} moved to {new}: import {new} instead", category,
                       stacklevel=_importer_level())  # fmt: skip
         return new
 
@@ -79,9 +73,9 @@ def _importer_level() -> int:
     return level
 
 
-def install(moved: Mapping[str, str] = MOVED) -> MovedModules:
-    """Put a `MovedModules` finder for `moved` on `sys.meta_path` (once; the one already there
-    for the same table is returned)."""
+def install(moved: Mapping[str, str]) -> MovedModules:
+    """Put a `MovedModules` finder for `moved` (old module name -> new) on `sys.meta_path`
+    (once; the one already there for the same table is returned)."""
     for finder in sys.meta_path:
         if isinstance(finder, MovedModules) and finder.moved == dict(moved):
             return finder
