@@ -196,10 +196,10 @@ def test_rows_from_an_evaluation_replay_as_played() -> None:
     made = tb.record_rows(_policy, rows, seed=1, **settings)
     for replay, (_, row) in zip(made, rows.iterrows(), strict=True):
         assert replay.header["settings"] == {"variant": row["variant"], **settings}
-        assert replay.header["game"] == row["episode"]
+        assert replay.header["game"] == row["game"]  # the evaluation's game number
         assert replay.arrays["reward"][:, 0].sum() == pytest.approx(row["return"], abs=1e-4)
     wrong = rows.iloc[[1]].assign(ticks=rows["ticks"].iloc[1] - 1)  # not what was played
-    with pytest.raises(EvalError, match=r"^rows: V1_Combat episode 1 ended in outcome"):
+    with pytest.raises(EvalError, match=r"^games: game 1 ended .* but its row says .* after"):
         tb.record_rows(_policy, wrong, seed=1, **settings)
     with pytest.raises(EvalError, match=r"^rows: missing column\(s\) \['ticks'\]"):
         tb.record_rows(_policy, pd.DataFrame(rows.drop(columns="ticks")), seed=1)

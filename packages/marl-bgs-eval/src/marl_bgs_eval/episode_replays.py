@@ -13,8 +13,8 @@ rebuild its states for pictures or analysis. Nothing here knows a rule or a team
 
 `record` takes one policy per team of the mode, in team order (a bare policy for a single-team
 mode). Game g of `record(policy, key, mode=..., games=[g])` of a single-team mode is game g of
-`play_episodes(env, policy, key)` (and of `marl_bgs_eval.two_bridge.evaluate_variants`): same
-start, same policy keys, same end. `mode` names the mode (an id or alias); there is no default.
+`play_episodes(env, policy, key)`: same start, same policy keys, same end. `mode` names the
+mode (an id or alias); there is no default.
 
 A file is a replay file (`marl_bgs_eval.replay_files.FORMAT`). Its header adds to the generic
 fields (`format`, `engine`, `mode`, `ticks`): `settings` (the `make` keywords, JSON values),

@@ -5,9 +5,11 @@
     losses = table[table["outcome"] == "combat loss"].head(2)
     replays = marl_bgs_eval.two_bridge.record_rows(policy, losses, seed=0)  # as they were played
 
-`policy` is an engine team policy, or a function `env -> policy` (the action count depends on
-the variant's enemy count). Win rate = (navigation wins + combat wins) / episodes, with a 95%
-Wilson interval (scipy.stats.binomtest) per variant.
+Both go through the path every mode takes: the variants are played by `marl_bgs_eval.evaluate`
+(mode "two-bridge", one call per variant, spawn-swapped pairs, its keys) and recorded by
+`marl_bgs_eval.record_games`. `policy` is an engine team policy, or a function `env -> policy`
+(the action count depends on the variant's enemy count). Win rate = (navigation wins + combat
+wins) / episodes, with a 95% Wilson interval (scipy.stats.binomtest) per variant.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-import jax
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
@@ -24,13 +25,16 @@ import marl_bgs
 from marl_bgs.core.team import TeamPolicy
 from marl_bgs.two_bridge import OUTCOMES, VARIANTS
 from marl_bgs.two_bridge.layout import COMBAT_WIN, NAVIGATION_WIN
-from marl_bgs_eval import episode_replays
+from marl_bgs_eval import results
 from marl_bgs_eval.array_zip import Replay
-from marl_bgs_eval.episodes import play_episodes
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.evaluate import evaluate
+from marl_bgs_eval.game_replays import record_games
+from marl_bgs_eval.systems import System, system
 
 PolicyFor = TeamPolicy | Callable[[Any], TeamPolicy]
 WINS = (OUTCOMES[NAVIGATION_WIN], OUTCOMES[COMBAT_WIN])
+MODE = "two-bridge"
 
 
 def _variants(variants: str | Sequence[str]) -> list[str]:
@@ -47,14 +51,14 @@ def _variants(variants: str | Sequence[str]) -> list[str]:
     return names
 
 
-def _policy_for(policy: PolicyFor, env: Any) -> TeamPolicy:
-    if callable(getattr(policy, "act", None)):
-        return cast(TeamPolicy, policy)
-    return cast(Callable[[Any], TeamPolicy], policy)(env)
-
-
-def _key(seed: int, variant: str) -> jax.Array:
-    return jax.random.fold_in(jax.random.key(seed), VARIANTS.index(variant))
+def _system(policy: PolicyFor, variant: str, settings: dict[str, Any]) -> System:
+    """The policy for `variant` as a System of Two-Bridge (named after the policy)."""
+    if not callable(getattr(policy, "act", None)):
+        env = marl_bgs.make(MODE, variant=variant, num_envs=1, **settings)
+        policy = cast(Callable[[Any], TeamPolicy], policy)(env)
+    chosen = cast(Any, policy)
+    return system(chosen.act, name=str(getattr(chosen, "name", "policy")), init=chosen.init,
+                  mode=MODE)  # fmt: skip
 
 
 def evaluate_variants(
@@ -64,27 +68,27 @@ def evaluate_variants(
     seed: int = 0,
     **settings: Any,
 ) -> pd.DataFrame:
-    """One row per episode: variant, episode, outcome, outcome_code, ticks, return, win.
-    Episode i of a variant starts from (seed, variant, i) alone; `settings` go to `make`."""
-    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
-        raise EvalError(f"episodes: expected a positive integer, got {episodes!r}")
+    """One row per episode: `evaluate`'s results row of the game (`game`, `seed_number`,
+    `a_spawn`, `outcome`, `ticks`, `return`, ...) with `variant`, `episode` (0 .. episodes - 1
+    within the variant), `outcome_code` and `win`. The k-th variant listed plays games k *
+    episodes onwards of seed `seed` (an even number of episodes: spawn-swapped pairs);
+    `settings` go to `make` (`tick_limit`, `weights`, ...)."""
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 2 or episodes % 2:
+        raise EvalError(f"episodes: expected an even positive integer, got {episodes!r}")
     frames = []
-    for variant in _variants(variants):
-        env = marl_bgs.make("two-bridge", variant=variant, num_envs=episodes, **settings)
-        chosen = _policy_for(policy, env)
-        played = play_episodes(env, chosen, _key(seed, variant))
-        names = [OUTCOMES[c] for c in played.outcome]
+    for k, variant in enumerate(_variants(variants)):
+        games = evaluate(
+            _system(policy, variant, settings), mode=MODE, maps=variant, games_per_map=episodes,
+            seed=seed, metrics="none", batch_size=episodes, first_game=k * episodes,
+            first_seed_number=k * episodes // 2, **settings,
+        )  # fmt: skip
+        names = games["outcome"].tolist()
         frames.append(
-            pd.DataFrame(
-                {
-                    "variant": variant,
-                    "episode": range(episodes),
-                    "outcome": names,
-                    "outcome_code": played.outcome,
-                    "ticks": played.ticks,
-                    "return": played.returns,
-                    "win": [name in WINS for name in names],
-                }
+            games.assign(
+                variant=variant,
+                episode=games["game"].to_numpy() - k * episodes,
+                outcome_code=[OUTCOMES.index(name) for name in names],
+                win=[name in WINS for name in names],
             )
         )
     return pd.concat(frames, ignore_index=True)
@@ -93,34 +97,22 @@ def evaluate_variants(
 def record_rows(
     policy: PolicyFor, rows: pd.DataFrame, seed: int = 0, **settings: Any
 ) -> list[Replay]:
-    """Episode replays (`marl_bgs_eval.episode_replays`) of rows picked from
-    `evaluate_variants(policy, seed=seed, **settings)`, one per row in order: each episode as it
+    """Replays (`marl_bgs_eval.record_games`) of rows picked from
+    `evaluate_variants(policy, seed=seed, **settings)`, one per row in order: each game as it
     was played there (checked: a row whose outcome or length differs is an error, e.g. another
     seed or settings)."""
-    missing = {"variant", "episode", "outcome_code", "ticks"} - set(rows.columns)
+    missing = {"variant", "episode", "outcome_code", "ticks", "game", "seed"} - set(rows.columns)
     if missing:
         raise EvalError(f"rows: missing column(s) {sorted(missing)}")
-    made: dict[tuple[str, int], Replay] = {}
+    if np.any(rows["seed"].to_numpy() != seed):
+        raise EvalError(f"seed: {seed} differs from the rows' seed column")
+    plain = rows[[c for c in results.columns(MODE) if c in rows.columns]]
+    made: dict[int, Replay] = {}
     for variant in dict.fromkeys(_variants(list(rows["variant"]))):
-        picked = [int(e) for e in rows.loc[rows["variant"] == variant, "episode"]]
-        env = marl_bgs.make("two-bridge", variant=variant, **settings)
-        replays = episode_replays.record(
-            _policy_for(policy, env), _key(seed, variant), mode=env.spec.id,
-            games=sorted(set(picked)), settings={"variant": variant, **settings},
-        )  # fmt: skip
-        made |= {(variant, r.header["game"]): r for r in replays}
-    out = []
-    columns = rows[["variant", "episode", "outcome_code", "ticks"]]
-    for variant, episode, code, ticks in columns.itertuples(index=False):
-        replay = made[(variant, int(episode))]
-        if (replay.header["outcome"], replay.ticks) != (int(code), int(ticks)):
-            raise EvalError(
-                f"rows: {variant} episode {episode} ended in outcome {replay.header['outcome']} "
-                f"after {replay.ticks} steps, the row says {code} after {ticks} (another seed or "
-                "settings than the evaluation's?)"
-            )
-        out.append(replay)
-    return out
+        picked = cast(pd.DataFrame, plain[rows["variant"].to_numpy() == variant])
+        replays = record_games(_system(policy, variant, settings), None, picked, **settings)
+        made |= {r.header["game"]: r for r in replays}
+    return [made[int(g)] for g in rows["game"]]
 
 
 def outcome_table(episodes: pd.DataFrame) -> pd.DataFrame:
