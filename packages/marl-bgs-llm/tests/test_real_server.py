@@ -22,8 +22,8 @@ from marl_bgs_llm.replies import FAILURES
 
 URL = os.environ.get("MARL_BGS_LLM_SERVER")
 MODEL = os.environ.get("MARL_BGS_LLM_MODEL", "smollm2")
-TICKS = 4
-ROSTERS = ("MP", "MP")  # 2 v 2 keeps the real tier to a few dozen requests on 2 cores
+TICKS = 2
+ROSTERS = ("MP", "MP")  # 2 v 2 for 2 ticks: 8 requests, under two minutes on 2 cores
 pytestmark = pytest.mark.skipif(URL is None, reason="no real model server (MARL_BGS_LLM_SERVER)")
 
 
