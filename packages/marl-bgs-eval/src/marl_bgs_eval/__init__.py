@@ -12,6 +12,7 @@ ratings = ev.rate(games, bootstrap=1000, seed=0)
 from importlib.metadata import version as _version
 from typing import TYPE_CHECKING
 
+from marl_bgs_eval import moved
 from marl_bgs_eval.lazy import export_lazily
 
 if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy)
@@ -79,3 +80,4 @@ __all__ = [
 ]
 
 export_lazily(__name__)
+moved.install()  # old module paths still import, with a DeprecationWarning

@@ -1,0 +1,49 @@
+"""Modules that moved into a mode's folder still import from their old paths (`moved.MOVED`):
+the very module of the new path, with a DeprecationWarning naming it."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+
+import pytest
+
+from marl_bgs_eval.moved import MOVED
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_an_old_path_is_the_new_module_and_warns(old: str) -> None:
+    new = MOVED[old]
+    module = importlib.import_module(new)
+    sys.modules.pop(old, None)  # another test may have imported it already
+    with pytest.warns(DeprecationWarning, match="moved to") as caught:
+        aliased = importlib.import_module(old)
+    assert aliased is module
+    assert [str(w.message) for w in caught] == [
+        f"{old} moved to {new}; import it from there (the old path will be removed)"
+    ]
+    assert module.__name__ == new
+    assert module.__spec__ is not None
+    assert module.__spec__.name == new  # it keeps its own spec
+
+
+def test_import_statements_and_attribute_access_warn_too() -> None:
+    old, new = "marl_bgs_eval.legend", "marl_bgs_eval.tdm.legend"
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}") as caught:
+        import marl_bgs_eval.legend  # the statement form
+    assert caught[0].filename == __file__  # the warning points at the import, not importlib
+    sys.modules.pop(old, None)
+    marl_bgs_eval.__dict__.pop("legend", None)
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
+        from marl_bgs_eval import legend
+    assert legend is importlib.import_module(new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once imported, the old name is just a name
+        assert marl_bgs_eval.legend is legend  # type: ignore[attr-defined]
+
+
+def test_other_names_are_not_answered() -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("marl_bgs_eval.no_such_module")
