@@ -43,7 +43,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-engine/src/marl_bgs/demo.py",
     ],
     "eval: Team Deathmatch features to move into marl_bgs_eval/tdm/": [
-        "packages/marl-bgs-eval/src/marl_bgs_eval/compose.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/__init__.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/analysis.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/axes.py",

@@ -17,7 +17,6 @@ from marl_bgs_eval.lazy import export_lazily
 
 if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy)
     from marl_bgs import TeamInputs
-    from marl_bgs_eval.compose import pool, team
     from marl_bgs_eval.crossplay import cross_play
     from marl_bgs_eval.distinct import distinct_games, mirror_pairs
     from marl_bgs_eval.errors import EvalError
@@ -32,6 +31,7 @@ if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy
     from marl_bgs_eval.results import combine, load, save, validate
     from marl_bgs_eval.scenarios import evaluate_scenarios, scenario_games
     from marl_bgs_eval.systems import System, idle_system, random_system, system
+    from marl_bgs_eval.tdm.compose import pool, team
     from marl_bgs_eval.tiers import TIERS, division, tier, win_chance
     from marl_bgs_eval.zero_shot import zero_shot
 

@@ -123,11 +123,6 @@ def _leaf_who(memory: Any, inputs: TeamInputs) -> jax.Array:
     return jnp.zeros(inputs.obs.shape[:2], jnp.int32)
 
 
-def _slot_classes(inputs: TeamInputs) -> jax.Array:
-    """Class id of each own roster slot [n, 5] (public knowledge, read from agent 0's view)."""
-    return inputs.views.public.roster_class[:, 0, :5].astype(jnp.int32)
-
-
 def _host(name: str, fn: Callable, init: Callable, heads: int) -> Callable:
     """Wrap a numpy function so the compiled loop calls it on the host once per tick."""
 
