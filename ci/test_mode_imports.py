@@ -52,7 +52,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-eval/src/marl_bgs_eval/opponents.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/scenarios.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/systems.py",
-        "packages/marl-bgs-eval/src/marl_bgs_eval/zero_shot.py",
     ],
     "eval: Team Deathmatch's replay format, to take its tick schema from the mode's parts": [
         "packages/marl-bgs-eval/src/marl_bgs_eval/replays.py",

@@ -19,6 +19,7 @@ from types import CodeType, ModuleType
 MOVED: dict[str, str] = {  # old module name -> new module name
     "marl_bgs_eval.legend": "marl_bgs_eval.tdm.legend",
     "marl_bgs_eval.compose": "marl_bgs_eval.tdm.compose",
+    "marl_bgs_eval.zero_shot": "marl_bgs_eval.tdm.zero_shot",
 }
 
 
