@@ -49,7 +49,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/families.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/priority.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/timing.py",
-        "packages/marl-bgs-eval/src/marl_bgs_eval/opponents.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/scenarios.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/systems.py",
     ],

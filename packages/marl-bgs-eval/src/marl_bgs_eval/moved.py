@@ -20,6 +20,7 @@ MOVED: dict[str, str] = {  # old module name -> new module name
     "marl_bgs_eval.legend": "marl_bgs_eval.tdm.legend",
     "marl_bgs_eval.compose": "marl_bgs_eval.tdm.compose",
     "marl_bgs_eval.zero_shot": "marl_bgs_eval.tdm.zero_shot",
+    "marl_bgs_eval.opponents": "marl_bgs_eval.tdm.opponents",
 }
 
 
