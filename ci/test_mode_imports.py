@@ -49,7 +49,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/families.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/priority.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/timing.py",
-        "packages/marl-bgs-eval/src/marl_bgs_eval/scenarios.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/systems.py",
     ],
     "eval: Team Deathmatch's replay format, to take its tick schema from the mode's parts": [

@@ -29,9 +29,9 @@ if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy
     from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
     from marl_bgs_eval.registry import get_system, register, register_prefix
     from marl_bgs_eval.results import combine, load, save, validate
-    from marl_bgs_eval.scenarios import evaluate_scenarios, scenario_games
     from marl_bgs_eval.systems import System, idle_system, random_system, system
     from marl_bgs_eval.tdm.compose import pool, team
+    from marl_bgs_eval.tdm.scenarios import evaluate_scenarios, scenario_games
     from marl_bgs_eval.tdm.zero_shot import zero_shot
     from marl_bgs_eval.tiers import TIERS, division, tier, win_chance
 

@@ -432,7 +432,7 @@ def scenarios(
     plugin: Plugins = None,
 ) -> None:
     """Play SYSTEM as team A in the endgame scenarios; compare its wins with random play's."""
-    from marl_bgs_eval.scenarios import evaluate_scenarios
+    from marl_bgs_eval import evaluate_scenarios
 
     load_plugins(plugin)
     try:

@@ -21,6 +21,7 @@ MOVED: dict[str, str] = {  # old module name -> new module name
     "marl_bgs_eval.compose": "marl_bgs_eval.tdm.compose",
     "marl_bgs_eval.zero_shot": "marl_bgs_eval.tdm.zero_shot",
     "marl_bgs_eval.opponents": "marl_bgs_eval.tdm.opponents",
+    "marl_bgs_eval.scenarios": "marl_bgs_eval.tdm.scenarios",
 }
 
 
