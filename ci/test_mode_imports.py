@@ -43,13 +43,10 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
         "packages/marl-bgs-engine/src/marl_bgs/demo.py",
     ],
     "eval: Team Deathmatch features to move into marl_bgs_eval/tdm/": [
-        "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/__init__.py",
-        "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/analysis.py",
-        "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/axes.py",
-        "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/families.py",
-        "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/priority.py",
-        "packages/marl-bgs-eval/src/marl_bgs_eval/metrics/timing.py",
         "packages/marl-bgs-eval/src/marl_bgs_eval/systems.py",
+    ],
+    "eval: the `metrics` command searches Team Deathmatch's metric schema (marl_bgs_eval.tdm)": [
+        "packages/marl-bgs-eval/src/marl_bgs_eval/cli.py",
     ],
     "eval: Team Deathmatch's replay format, to take its tick schema from the mode's parts": [
         "packages/marl-bgs-eval/src/marl_bgs_eval/replays.py",

@@ -11,7 +11,7 @@ import pytest
 import marl_bgs_eval as ev
 from marl_bgs.two_bridge import OUTCOMES
 from marl_bgs_eval import results
-from marl_bgs_eval.metrics.compare import system_metrics
+from marl_bgs_eval.compare import system_metrics
 from marl_bgs_eval.modes import parts
 
 BRIDGE = {"mode": "two-bridge", "maps": "V1_Base,V2_Base", "games_per_map": 2, "tick_limit": 20,

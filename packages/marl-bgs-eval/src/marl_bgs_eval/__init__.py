@@ -17,20 +17,20 @@ from marl_bgs_eval.lazy import export_lazily
 
 if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy)
     from marl_bgs import TeamInputs
+    from marl_bgs_eval.compare import plot_measure_vs_elo, system_metrics
     from marl_bgs_eval.crossplay import cross_play
     from marl_bgs_eval.distinct import distinct_games, mirror_pairs
     from marl_bgs_eval.errors import EvalError
     from marl_bgs_eval.evaluate import evaluate, resolve_maps
     from marl_bgs_eval.measures import Measure
-    from marl_bgs_eval.metrics import base_columns, find, priority_columns, schema
-    from marl_bgs_eval.metrics.analysis import MEASURES
-    from marl_bgs_eval.metrics.compare import plot_measure_vs_elo, system_metrics
     from marl_bgs_eval.modes import EvalParts
     from marl_bgs_eval.ratings import BTDFit, fit_btd, rate
     from marl_bgs_eval.registry import get_system, register, register_prefix
     from marl_bgs_eval.results import combine, load, save, validate
     from marl_bgs_eval.systems import System, idle_system, random_system, system
     from marl_bgs_eval.tdm.compose import pool, team
+    from marl_bgs_eval.tdm.metrics import base_columns, find, priority_columns, schema
+    from marl_bgs_eval.tdm.metrics.analysis import MEASURES
     from marl_bgs_eval.tdm.scenarios import evaluate_scenarios, scenario_games
     from marl_bgs_eval.tdm.zero_shot import zero_shot
     from marl_bgs_eval.tiers import TIERS, division, tier, win_chance

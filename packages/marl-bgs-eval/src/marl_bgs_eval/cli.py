@@ -389,7 +389,7 @@ def metrics(
     """Search the metric columns (column, level, topic, unit, meaning); --doc writes the page.
     Names are shown whole (folded over lines on a narrow terminal); --plain lists them for
     copying or a pipe."""
-    from marl_bgs_eval import metrics as mt
+    from marl_bgs_eval.tdm import metrics as mt
 
     if doc is not None:
         doc.write_text(mt.markdown(), encoding="utf-8")

@@ -22,6 +22,13 @@ MOVED: dict[str, str] = {  # old module name -> new module name
     "marl_bgs_eval.zero_shot": "marl_bgs_eval.tdm.zero_shot",
     "marl_bgs_eval.opponents": "marl_bgs_eval.tdm.opponents",
     "marl_bgs_eval.scenarios": "marl_bgs_eval.tdm.scenarios",
+    "marl_bgs_eval.metrics": "marl_bgs_eval.tdm.metrics",
+    "marl_bgs_eval.metrics.analysis": "marl_bgs_eval.tdm.metrics.analysis",
+    "marl_bgs_eval.metrics.axes": "marl_bgs_eval.tdm.metrics.axes",
+    "marl_bgs_eval.metrics.families": "marl_bgs_eval.tdm.metrics.families",
+    "marl_bgs_eval.metrics.priority": "marl_bgs_eval.tdm.metrics.priority",
+    "marl_bgs_eval.metrics.timing": "marl_bgs_eval.tdm.metrics.timing",
+    "marl_bgs_eval.metrics.compare": "marl_bgs_eval.compare",
 }
 
 

@@ -11,12 +11,12 @@ import pandas as pd
 
 from marl_bgs import BatchedEnv, ModeKit, TeamInputs
 from marl_bgs_eval import fingerprint as fp
-from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.measures import Measure
-from marl_bgs_eval.metrics.analysis import MEASURES
 from marl_bgs_eval.modes import EvalParts, FailRows, Layout
+from marl_bgs_eval.tdm import metrics as mt
 from marl_bgs_eval.tdm import results
 from marl_bgs_eval.tdm.maps import resolve_maps
+from marl_bgs_eval.tdm.metrics.analysis import MEASURES
 from marl_bgs_eval.tdm.replay import REPLAY
 
 

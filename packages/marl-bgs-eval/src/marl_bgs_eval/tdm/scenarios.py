@@ -23,7 +23,6 @@ from scipy.stats import fisher_exact
 
 from marl_bgs import ConfigError
 from marl_bgs.tdm import scenarios as engine_scenarios
-from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.distinct import repeated
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, play_schedule, schedule
@@ -31,6 +30,7 @@ from marl_bgs_eval.modes import Layout
 from marl_bgs_eval.results import normalize
 from marl_bgs_eval.systems import System, random_system, scripted_system
 from marl_bgs_eval.tdm import PARTS
+from marl_bgs_eval.tdm import metrics as mt
 
 SCRIPTED_TEAMS = ("tdm-alpha", "tdm-beta", "tdm-gamma")
 SUMMARY_COLUMNS = (
