@@ -27,7 +27,7 @@ from marl_bgs.tdm.classes import LETTERS
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import evaluate
 from marl_bgs_eval.ratings import rate
-from marl_bgs_eval.systems import scripted_system
+from marl_bgs_eval.tdm.scripted import scripted_system
 
 SCRIPTED = ("tdm-alpha", "tdm-beta", "tdm-gamma")
 MAPS = [47, 48, 49, 50, 51]

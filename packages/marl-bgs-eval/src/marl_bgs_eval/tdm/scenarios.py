@@ -28,9 +28,10 @@ from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, play_schedule, schedule
 from marl_bgs_eval.modes import Layout
 from marl_bgs_eval.results import normalize
-from marl_bgs_eval.systems import System, random_system, scripted_system
+from marl_bgs_eval.systems import System, random_system
 from marl_bgs_eval.tdm import PARTS
 from marl_bgs_eval.tdm import metrics as mt
+from marl_bgs_eval.tdm.scripted import scripted_system
 
 SCRIPTED_TEAMS = ("tdm-alpha", "tdm-beta", "tdm-gamma")
 SUMMARY_COLUMNS = (
