@@ -42,8 +42,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
     "engine: the demo plays Team Deathmatch": [
         "packages/marl-bgs-engine/src/marl_bgs/demo.py",
     ],
-    "eval: Team Deathmatch features to move into marl_bgs_eval/tdm/": [
-    ],
     "eval: the `metrics` command searches Team Deathmatch's metric schema (marl_bgs_eval.tdm)": [
         "packages/marl-bgs-eval/src/marl_bgs_eval/cli.py",
     ],

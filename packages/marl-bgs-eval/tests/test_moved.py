@@ -6,9 +6,11 @@ from __future__ import annotations
 import importlib
 import sys
 import warnings
+from importlib.machinery import PathFinder
 
 import pytest
 
+from marl_bgs_eval import moved
 from marl_bgs_eval.moved import MOVED
 
 
@@ -19,9 +21,10 @@ def test_an_old_path_is_the_new_module_and_warns(old: str) -> None:
     sys.modules.pop(old, None)  # another test may have imported it already
     with pytest.warns(DeprecationWarning, match="moved to") as caught:
         aliased = importlib.import_module(old)
+    assert caught[0].filename == __file__  # the warning points at the importing line
     assert aliased is module
     about = [str(w.message) for w in caught if str(w.message).startswith(f"{old} ")]
-    assert about == [f"{old} moved to {new}; import it from there (the old path will be removed)"]
+    assert about == [f"{old} moved to {new}: import {new} instead"]
     assert module.__name__ == new
     assert module.__spec__ is not None
     assert module.__spec__.name == new  # it keeps its own spec
@@ -46,3 +49,12 @@ def test_import_statements_and_attribute_access_warn_too() -> None:
 def test_other_names_are_not_answered() -> None:
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("marl_bgs_eval.no_such_module")
+
+
+def test_the_finder_is_installed_once_and_before_the_path_finder() -> None:
+    """First on `sys.meta_path`: a folder a moved package leaves behind (`metrics/__pycache__/`)
+    would otherwise be found as a namespace package under the old name."""
+    finder = moved.install()
+    assert moved.install() is finder
+    assert sum(f is finder for f in sys.meta_path) == 1
+    assert sys.meta_path.index(finder) < sys.meta_path.index(PathFinder)

@@ -80,4 +80,4 @@ __all__ = [
 ]
 
 export_lazily(__name__)
-moved.install()  # old module paths still import, with a DeprecationWarning
+moved.install()  # old module paths still import, with a DeprecationWarning (moved.MOVED)

@@ -1,21 +1,21 @@
-"""Old module paths of modules that moved into a mode's folder (issue 43): importing one still
-works, gives the very module at the new path and warns (`DeprecationWarning`) naming it.
-
-`install()` (called by `marl_bgs_eval/__init__.py`) puts one `sys.meta_path` finder first; it
-answers only for the names in `MOVED`.
+"""Modules of eval that moved keep their old import path for a while: importing the old name
+gives the module at its new path (the very same object) with a `DeprecationWarning` naming it,
+and `python -m OLD` runs the new module. `install()` runs when `marl_bgs_eval` is imported;
+another package passes its own table (`install(moved)`).
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from importlib.abc import Loader, MetaPathFinder
+from importlib.machinery import ModuleSpec
 from types import CodeType, ModuleType
 
+# old module name -> new module name (issue 43: Team Deathmatch's features into tdm/)
 MOVED: dict[str, str] = {  # old module name -> new module name
     "marl_bgs_eval.legend": "marl_bgs_eval.tdm.legend",
     "marl_bgs_eval.compose": "marl_bgs_eval.tdm.compose",
@@ -32,47 +32,69 @@ MOVED: dict[str, str] = {  # old module name -> new module name
 }
 
 
-def _warn(old: str) -> None:
-    warnings.warn(
-        f"{old} moved to {MOVED[old]}; import it from there (the old path will be removed)",
-        DeprecationWarning,
-        stacklevel=3,  # past this module and the import system's own frames: the importer
-    )
+class MovedModules(MetaPathFinder, Loader):
+    """A `sys.meta_path` finder that answers each old name of `moved` with its new module."""
 
-
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds each old name and loads it as the module at its new name."""
+    def __init__(self, moved: Mapping[str, str]) -> None:
+        self.moved = dict(moved)
 
     def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        """A spec loaded by this finder for an old name (its origin the new module's file, which
+        `python -m` puts in `sys.argv[0]`), None for any other."""
         del path, target
-        return importlib.machinery.ModuleSpec(fullname, self) if fullname in MOVED else None
+        if fullname not in self.moved:
+            return None
+        new = importlib.util.find_spec(self.moved[fullname])
+        return importlib.util.spec_from_loader(fullname, self, origin=new and new.origin)
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        _warn(spec.name)
-        module = importlib.import_module(MOVED[spec.name])
-        spec.loader_state = module.__spec__  # the import system now sets __spec__ to `spec`
-        return module
+    def create_module(self, spec: ModuleSpec) -> None:
+        """The import system's default placeholder (exec_module swaps in the new module)."""
+        del spec
 
     def exec_module(self, module: ModuleType) -> None:
-        alias = module.__spec__
-        assert alias is not None
-        module.__spec__ = alias.loader_state  # the module keeps its own spec
+        """Warn, import the new module and put it in `sys.modules` under the old name too (the
+        import system returns what `sys.modules` holds under the old name after this)."""
+        sys.modules[module.__name__] = importlib.import_module(self._warned(module.__name__))
 
     def get_code(self, fullname: str) -> CodeType | None:
-        """The new module's code, for `python -m <old name>`."""
-        _warn(fullname)
-        spec = importlib.util.find_spec(MOVED[fullname])
-        assert spec is not None
-        assert isinstance(spec.loader, importlib.abc.InspectLoader)
-        return spec.loader.get_code(spec.name)
+        """The new module's code, for `python -m OLD` (runpy asks the loader for it)."""
+        new = self._warned(fullname)
+        spec = importlib.util.find_spec(new)
+        get_code = getattr(spec.loader, "get_code", None) if spec else None
+        return get_code(new) if get_code else None
+
+    def _warned(self, old: str) -> str:
+        new = self.moved[old]
+        warnings.warn(f"{old} moved to {new}: import {new} instead", DeprecationWarning,
+                      stacklevel=_importer_level())  # fmt: skip
+        return new
 
 
-_FINDER = _Alias()
+def _importer_level() -> int:
+    """The `stacklevel` of the first frame outside this module and the import system, so the
+    warning points at the line that imported the old name (`warnings` itself skips the frames
+    of `importlib._bootstrap`, so they are not counted)."""
+    frame, level = sys._getframe(2), 2  # 1: _warned, 2: its caller (exec_module, get_code)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if "importlib" in name and "_bootstrap" in name:
+            frame = frame.f_back
+        elif name in (__file__, importlib.__file__):
+            frame, level = frame.f_back, level + 1
+        else:
+            break
+    return level
 
 
-def install() -> None:
-    """Put the finder of old names first on `sys.meta_path` (once)."""
-    if _FINDER not in sys.meta_path:
-        sys.meta_path.insert(0, _FINDER)
+def install(moved: Mapping[str, str] = MOVED) -> MovedModules:
+    """Put a `MovedModules` finder for `moved` first on `sys.meta_path` (once; the one already
+    there for the same table is returned). First, so that a folder left behind by a moved
+    package (say `metrics/__pycache__/`) is not found as a namespace package instead."""
+    for finder in sys.meta_path:
+        if isinstance(finder, MovedModules) and finder.moved == dict(moved):
+            return finder
+    finder = MovedModules(moved)
+    sys.meta_path.insert(0, finder)
+    return finder
