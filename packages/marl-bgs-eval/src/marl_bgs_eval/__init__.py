@@ -1,6 +1,6 @@
 """Evaluation for MARL-BattleGrounds: Systems, evaluate, metrics, cross-play, Elo with intervals.
 
-Metrics at three levels (`metrics.find("heal")` searches the 2,740 full columns), analysis
+Metrics at three levels (`find("heal")` searches the 2,740 full columns), analysis
 measures per System from its own side (`system_metrics`), zero-shot coordination (`zero_shot`),
 the endgame scenarios against random play (`evaluate_scenarios`).
 
