@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 import marl_bgs_eval as ev
-from marl_bgs_eval import metrics as mt
+from marl_bgs_eval.tdm import metrics as mt
 
 LEVELS = ("none", "priority", "full")
 

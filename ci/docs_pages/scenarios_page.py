@@ -342,7 +342,7 @@ def _scenario(sc: Scenario, image_dir: str, games: dict[str, np.ndarray]) -> str
 RESULTS_LINK = (
     "How random play and the scripted teams fare as team A in every scenario (256 random games\n"
     "per scenario; wins, draws and losses): [scenarios/results.md](scenarios/results.md), by\n"
-    "`python -m marl_bgs_eval.scenarios --doc docs/scenarios/results.md` (marl-bgs-eval).\n"
+    "`python -m marl_bgs_eval.tdm.scenarios --doc docs/scenarios/results.md` (marl-bgs-eval).\n"
     "What the line search finds in every scenario (wins by length, the shortest line, how many\n"
     "first-tick joint actions still win): [scenarios/search.md](scenarios/search.md), by\n"
     "`python ci/docs_pages/search_page.py --doc docs/scenarios/search.md`."

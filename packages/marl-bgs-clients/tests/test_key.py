@@ -1,4 +1,4 @@
-"""The key's strip draws every entry of `marl_bgs_eval.legend`, and the viewer's heat maps name
+"""The key's strip draws every entry of `marl_bgs_eval.tdm.legend`, and the viewer's heat maps name
 their rows and columns (the L toggles and animation frames are tested with the viewer and the
 client)."""
 
@@ -12,7 +12,7 @@ from marl_bgs_clients.canvas import pixels
 from marl_bgs_clients.tdm import panels
 from marl_bgs_clients.tdm.drawing import CELL, LABEL, _matrix
 from marl_bgs_clients.tdm.key import GLYPH, key_strip, placed
-from marl_bgs_eval import legend
+from marl_bgs_eval.tdm import legend
 
 
 def _ink(image: np.ndarray) -> np.ndarray:

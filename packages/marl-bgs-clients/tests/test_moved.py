@@ -1,5 +1,5 @@
 """Old paths of the clients' moved modules still import (`marl_bgs_clients.MOVED`, through
-`marl_bgs.core.moved`): the very same module, with a DeprecationWarning naming the new path."""
+`marl_bgs_eval.moved`): the very same module, with a DeprecationWarning naming the new path."""
 
 from __future__ import annotations
 

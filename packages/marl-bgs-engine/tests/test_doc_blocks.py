@@ -64,3 +64,14 @@ def test_the_demo_answers_version(capsys) -> None:
         demo.main(["--version"])
     assert stop.value.code == 0
     assert capsys.readouterr().out == f"marl-bgs-engine {marl_bgs.__version__}\n"
+
+
+def test_the_demos_old_path_warns_and_forwards(monkeypatch) -> None:
+    """`marl_bgs.demo` moved to `marl_bgs.tdm.demo`: the old path warns, naming the new one,
+    and its names are the new module's."""
+    from marl_bgs.tdm import demo
+
+    monkeypatch.delitem(sys.modules, "marl_bgs.demo", raising=False)
+    with pytest.warns(FutureWarning, match=r"marl_bgs.demo moved to marl_bgs.tdm.demo: run python"):
+        import marl_bgs.demo as old
+    assert old.main is demo.main

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 import marl_bgs_eval as ev
 from marl_bgs_eval import cli
 from marl_bgs_eval.cli import app
-from marl_bgs_eval.metrics import find
 from marl_bgs_eval.synthetic import synthetic_games
+from marl_bgs_eval.tdm.metrics import find
 
 runner = CliRunner()
 SMALL = [

@@ -81,9 +81,9 @@ def test_results_files_are_validated(base_games: pd.DataFrame, tmp_path) -> None
 def test_a_misspelled_name_gets_a_did_you_mean(monkeypatch: pytest.MonkeyPatch) -> None:
     """System names (and prefix families), scripted teams, metric levels, families and
     measures: the closest known name is suggested; a name close to none gets no hint."""
-    from marl_bgs_eval.metrics import check_level
-    from marl_bgs_eval.metrics.analysis import by_class, measure
-    from marl_bgs_eval.systems import scripted_system
+    from marl_bgs_eval.tdm.metrics import check_level
+    from marl_bgs_eval.tdm.metrics.analysis import by_class, measure
+    from marl_bgs_eval.tdm.scripted import scripted_system
 
     hint = r" \(did you mean '{}'\?\)"
     with pytest.raises(ev.EvalError, match="unknown System 'tdm-alfa'" + hint.format("tdm-alpha")):

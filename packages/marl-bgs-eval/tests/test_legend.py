@@ -7,7 +7,7 @@ import pytest
 
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.lifecycle import RED_ZONE_DEATH_POINTS
-from marl_bgs_eval import legend
+from marl_bgs_eval.tdm import legend
 
 
 def _row(result: str, a: int, b: int, ticks: int, limit: int = 300) -> dict:

@@ -13,8 +13,12 @@ import pandas as pd
 import pytest
 
 from marl_bgs_eval import EvalError
-from marl_bgs_eval import metrics as mt
-from marl_bgs_eval.metrics.analysis import (
+from marl_bgs_eval.compare import draw_measure_vs_elo, plot_measure_vs_elo, system_metrics
+from marl_bgs_eval.ratings import _design
+from marl_bgs_eval.resampling import draw_weights, pair_units
+from marl_bgs_eval.synthetic import synthetic_games
+from marl_bgs_eval.tdm import metrics as mt
+from marl_bgs_eval.tdm.metrics.analysis import (
     MEASURES,
     by_class,
     class_of,
@@ -22,10 +26,6 @@ from marl_bgs_eval.metrics.analysis import (
     measures_table,
     slots_of_class,
 )
-from marl_bgs_eval.metrics.compare import draw_measure_vs_elo, plot_measure_vs_elo, system_metrics
-from marl_bgs_eval.ratings import _design
-from marl_bgs_eval.resampling import draw_weights, pair_units
-from marl_bgs_eval.synthetic import synthetic_games
 
 FULL = mt.columns("full")
 

@@ -22,8 +22,8 @@ from marl_bgs.tdm.actions import action_masks
 from marl_bgs.tdm.perception import perceive
 from marl_bgs.tdm.testing import slot_actions
 from marl_bgs.tdm.transition import transition
-from marl_bgs_eval import metrics as mt
-from marl_bgs_eval.metrics import timing
+from marl_bgs_eval.tdm import metrics as mt
+from marl_bgs_eval.tdm.metrics import timing
 
 U = UnitSpec
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,7 +12,7 @@ import marl_bgs_eval as ev
 from marl_bgs.two_bridge import OUTCOMES
 from marl_bgs_eval import episode_replays, replay_files, results
 from marl_bgs_eval.array_zip import Replay
-from marl_bgs_eval.metrics.compare import system_metrics
+from marl_bgs_eval.compare import system_metrics
 from marl_bgs_eval.modes import parts
 
 BRIDGE = {"mode": "two-bridge", "maps": "V1_Base,V2_Base", "games_per_map": 2, "tick_limit": 20,
@@ -142,3 +142,32 @@ def test_an_evaluations_games_are_recorded_and_replayed_by_the_engine(
     with pytest.raises(ev.EvalError, match=r"game 3 ended loss after 20 ticks when recorded, "
                        r"but its row says loss after 19"):  # fmt: skip
         ev.record_games("random", None, rows.assign(ticks=19), tick_limit=20)
+
+
+def test_classes_come_from_the_modes_parts() -> None:
+    """`system(..., classes=)` reads the mode's `EvalParts.class_names` (letters: initials);
+    a mode without classes refuses it naming the field; initials must be distinct."""
+    assert parts("tdm").class_letters() == "MWHRP"
+    act = lambda k, m, i: (i.obs[..., :3].astype(int) * 0, m)  # noqa: E731
+    assert ev.system(act, name="mh", classes="mh").classes == {1, 3}
+    assert ev.system(act, name="ids", classes=[2, 5]).classes == {2, 5}
+    with pytest.raises(ev.EvalError, match=r"classes: expected class letters from 'MWHRP'"):
+        ev.system(act, name="bad", classes="MX")
+    with pytest.raises(ev.EvalError, match=r"classes: mode 'two-bridge-v1' has no classes"):
+        ev.system(act, name="bridge", classes="M", mode="two-bridge")
+    assert ev.system(act, name="bridge", mode="two-bridge").classes is None
+    with pytest.raises(ev.EvalError, match=r"class_names: expected names with distinct initials"):
+        ev.EvalParts(class_names=("mage", "medic"))
+    with pytest.raises(ev.EvalError, match=r"class_names"):
+        ev.EvalParts(class_names=("mage", ""))
+
+
+def test_named_systems_come_from_the_modes_parts() -> None:
+    """The registry's names include each mode's `EvalParts.systems` (TDM's scripted teams)."""
+    from marl_bgs_eval.registry import get_system, names
+
+    tdm = parts("tdm").systems
+    assert set(tdm) == {"tdm-alpha", "tdm-beta", "tdm-gamma", "rush"}
+    assert set(tdm) <= set(names())
+    assert get_system("rush") is tdm["rush"]()
+    assert parts("two-bridge").systems == {}

@@ -8,7 +8,7 @@ import pytest
 
 import marl_bgs_eval as ev
 from marl_bgs_eval import watch
-from marl_bgs_eval.metrics import base_columns, priority_columns
+from marl_bgs_eval.tdm.metrics import base_columns, priority_columns
 
 
 def test_one_row_per_game_in_spawn_swapped_pairs(base_games: pd.DataFrame) -> None:

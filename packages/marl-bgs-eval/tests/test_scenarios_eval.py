@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 import marl_bgs_eval as ev
 from marl_bgs_eval.cli import app
-from marl_bgs_eval.scenarios import SUMMARY_COLUMNS, distinct_wins, scenario_games
+from marl_bgs_eval.tdm.scenarios import SUMMARY_COLUMNS, distinct_wins, scenario_games
 
 SCENARIO = 6  # TDM-Alpha plays team B
 

@@ -8,11 +8,11 @@ import pytest
 from typer.testing import CliRunner
 
 import marl_bgs_eval as ev
-from marl_bgs_eval import opponents
 from marl_bgs_eval.cli import app
 from marl_bgs_eval.distinct import pairings
 from marl_bgs_eval.registry import get_system, names
-from marl_bgs_eval.systems import scripted_system
+from marl_bgs_eval.tdm import opponents
+from marl_bgs_eval.tdm.scripted import scripted_system
 
 
 def test_scripted_teams_are_registered_by_name():

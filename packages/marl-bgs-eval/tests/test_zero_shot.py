@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import marl_bgs_eval as ev
-from marl_bgs_eval.zero_shot import zero_shot
+from marl_bgs_eval.tdm.zero_shot import zero_shot
 
 SETTINGS = {"maps": [0], "games_per_map": 4, "tick_limit": 40, "winning_score": 5, "batch_size": 4}
 

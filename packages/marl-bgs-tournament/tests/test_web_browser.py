@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from marl_bgs_eval import legend
+from marl_bgs_eval.tdm import legend
 from marl_bgs_tournament.web import heatmap
 
 Shot = Callable[..., Path]

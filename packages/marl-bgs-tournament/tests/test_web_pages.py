@@ -14,8 +14,9 @@ import pandas as pd
 import pytest
 from markupsafe import escape
 
-from marl_bgs_eval import legend, replay_files
+from marl_bgs_eval import replay_files
 from marl_bgs_eval.distinct import REPEATS_NOTE, ZERO_WIDTH_NOTE
+from marl_bgs_eval.tdm import legend
 from marl_bgs_tournament.sandbox.limits import LIMITS
 from marl_bgs_tournament.web import heatmap, replay_key, tables
 

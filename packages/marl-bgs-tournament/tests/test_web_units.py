@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from marl_bgs_eval import legend
+from marl_bgs_eval.tdm import legend
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import check_name
 from marl_bgs_tournament.web import heatmap, replay_key, season_files, tables

@@ -12,7 +12,7 @@ from importlib.metadata import version as _version
 # comes after it, since any `marl_bgs_clients.*` import runs this file first.
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
-from marl_bgs.core.moved import install as _install
+from marl_bgs_eval.moved import install as _install
 
 # Old paths of moved modules (old -> new): they still import, with a DeprecationWarning.
 MOVED = {

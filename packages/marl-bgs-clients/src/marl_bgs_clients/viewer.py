@@ -29,7 +29,7 @@ from marl_bgs_clients.modes import ReplayDrawing, drawing
 from marl_bgs_clients.window import open_window
 from marl_bgs_eval import replay_files
 from marl_bgs_eval.array_zip import Replay
-from marl_bgs_eval.legend import DAMAGE
+from marl_bgs_eval.tdm.legend import DAMAGE
 
 PANEL_WIDTH = 430
 TIMELINE_HEIGHT = 64  # the timeline, the message line and the keys

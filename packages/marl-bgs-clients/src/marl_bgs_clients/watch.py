@@ -72,8 +72,8 @@ def watch(
     preflight.watch(pov, gif, mp4)  # before any heavy import: within a second
     from marl_bgs_clients.viewer import ReplayViewer
     from marl_bgs_eval import replays
-    from marl_bgs_eval.legend import result_text
     from marl_bgs_eval.progress import note
+    from marl_bgs_eval.tdm.legend import result_text
 
     ref = ui.layout(map_ref, "tdm", files=True)  # the clients draw Team Deathmatch
     replay = play_one(system_a, system_b, ref, seed, seed_number, a_right, tick_limit,

@@ -13,7 +13,6 @@ from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.kits import Layouts, ModeKit, PartRegistry, kit, load_entry_points, register_kit
 from marl_bgs.core.mode import Mode, ModeSpec
-from marl_bgs.core.moved import install as _install
 from marl_bgs.core.opponent import OpponentEnv
 from marl_bgs.core.pool import StartPool, concat_pools, make_pool
 from marl_bgs.core.pytree import batch_states
@@ -40,9 +39,6 @@ from marl_bgs.tdm.state import GameState
 from marl_bgs.tdm.views import AgentView
 from marl_bgs.two_bridge import TwoBridgeEnv
 
-# Old paths of moved modules (old -> new): they still import, with a DeprecationWarning.
-MOVED = {"marl_bgs.demo": "marl_bgs.tdm.demo"}
-_install(MOVED)
 __version__ = _version("marl-bgs-engine")
 
 

@@ -384,7 +384,7 @@ def metrics(
     """Search the metric columns (column, level, topic, unit, meaning); --doc writes the page.
     Names are shown whole (folded over lines on a narrow terminal); --plain lists them for
     copying or a pipe."""
-    from marl_bgs_eval import metrics as mt
+    from marl_bgs_eval.tdm import metrics as mt
 
     if doc is not None:
         doc.write_text(mt.markdown(), encoding="utf-8")
@@ -427,7 +427,7 @@ def scenarios(
     plugin: Plugins = None,
 ) -> None:
     """Play SYSTEM as team A in the endgame scenarios; compare its wins with random play's."""
-    from marl_bgs_eval.scenarios import evaluate_scenarios
+    from marl_bgs_eval import evaluate_scenarios
 
     load_plugins(plugin)
     try:

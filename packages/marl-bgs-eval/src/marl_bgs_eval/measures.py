@@ -7,7 +7,7 @@ numerator and a denominator per game, so that pooling games is a ratio of sums:
 
 `GENERIC` holds the measures every mode's results support (they read only the common columns);
 each mode's evaluation parts add their own (`EvalParts.measures`), e.g. Team Deathmatch's
-`marl_bgs_eval.metrics.analysis.MEASURES`.
+`marl_bgs_eval.tdm.metrics.analysis.MEASURES`.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 A mode's evaluation parts are registered with `register(mode, parts)` or through the entry-point
 group `marl_bgs_eval.modes` (name: the mode's alias, value: "module:PARTS"). `EvalParts`' defaults
-fit a mode with named layouts, no rosters, no metric families and results read from the outcome
-alone; Team Deathmatch (`marl_bgs_eval.tdm`) and Two-Bridge (`marl_bgs_eval.two_bridge`) override
-what they add. Generic code (`evaluate`, the play loop, results tables) asks `parts(mode)`.
+fit a mode with named layouts, no rosters, no classes, no named Systems, no metric families and
+results read from the outcome alone; Team Deathmatch (`marl_bgs_eval.tdm`) and Two-Bridge
+(`marl_bgs_eval.two_bridge`) override what they add. Generic code (`evaluate`, the play loop,
+results tables, Systems' classes, System names) asks `parts(mode)`.
 """
 
 from __future__ import annotations
@@ -62,6 +63,21 @@ class EvalParts:
     signed: tuple[str, ...] = ()  # own numeric columns that may be negative (others are >= 0)
     summary: tuple[str, ...] = ()  # own numeric columns the command line's summary averages
     replay: ReplaySchema | None = None  # its replay files' header, tick schema and checks
+    class_names: tuple[str, ...] = ()  # names of its class ids 1, 2, ...; initials distinct
+    systems: Mapping[str, Callable[[], Any]] = field(default_factory=dict)  # named Systems
+
+    def __post_init__(self) -> None:
+        letters = self.class_letters()
+        if len(letters) != len(self.class_names) or len(set(letters)) != len(letters):
+            raise EvalError(
+                f"class_names: expected names with distinct initials (the classes' letters), "
+                f"got {list(self.class_names)}"
+            )
+
+    def class_letters(self) -> str:
+        """Its classes' letters (each name's initial, upper case) in class-id order: what
+        `system(..., classes="MWH")` reads."""
+        return "".join(name[:1].upper() for name in self.class_names)
 
     # --- what is played ----------------------------------------------------------------------
     def layouts(self, kit: ModeKit, maps: Any, split: str | None) -> list[Layout]:

@@ -1,5 +1,6 @@
-"""System names for the command line and results files: "random", "idle", the engine's scripted
-teams ("tdm-alpha", "tdm-beta", "tdm-gamma", "rush") and any registered.
+"""System names for the command line and results files: "random", "idle", the Systems each mode
+names in its evaluation parts (`EvalParts.systems`: Team Deathmatch's scripted teams "tdm-alpha",
+"tdm-beta", "tdm-gamma", "rush") and any registered.
 
 Other packages add names with `register(name, factory)` or through the entry-point group
 `marl_bgs_eval.systems` (name = "module:factory"), which is read on first look-up. A prefix
@@ -10,24 +11,14 @@ run): `register_prefix(prefix, factory)` or the entry-point group `marl_bgs_eval
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from importlib.metadata import entry_points
 
 from marl_bgs.core.checks import did_you_mean
+from marl_bgs_eval import modes
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.systems import (
-    SCRIPTED_SYSTEMS,
-    System,
-    idle_system,
-    random_system,
-    scripted_system,
-)
+from marl_bgs_eval.systems import System, idle_system, random_system
 
-_REGISTRY: dict[str, Callable[[], System]] = {
-    "random": random_system,
-    "idle": idle_system,
-    **{name: partial(scripted_system, name) for name in SCRIPTED_SYSTEMS},
-}
+_REGISTRY: dict[str, Callable[[], System]] = {"random": random_system, "idle": idle_system}
 
 
 def register(name: str, factory: Callable[[], System]) -> None:
@@ -56,6 +47,9 @@ def _load_entry_points() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
+        for mode in modes.PARTS.modes():
+            for name, factory in modes.parts(mode).systems.items():
+                _REGISTRY.setdefault(name, factory)
         for ep in entry_points(group=GROUP):
             _REGISTRY.setdefault(ep.name, ep.load())
         for ep in entry_points(group=PREFIX_GROUP):

@@ -34,7 +34,6 @@ from marl_bgs.tdm.config import LIMITS
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID, MapSpec
 from marl_bgs.tdm.maps import load as load_map
 from marl_bgs.tdm.mode import TDMEnv
-from marl_bgs_eval import metrics as mt
 from marl_bgs_eval import results
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
@@ -43,6 +42,7 @@ from marl_bgs_eval.play import Tick, join_teams, play_tick
 from marl_bgs_eval.replay_files import FORMAT, check_replay, load, named_leaves, save
 from marl_bgs_eval.seeds import memory_keys, root_key
 from marl_bgs_eval.systems import System
+from marl_bgs_eval.tdm import metrics as mt
 from marl_bgs_eval.tdm.maps import MapsLike
 from marl_bgs_eval.tdm.replay import engine_env, is_static, layout, mode_id, state_structure
 from marl_bgs_eval.tdm.results import RESULT_OF_OUTCOME

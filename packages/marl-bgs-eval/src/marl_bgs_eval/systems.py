@@ -30,18 +30,10 @@ import pandas as pd
 from jax.experimental import io_callback
 
 import marl_bgs
-from marl_bgs import (
-    SCRIPTED,
-    Mode,
-    TeamInputs,
-    idle_policy,
-    random_policy,
-    scripted_policy,
-)
-from marl_bgs.core.checks import did_you_mean
+from marl_bgs import Mode, TeamInputs, idle_policy, random_policy
 from marl_bgs.core.team import no_memory
-from marl_bgs.tdm.classes import CLASS_LETTERS, CLASS_NAMES
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.modes import parts
 
 
 class UsageLog(Protocol):
@@ -112,7 +104,8 @@ class System:
         """Why this System cannot play `roster` (class ids of its 5 slots, 0 unused), or None."""
         used = {int(c) for c in roster if c}
         if self.classes is not None and not used <= self.classes:
-            missing = sorted(CLASS_NAMES[c] for c in used - self.classes)
+            names = parts(self.mode).class_names
+            missing = sorted(names[c - 1] for c in used - self.classes)
             return f"System {self.name!r} cannot play class(es) {missing}"
         return self.check(tuple(int(c) for c in roster)) if self.check else None
 
@@ -121,11 +114,6 @@ def _leaf_who(memory: Any, inputs: TeamInputs) -> jax.Array:
     """Its one leaf acts in every slot (the play loop marks the slots nobody plays)."""
     del memory
     return jnp.zeros(inputs.obs.shape[:2], jnp.int32)
-
-
-def _slot_classes(inputs: TeamInputs) -> jax.Array:
-    """Class id of each own roster slot [n, 5] (public knowledge, read from agent 0's view)."""
-    return inputs.views.public.roster_class[:, 0, :5].astype(jnp.int32)
 
 
 def _host(name: str, fn: Callable, init: Callable, heads: int) -> Callable:
@@ -173,7 +161,8 @@ def system(
     `fn(keys, memory, inputs) -> (actions [n, 5, 3], memory)`: a JAX function (compiled into the
     game loop) or, with `host=True`, a Python function on numpy arrays (keys as raw uint32 key
     data [n, 2], inputs as numpy). `init(key) -> memory` starts one game's memory (default: none).
-    `classes` limits the classes it can play, as letters ("MWH") or class ids. `usage`: the
+    `classes` limits the classes it can play, as letters ("MWH") or class ids of the mode's
+    `EvalParts.class_names` (a mode without classes refuses it). `usage`: the
     statistics a host System keeps (`marl-bgs-eval play --out` saves them beside the results).
     `params`: the weights of a parametric System, `fn(params, keys, memory, inputs)` and
     `init(params, key)`; Systems sharing `fn`, `init` and parameter shapes share compiled programs.
@@ -199,7 +188,7 @@ def system(
         who=_leaf_who,
         per_agent=per_agent,
         host=host,
-        classes=parse_classes(classes, "classes"),
+        classes=parse_classes(classes, "classes", mode_id),
         usage=usage,
         params=params,
         mode=mode_id,
@@ -217,17 +206,30 @@ def _no_memory_params(params: Any, key: jax.Array) -> tuple[()]:
     return no_memory(key)
 
 
-def parse_classes(classes: str | Sequence[int] | None, field: str) -> frozenset[int] | None:
-    """Letters ("MWHRP") or class ids (1-5) -> a set of class ids."""
+def parse_classes(
+    classes: str | Sequence[int] | None, field: str, mode: str
+) -> frozenset[int] | None:
+    """Letters (each name's initial in `EvalParts.class_names` of `mode`: Team Deathmatch's
+    "MWHRP") or class ids (1-k) -> a set of class ids."""
     if classes is None:
         return None
+    mode_parts = parts(mode)
+    names = mode_parts.class_names
+    if not names:
+        raise EvalError(
+            f"{field}: mode {mode!r} has no classes (its EvalParts.class_names is empty)"
+        )
+    letters = mode_parts.class_letters()
     ids = (
-        [CLASS_LETTERS.get(c.upper(), -1) for c in classes]
+        [letters.find(c.upper()) + 1 for c in classes]  # 0: not a letter of a class
         if isinstance(classes, str)
         else list(classes)
     )
-    if not all(isinstance(c, int | np.integer) and 1 <= c <= 5 for c in ids):
-        raise EvalError(f"{field}: expected class letters from 'MWHRP' or ids 1-5, got {classes!r}")
+    if not all(isinstance(c, int | np.integer) and 1 <= c <= len(names) for c in ids):
+        raise EvalError(
+            f"{field}: expected class letters from {letters!r} or ids 1-{len(names)}, got "
+            f"{classes!r}"
+        )
     return frozenset(int(c) for c in ids)
 
 
@@ -238,23 +240,6 @@ def _generic(kind: str, mode: str) -> System:
     policy = (random_policy if kind == "random" else idle_policy)(engine_mode)
     made = system(policy.act, name=kind, mode=mode)
     return replace(made, adapt=functools.partial(_generic, kind))
-
-
-def _scripted(name: str) -> System:
-    policy = scripted_policy(name)
-    return system(policy.act, name=name, init=policy.init)
-
-
-SCRIPTED_SYSTEMS = {name: _scripted(name) for name in SCRIPTED}
-
-
-def scripted_system(name: str) -> System:
-    """The engine's scripted team `name` ("tdm-alpha", "tdm-beta", "tdm-gamma", "rush") as a
-    System (the same object every call, so its compiled programs are reused)."""
-    if name not in SCRIPTED_SYSTEMS:
-        hint = did_you_mean(name, SCRIPTED)
-        raise EvalError(f"name: unknown scripted team {name!r}{hint}; allowed: {sorted(SCRIPTED)}")
-    return SCRIPTED_SYSTEMS[name]
 
 
 def random_system(mode: str = "tdm") -> System:

@@ -32,7 +32,7 @@ from marl_bgs.tdm.scenarios import Scenario, shipped
 from marl_bgs_clients.canvas import TEXT, font, pixels
 from marl_bgs_clients.tdm.render import Layout, render, slot_name
 from marl_bgs_clients.tdm.scene import Scene, oracle_scene
-from marl_bgs_eval.legend import BADGES
+from marl_bgs_eval.tdm.legend import BADGES
 
 COLUMNS = 4  # maps per row of the overview
 TILE = Layout(scale=15.0, top=20, margin=4)  # one map of the overview

@@ -38,7 +38,7 @@ from marl_bgs_clients.tdm.session import Action, HumanGame
 from marl_bgs_clients.window import open_window
 from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.legend import DAMAGE, result_text
+from marl_bgs_eval.tdm.legend import DAMAGE, result_text
 
 PANEL_WIDTH = 400
 COMPASS = {

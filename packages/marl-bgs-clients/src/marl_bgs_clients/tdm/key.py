@@ -1,4 +1,4 @@
-"""The key on the clients' pictures: every entry of `marl_bgs_eval.legend` (team colours, class
+"""The key on the clients' pictures: every entry of `marl_bgs_eval.tdm.legend` (team colours, class
 letters, status badges, rings, Red Zones, marks) with a small sample of its symbol drawn as the
 renderer draws it, wrapped into a strip of a given width.
 
@@ -17,7 +17,7 @@ import pygame
 
 from marl_bgs_clients.canvas import TEXT, font
 from marl_bgs_clients.tdm.render import draw_badge
-from marl_bgs_eval.legend import GROUPS, Colour, Entry
+from marl_bgs_eval.tdm.legend import GROUPS, Colour, Entry
 
 LINES = (("teams", "classes"), ("badges",), ("rings", "zones"), ("health", "marks"))  # per line
 PAPER: Colour = (255, 255, 255)

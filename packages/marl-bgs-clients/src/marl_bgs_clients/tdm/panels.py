@@ -17,8 +17,8 @@ from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.classes import CLASS_NAMES
 from marl_bgs.tdm.tables import REL_TO_ABS
 from marl_bgs_clients.tdm.render import slot_name
-from marl_bgs_eval.legend import result_text
 from marl_bgs_eval.replays import Replay
+from marl_bgs_eval.tdm.legend import result_text
 
 TEAM_MEASURES = (
     ("kills", "kills"), ("deaths", "deaths"), ("damage dealt", "damage_dealt"),

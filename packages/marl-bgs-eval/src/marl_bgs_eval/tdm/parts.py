@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import jax
@@ -10,14 +11,16 @@ import jax.numpy as jnp
 import pandas as pd
 
 from marl_bgs import BatchedEnv, ModeKit, TeamInputs
+from marl_bgs.tdm.classes import CLASS_NAMES
 from marl_bgs_eval import fingerprint as fp
-from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.measures import Measure
-from marl_bgs_eval.metrics.analysis import MEASURES
 from marl_bgs_eval.modes import EvalParts, FailRows, Layout
+from marl_bgs_eval.tdm import metrics as mt
 from marl_bgs_eval.tdm import results
 from marl_bgs_eval.tdm.maps import resolve_maps
+from marl_bgs_eval.tdm.metrics.analysis import MEASURES
 from marl_bgs_eval.tdm.replay import REPLAY
+from marl_bgs_eval.tdm.scripted import SCRIPTED_SYSTEMS, scripted_system
 
 
 class TDMParts(EvalParts):
@@ -116,5 +119,7 @@ PARTS = TDMParts(
     outcome_columns=tuple(results.OUTCOME),
     summary=("points_a", "points_b"),
     replay=REPLAY,
+    class_names=CLASS_NAMES[1:],  # id 0 is an unused slot
+    systems={name: partial(scripted_system, name) for name in SCRIPTED_SYSTEMS},
 )
 __all__ = ["PARTS", "TDMParts"]

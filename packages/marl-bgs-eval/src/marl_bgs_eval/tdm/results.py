@@ -15,8 +15,8 @@ from marl_bgs.tdm.kit import KIT
 from marl_bgs.tdm.lifecycle import DEATH_POINTS, MAX_POINTS_PER_TICK, RED_ZONE_DEATH_POINTS
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID, all_ids
 from marl_bgs.tdm.maps import load as load_map
-from marl_bgs_eval import metrics as mt
 from marl_bgs_eval.modes import INT, STR, FailRows
+from marl_bgs_eval.tdm import metrics as mt
 
 LETTERS = "-" + CLASS_LETTERS  # indexed by class id, "-" for an empty slot
 RESULT_OF_OUTCOME = dict(list(enumerate(KIT.results))[1:])  # {1: "win", 2: "loss", 3: "draw"}

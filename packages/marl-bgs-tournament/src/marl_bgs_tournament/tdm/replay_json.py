@@ -1,7 +1,7 @@
 """Team Deathmatch's part of the browser viewer's JSON (`PARTS`, see `web.replay_json`): the
 field, its obstacles, every tick's units (slot, team, class letter, position, health of max
 health, alive, status badges, spawn shield) and score, the final result in words and the key's
-colours (`marl_bgs_eval.legend`).
+colours (`marl_bgs_eval.tdm.legend`).
 
 The obstacles come from the engine's own table of the shipped map the header names (checked
 against the recorded map hash), and only a custom map's come from the file's obstacle arrays.
@@ -20,7 +20,7 @@ from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.maps import load as load_map
 from marl_bgs.tdm.tables import SLOT_TEAM
 from marl_bgs_eval.array_zip import Replay
-from marl_bgs_eval.legend import BADGES, result_text
+from marl_bgs_eval.tdm.legend import BADGES, result_text
 from marl_bgs_tournament.web import replay_key
 from marl_bgs_tournament.web.files import SeasonDataError
 from marl_bgs_tournament.web.modes import WebParts

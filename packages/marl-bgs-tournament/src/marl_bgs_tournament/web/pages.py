@@ -93,7 +93,7 @@ def replay(request: Request, game: str) -> HTMLResponse:
 
 @router.get("/key.css")
 def key_css() -> Response:
-    """The replay key's sample colours (made from `marl_bgs_eval.legend`)."""
+    """The replay key's sample colours (made from `marl_bgs_eval.tdm.legend`)."""
     return Response(replay_key.css(), media_type="text/css")
 
 

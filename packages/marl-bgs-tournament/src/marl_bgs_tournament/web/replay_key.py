@@ -1,4 +1,4 @@
-"""The replay page's key: the groups of `marl_bgs_eval.legend` the web canvas draws, each entry
+"""The replay page's key: the groups of `marl_bgs_eval.tdm.legend` the web canvas draws, each entry
 with a CSS class whose colour comes from the legend (`css`, served as /key.css: the pages allow no
 inline style), and the colours the canvas draws with (`canvas_colours`, sent in the replay's
 JSON). The legend lives in eval because the clients draw the same key and the tournament does not
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marl_bgs_eval import legend
+from marl_bgs_eval.tdm import legend
 
 GROUPS = ("teams", "classes", "badges", "rings", "zones", "health", "dead")  # what replay.js draws
 

@@ -1,8 +1,9 @@
 """Modules that moved keep their old import path for a while: importing the old name gives the
 module at its new path (the very same object) with a `DeprecationWarning` naming it, and
-`python -m OLD` runs the new module (with a `FutureWarning`, which Python always shows). Each package lists its moves (old name -> new name) and
-calls `install(table)` from its `__init__.py` (the engine for `marl_bgs.demo`, the clients for
-their Team Deathmatch modules, ...).
+`python -m OLD` runs the new module (with a `FutureWarning`, which Python always shows). Each
+package lists its moves (old name -> new name) and calls `install(table)` from its
+`__init__.py` (`marl_bgs_eval.MOVED`, `marl_bgs_clients.MOVED`). Standard library only: the
+command lines' `--help` stays light.
 """
 
 from __future__ import annotations
@@ -74,11 +75,13 @@ def _importer_level() -> int:
 
 
 def install(moved: Mapping[str, str]) -> MovedModules:
-    """Put a `MovedModules` finder for `moved` (old module name -> new) on `sys.meta_path`
-    (once; the one already there for the same table is returned)."""
+    """Put a `MovedModules` finder for `moved` (old module name -> new) first on `sys.meta_path`
+    (once; the one already there for the same table is returned). First, so that a folder left
+    behind by a moved package (say `metrics/__pycache__/`) is not found as a namespace package
+    under the old name instead."""
     for finder in sys.meta_path:
         if isinstance(finder, MovedModules) and finder.moved == dict(moved):
             return finder
     finder = MovedModules(moved)
-    sys.meta_path.append(finder)
+    sys.meta_path.insert(0, finder)
     return finder

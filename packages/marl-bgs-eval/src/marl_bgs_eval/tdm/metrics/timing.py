@@ -12,7 +12,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from marl_bgs.tdm.constants import NUM_SLOTS
-from marl_bgs_eval.metrics.axes import MATES
+from marl_bgs_eval.tdm.metrics.axes import MATES
 
 WINDOW = 4
 NEVER = -(2**20)  # the last-Ultimate tick of a slot that has not used one

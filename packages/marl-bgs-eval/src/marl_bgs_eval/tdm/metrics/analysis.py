@@ -8,7 +8,7 @@ two per-game Series, a numerator and a denominator, so that pooling games is a r
     mean   an average             sum(num) / sum(den)        (e.g. map units per teammate-tick)
 
 MEASURES["ultimates_per_100_ticks"].value(games, "a") pools team A's games; `system_metrics`
-(in `compare`) pools every System's games from its own side, with resampled intervals.
+(in `marl_bgs_eval.compare`) pools every System's games from its own side, with resampled intervals.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from marl_bgs.tdm.classes import CLASS_LETTERS
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.measures import Measure, Parts, check_side, check_table
-from marl_bgs_eval.metrics import axes as ax
-from marl_bgs_eval.metrics import columns as columns_of
-from marl_bgs_eval.metrics import families, full_columns
-from marl_bgs_eval.metrics.families import FAMILIES
+from marl_bgs_eval.tdm.metrics import axes as ax
+from marl_bgs_eval.tdm.metrics import columns as columns_of
+from marl_bgs_eval.tdm.metrics import families, full_columns
+from marl_bgs_eval.tdm.metrics.families import FAMILIES
 
 SIDES = ("a", "b")
 CLASSES = "".join(CLASS_LETTERS)  # "MWHRP", in class-id order

@@ -22,9 +22,9 @@ import pandas as pd
 from marl_bgs import Facts, GameState
 from marl_bgs.core.checks import did_you_mean
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.metrics import families, priority, timing
-from marl_bgs_eval.metrics.families import AMOUNT_UNITS, FAMILIES
-from marl_bgs_eval.metrics.timing import Memory
+from marl_bgs_eval.tdm.metrics import families, priority, timing
+from marl_bgs_eval.tdm.metrics.families import AMOUNT_UNITS, FAMILIES
+from marl_bgs_eval.tdm.metrics.timing import Memory
 
 LEVELS = ("none", "priority", "full")
 SECTIONS = (
@@ -121,7 +121,7 @@ def markdown() -> str:
         "`source>recipient`. A family's columns are `family.label.label`, one per combination "
         "of its axes' labels (`damage_done.a0>b3.basic`). Units: HP, map units, ticks, count.",
         "",
-        'Search the schema in Python with `marl_bgs_eval.metrics.find("heal")` (or the full '
+        'Search the schema in Python with `marl_bgs_eval.find("heal")` (or the full '
         "table with `schema()`), or on the command line with `marl-bgs-eval metrics heal`, "
         "which prints every name whole (folded over lines on a narrow terminal, never cut); "
         "`marl-bgs-eval metrics heal --plain` prints only the matching names, one per line, for "

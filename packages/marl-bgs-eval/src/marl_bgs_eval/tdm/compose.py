@@ -20,7 +20,12 @@ import pandas as pd
 from marl_bgs import TeamInputs
 from marl_bgs.tdm.classes import CLASS_NAMES, class_id
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.systems import System, UsageLog, _slot_classes
+from marl_bgs_eval.systems import System, UsageLog
+
+
+def _slot_classes(inputs: TeamInputs) -> jax.Array:
+    """Class id of each own roster slot [n, 5] (public knowledge, read from agent 0's view)."""
+    return inputs.views.public.roster_class[:, 0, :5].astype(jnp.int32)
 
 
 def _offsets(members: Sequence[System]) -> list[int]:

@@ -21,8 +21,8 @@ from marl_bgs import Facts, GameState
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import NUM_SLOTS, TEAM_SIZE
 from marl_bgs.tdm.tables import absolute_target
-from marl_bgs_eval.metrics import axes as ax
-from marl_bgs_eval.metrics.axes import Axis
+from marl_bgs_eval.tdm.metrics import axes as ax
+from marl_bgs_eval.tdm.metrics.axes import Axis
 
 
 class TickRecord(NamedTuple):

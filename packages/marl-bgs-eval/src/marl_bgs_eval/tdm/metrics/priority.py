@@ -11,8 +11,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from marl_bgs import Facts
-from marl_bgs_eval.metrics.axes import per_team
-from marl_bgs_eval.metrics.families import DAMAGE, KILLS, RESULTS
+from marl_bgs_eval.tdm.metrics.axes import per_team
+from marl_bgs_eval.tdm.metrics.families import DAMAGE, KILLS, RESULTS
 
 TEAMS = ("a", "b")
 # name: (section, topic, unit, meaning)

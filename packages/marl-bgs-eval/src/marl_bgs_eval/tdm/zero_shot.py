@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from marl_bgs.tdm.classes import CLASS_LETTERS
-from marl_bgs_eval.compose import team
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, evaluate
-from marl_bgs_eval.metrics.analysis import CLASSES
 from marl_bgs_eval.resampling import check_bootstrap, draw_weights
 from marl_bgs_eval.systems import System, random_system
+from marl_bgs_eval.tdm.compose import team
+from marl_bgs_eval.tdm.metrics.analysis import CLASSES
 
 RANDOM = "random"  # the stranger name of the random-agent floor
 
