@@ -39,9 +39,6 @@ REMAINING_BY_REASON: dict[str, list[str]] = {
     "eval: the `metrics` command searches Team Deathmatch's metric schema (marl_bgs_eval.tdm)": [
         "packages/marl-bgs-eval/src/marl_bgs_eval/cli.py",
     ],
-    "eval: Team Deathmatch's replay format, to take its tick schema from the mode's parts": [
-        "packages/marl-bgs-eval/src/marl_bgs_eval/replays.py",
-    ],
     "tournament: the replay page's key is Team Deathmatch's (marl_bgs_eval.tdm.legend)": [
         "packages/marl-bgs-tournament/src/marl_bgs_tournament/web/replay_key.py",
     ],

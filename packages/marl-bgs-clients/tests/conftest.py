@@ -12,7 +12,7 @@ import pytest
 
 from marl_bgs_clients.tdm.shots import DEMO, demo_replay
 from marl_bgs_clients.watch import play_one
-from marl_bgs_eval.replays import Replay
+from marl_bgs_eval.array_zip import Replay
 
 
 @pytest.fixture(scope="session")

@@ -14,8 +14,8 @@ from marl_bgs_clients.tdm.battle import BattleClient
 from marl_bgs_clients.tdm.key import key_rect, key_strip
 from marl_bgs_clients.tdm.session import HumanGame, replay_game
 from marl_bgs_clients.tdm.shots import follow
-from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.tdm import replays
 
 EAST, WEST = 3, 4
 

@@ -21,7 +21,7 @@ from marl_bgs_clients import preflight
 from marl_bgs_clients.canvas import pixels
 from marl_bgs_clients.cli import app
 from marl_bgs_clients.viewer import ReplayViewer
-from marl_bgs_eval import replays
+from marl_bgs_eval.tdm import replays
 
 pytestmark = pytest.mark.fuzz_family("Replay Viewer files")
 RANDOM_CASES = 40

@@ -19,7 +19,7 @@ from marl_bgs_clients import preflight
 from marl_bgs_clients.cli import app
 from marl_bgs_clients.viewer import ReplayViewer
 from marl_bgs_clients.window import display_problem
-from marl_bgs_eval import replays
+from marl_bgs_eval.tdm import replays
 
 BIN = Path(sys.executable).parent
 FAST = 5.0  # seconds: the checks take ~0.3 s on 2 busy cores; a hang is cut at HANG

@@ -26,7 +26,7 @@ from marl_bgs_clients.tdm.render import (
     render,
 )
 from marl_bgs_clients.tdm.scene import NO_SLOT, Scene, UnitDraw, oracle_scene, pov_scene
-from marl_bgs_eval import replays
+from marl_bgs_eval.tdm import replays
 
 LAYOUT = Layout()
 

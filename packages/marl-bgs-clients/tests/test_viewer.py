@@ -17,7 +17,7 @@ from marl_bgs_clients.tdm import panels
 from marl_bgs_clients.tdm.drawing import DRAWING, replay_scene
 from marl_bgs_clients.tdm.key import key_rect, key_strip
 from marl_bgs_clients.viewer import ReplayViewer
-from marl_bgs_eval import replays
+from marl_bgs_eval.tdm import replays
 
 
 def _key(k: int) -> pygame.event.Event:

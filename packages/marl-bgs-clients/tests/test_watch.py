@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from marl_bgs_clients.cli import app as clients_app
 from marl_bgs_clients.watch import app as watch_app
-from marl_bgs_eval import replays
+from marl_bgs_eval.tdm import replays
 
 RUNNER = CliRunner()
 

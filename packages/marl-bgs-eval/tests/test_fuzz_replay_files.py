@@ -31,8 +31,8 @@ import pytest
 import marl_bgs
 import marl_bgs_eval as ev
 from marl_bgs_eval import array_zip, episode_replays
-from marl_bgs_eval import replays as rp
 from marl_bgs_eval.fuzzing import Members, json_value, zip_bytes, zip_members
+from marl_bgs_eval.tdm import replays as rp
 
 pytestmark = pytest.mark.fuzz_family("replay files")
 

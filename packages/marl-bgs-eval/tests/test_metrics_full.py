@@ -369,8 +369,8 @@ def test_cli_writes_full_results_and_replays_to_a_folder(
 ) -> None:
     from typer.testing import CliRunner
 
-    from marl_bgs_eval import replays
     from marl_bgs_eval.cli import app
+    from marl_bgs_eval.tdm import replays
 
     settings = ["--maps", "0", "--games-per-map", "4", "--seed", "5", "--tick-limit", "60"]
     settings += ["--winning-score", "8", "--batch-size", "4", "--no-progress"]

@@ -29,10 +29,10 @@ from marl_bgs.tdm.maps import CUSTOM_MAP_ID
 from marl_bgs.tdm.perception import perceive, refresh_sight_lines
 from marl_bgs_eval import array_zip
 from marl_bgs_eval import fingerprint as fp
-from marl_bgs_eval import replays as rp
 from marl_bgs_eval.fuzzing import patch_central, zip_members
 from marl_bgs_eval.fuzzing import zip_bytes as _zip
 from marl_bgs_eval.tdm import replay as tr
+from marl_bgs_eval.tdm import replays as rp
 
 SETTINGS = {"maps": [0, 12], "games_per_map": 2, "seed": 5, "tick_limit": 40, "winning_score": 2}
 PICKED = [0, 2, 3]

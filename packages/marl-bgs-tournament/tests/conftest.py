@@ -57,7 +57,8 @@ def web_recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     is recorded from its expected row (one compile, not two); only if it ends otherwise is the
     pair evaluated first."""
     import marl_bgs_eval as ev
-    from marl_bgs_eval import replay_files, replays
+    from marl_bgs_eval import replay_files
+    from marl_bgs_eval.tdm import replays
 
     folder = tmp_path_factory.mktemp("recorded")
     a, b = ev.random_system(), ev.idle_system()

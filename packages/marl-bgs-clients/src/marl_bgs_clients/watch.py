@@ -6,7 +6,7 @@ animation without a window.
     marl-bgs-watch tdm-alpha random --map 12 --mp4 game.mp4 --pov 2 --save game.replay.zip
 
 The game is played by evaluation (`marl_bgs_eval.evaluate`, a spawn-swapped pair; `--a-right`
-picks the game where team A starts on the right) and recorded by `marl_bgs_eval.replays.record`,
+picks the game where team A starts on the right) and recorded by `marl_bgs_eval.tdm.replays.record`,
 so it is the same game, metrics and replay an evaluation would give.
 """
 
@@ -24,7 +24,7 @@ from marl_bgs_eval import console as ui
 ERRORS = ("marl_bgs_clients.export:ExportError", "marl_bgs_clients.window:NoDisplayError")
 
 if TYPE_CHECKING:  # imported where the game is played, so --help needs neither JAX nor pygame
-    from marl_bgs_eval.replays import Replay
+    from marl_bgs_eval.array_zip import Replay
 
 
 def play_one(
@@ -34,8 +34,8 @@ def play_one(
     """Play and record one game of `system_a` (team A) against `system_b` on a map (an id, a
     name or a map file; `progress`: report the play and the recording on stderr)."""
     import marl_bgs_eval as ev
-    from marl_bgs_eval import replays
     from marl_bgs_eval.progress import note
+    from marl_bgs_eval.tdm import replays
 
     rules: dict[str, Any] = {} if tick_limit is None else {"tick_limit": tick_limit}
     games = ev.evaluate(
@@ -71,8 +71,8 @@ def watch(
     """Play one game between two Systems and watch it (or write it as GIF/MP4)."""
     preflight.watch(pov, gif, mp4)  # before any heavy import: within a second
     from marl_bgs_clients.viewer import ReplayViewer
-    from marl_bgs_eval import replays
     from marl_bgs_eval.progress import note
+    from marl_bgs_eval.tdm import replays
     from marl_bgs_eval.tdm.legend import result_text
 
     ref = ui.layout(map_ref, "tdm", files=True)  # the clients draw Team Deathmatch

@@ -89,6 +89,7 @@ MOVED = {
     "marl_bgs_eval.zero_shot": "marl_bgs_eval.tdm.zero_shot",
     "marl_bgs_eval.opponents": "marl_bgs_eval.tdm.opponents",
     "marl_bgs_eval.scenarios": "marl_bgs_eval.tdm.scenarios",
+    "marl_bgs_eval.replays": "marl_bgs_eval.tdm.replays",
     "marl_bgs_eval.metrics": "marl_bgs_eval.tdm.metrics",
     "marl_bgs_eval.metrics.analysis": "marl_bgs_eval.tdm.metrics.analysis",
     "marl_bgs_eval.metrics.axes": "marl_bgs_eval.tdm.metrics.axes",

@@ -156,7 +156,7 @@ def _resolve(mode: str, settings: dict[str, Any], where: str) -> tuple[str, str]
     if schema(mode_id).check is not _replayed:
         raise EvalError(
             f"{where}: {mode_id} records its replays in a schema of its own, not as episode "
-            "replays (Team Deathmatch: marl_bgs_eval.replays)"
+            "replays (Team Deathmatch: marl_bgs_eval.tdm.replays)"
         )
     return mode_id, _frozen(settings)
 

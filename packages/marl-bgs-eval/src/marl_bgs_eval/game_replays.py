@@ -6,7 +6,7 @@ replay file per row, the game exactly as it was played there.
     replay_files.save(replays[0], "game-0.replay.zip")      # any mode's viewer opens it
 
 `record_games` asks the mode's evaluation parts (`EvalParts.record_games`): Team Deathmatch
-records in its own tick schema (`marl_bgs_eval.replays.record`); a mode whose replay schema is
+records in its own tick schema (`marl_bgs_eval.tdm.replays.record`); a mode whose replay schema is
 `episode_replays.episode_schema()` is recorded here. Each picked game is rebuilt from its row
 (layout, spawn ends, seed, seed number, game number), started by the mode's evaluation start
 from the same start key, and played by evaluation's own `play_tick` with the same keys, all

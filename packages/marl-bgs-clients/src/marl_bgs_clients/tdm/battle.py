@@ -15,7 +15,7 @@ its legal targets ringed; the person builds the agent's turn:
 
 Only legal choices are taken: an illegal key or click changes nothing and says why. The game is
 saved as a replay when it ends or the window closes, and measured like any other
-(`marl_bgs_eval.replays.metrics`).
+(`marl_bgs_eval.tdm.replays.metrics`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from marl_bgs_clients.tdm.render import Layout, draw, slot_name
 from marl_bgs_clients.tdm.scene import Scene, oracle_scene, pov_scene
 from marl_bgs_clients.tdm.session import Action, HumanGame
 from marl_bgs_clients.window import open_window
-from marl_bgs_eval import replays
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.tdm import replays
 from marl_bgs_eval.tdm.legend import DAMAGE, result_text
 
 PANEL_WIDTH = 400

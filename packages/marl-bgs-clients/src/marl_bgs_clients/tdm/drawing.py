@@ -16,8 +16,8 @@ from marl_bgs_clients.tdm import panels
 from marl_bgs_clients.tdm.key import key_strip
 from marl_bgs_clients.tdm.render import Layout, draw, slot_name
 from marl_bgs_clients.tdm.scene import Scene, oracle_scene, pov_scene
-from marl_bgs_eval import replays
 from marl_bgs_eval.array_zip import Replay
+from marl_bgs_eval.tdm import replays
 from marl_bgs_eval.tdm.legend import TEAM_COLOURS
 
 CELL, LABEL = (34, 16), 30  # a heat map cell's (width, height); the width of its row names

@@ -2,7 +2,7 @@
 who did what to whom, and what one agent saw, chose and had repaired.
 
 Every number comes from the replay's arrays or from evaluation's metrics summed up to the tick
-(`marl_bgs_eval.replays.metrics`), so the panels at the last tick show the game's results row.
+(`marl_bgs_eval.tdm.replays.metrics`), so the panels at the last tick show the game's results row.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.classes import CLASS_NAMES
 from marl_bgs.tdm.tables import REL_TO_ABS
 from marl_bgs_clients.tdm.render import slot_name
-from marl_bgs_eval.replays import Replay
+from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.tdm.legend import result_text
 
 TEAM_MEASURES = (

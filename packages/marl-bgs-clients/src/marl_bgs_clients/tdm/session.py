@@ -30,14 +30,15 @@ from marl_bgs.core.arena import MOVE_NAMES
 from marl_bgs.tdm.actions import COMBAT_NAMES
 from marl_bgs.tdm.config import LIMITS
 from marl_bgs.tdm.maps import CUSTOM_MAP_ID
-from marl_bgs_eval import replays
+from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, resolve_maps
 from marl_bgs_eval.play import HUMAN, join_teams, play_tick
 from marl_bgs_eval.replay_files import named_leaves
-from marl_bgs_eval.replays import Replay, tick_record
 from marl_bgs_eval.seeds import memory_keys, root_key
 from marl_bgs_eval.systems import System
+from marl_bgs_eval.tdm import replays
+from marl_bgs_eval.tdm.replays import tick_record
 from marl_bgs_eval.tdm.results import roster_text
 
 Action = tuple[int, int, int]  # (move, target, ultimate), own frame

@@ -21,7 +21,7 @@ from marl_bgs_clients.tdm.render import render
 from marl_bgs_clients.tdm.session import replay_game
 from marl_bgs_clients.viewer import ReplayViewer
 from marl_bgs_clients.watch import play_one
-from marl_bgs_eval.replays import Replay
+from marl_bgs_eval.array_zip import Replay
 
 DEMO = {"system_a": "tdm-alpha", "system_b": "tdm-beta", "map_ref": 47, "tick_limit": 60}
 MOMENT = 46  # the tick the still pictures show: a_2, TDM-Alpha's Hunter, has a target in range

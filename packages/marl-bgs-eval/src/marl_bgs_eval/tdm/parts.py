@@ -67,9 +67,9 @@ class TDMParts(EvalParts):
         self, kit: ModeKit, team_a: Any, team_b: Any, rows: pd.DataFrame,
         settings: dict[str, Any],
     ) -> list[Any]:  # fmt: skip
-        """Team Deathmatch's own replays of the rows (`marl_bgs_eval.replays.record`)."""
+        """Team Deathmatch's own replays of the rows (`marl_bgs_eval.tdm.replays.record`)."""
         del kit
-        from marl_bgs_eval.replays import record
+        from marl_bgs_eval.tdm.replays import record
 
         return record(team_a, team_b, rows, **settings)
 

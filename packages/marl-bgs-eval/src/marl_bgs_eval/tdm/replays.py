@@ -156,8 +156,8 @@ def record(
     rows = results.validate(games, "games", complete=False)
     if results.mode_of(rows) != mode_id():
         raise EvalError(
-            f"games: rows of {results.mode_of(rows)}; recording evaluation rows reads "
-            f"{mode_id()} so far (single-team modes: marl_bgs_eval.episode_replays.record)"
+            f"games: rows of {results.mode_of(rows)}; this records {mode_id()} games "
+            "(every mode's: marl_bgs_eval.record_games)"
         )
     a, b = as_system(team_a, "team_a"), as_system(team_b, "team_b")
     records: list[Row] = rows.to_dict("records")
