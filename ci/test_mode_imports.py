@@ -31,11 +31,6 @@ PUBLIC_FACE = {  # a package's top-level exports, re-exported from the modes' fo
     "packages/marl-bgs-eval/src/marl_bgs_eval/__init__.py",
 }
 REMAINING_BY_REASON: dict[str, list[str]] = {
-    "clients: the viewer's damage colour and watch's result text are Team Deathmatch's "
-    "(marl_bgs_eval.tdm.legend), to come from the mode's drawing": [
-        "packages/marl-bgs-clients/src/marl_bgs_clients/viewer.py",
-        "packages/marl-bgs-clients/src/marl_bgs_clients/watch.py",
-    ],
     "eval: the `metrics` command searches Team Deathmatch's metric schema (marl_bgs_eval.tdm)": [
         "packages/marl-bgs-eval/src/marl_bgs_eval/cli.py",
     ],

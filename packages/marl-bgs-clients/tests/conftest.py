@@ -11,7 +11,7 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 import pytest
 
 from marl_bgs_clients.tdm.shots import DEMO, demo_replay
-from marl_bgs_clients.watch import play_one
+from marl_bgs_clients.tdm.watch import play_one
 from marl_bgs_eval.array_zip import Replay
 
 

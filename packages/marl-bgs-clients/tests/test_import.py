@@ -33,7 +33,7 @@ def test_pygame_prints_no_banner() -> None:
 def test_both_command_lines_keep_the_toolkits_promises(tmp_path) -> None:
     """`--version`; a refusal is one escaped `error:` line, exit code 2 (marl_bgs_eval.console)."""
     from marl_bgs_clients.cli import app
-    from marl_bgs_clients.watch import app as watch_app
+    from marl_bgs_clients.tdm.watch import app as watch_app
     from marl_bgs_eval.console import MARKUP, check_app
 
     check_app(app, "marl-bgs-clients", ["view", str(tmp_path / f"{MARKUP}.replay.zip")])

@@ -9,7 +9,7 @@ import imageio.v3 as iio
 from typer.testing import CliRunner
 
 from marl_bgs_clients.cli import app as clients_app
-from marl_bgs_clients.watch import app as watch_app
+from marl_bgs_clients.tdm.watch import app as watch_app
 from marl_bgs_eval.tdm import replays
 
 RUNNER = CliRunner()

@@ -20,6 +20,7 @@ MOVED = {
     "marl_bgs_clients.battle": "marl_bgs_clients.tdm.battle",
     "marl_bgs_clients.session": "marl_bgs_clients.tdm.session",
     "marl_bgs_clients.shots": "marl_bgs_clients.tdm.shots",
+    "marl_bgs_clients.watch": "marl_bgs_clients.tdm.watch",
 }
 _install(MOVED)
 __version__ = _version("marl-bgs-clients")

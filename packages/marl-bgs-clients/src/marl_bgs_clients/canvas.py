@@ -16,6 +16,7 @@ BACKGROUND: Colour = (246, 244, 238)
 TEXT: Colour = (30, 30, 30)
 SELECTED: Colour = (250, 210, 40)
 MUTED: Colour = (110, 110, 110)
+PROBLEM: Colour = (200, 30, 30)  # what cannot be shown, and why
 LINE = 17  # the rows a line of text takes
 _fonts: dict[int, pygame.font.Font] = {}
 

@@ -16,13 +16,12 @@ from typing import Annotated, Any
 
 import typer
 
-from marl_bgs_clients.watch import ERRORS, watch
+from marl_bgs_clients.preflight import ERRORS
 from marl_bgs_eval import console as ui
 
 COMMANDS = "marl_bgs_clients.commands"  # entry points: `register(app)` adds a mode's commands
 app = ui.App("marl-bgs-clients", errors=ERRORS, add_completion=False, no_args_is_help=True,
              help="MARL-BattleGrounds clients: BattleClient and Replay Viewer.")  # fmt: skip
-app.command()(watch)
 for _commands in entry_points(group=COMMANDS):  # a mode's own commands (Team Deathmatch: play)
     _commands.load()(app)
 

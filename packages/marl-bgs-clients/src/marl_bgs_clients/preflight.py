@@ -14,6 +14,9 @@ from pathlib import Path
 from marl_bgs_clients.window import display_problem
 from marl_bgs_eval.console import fail
 
+# The clients' own refusals, besides eval's and the engine's (reported as one `error:` line).
+ERRORS = ("marl_bgs_clients.export:ExportError", "marl_bgs_clients.window:NoDisplayError")
+
 SLOTS = range(10)
 
 

@@ -23,13 +23,22 @@ from typing import Any
 import numpy as np
 import pygame
 
-from marl_bgs_clients.canvas import BACKGROUND, LINE, MUTED, SELECTED, TEXT, pixels, text, wrap
+from marl_bgs_clients.canvas import (
+    BACKGROUND,
+    LINE,
+    MUTED,
+    PROBLEM,
+    SELECTED,
+    TEXT,
+    pixels,
+    text,
+    wrap,
+)  # fmt: skip
 from marl_bgs_clients.export import save_clip, save_frame
 from marl_bgs_clients.modes import ReplayDrawing, drawing
 from marl_bgs_clients.window import open_window
 from marl_bgs_eval import replay_files
 from marl_bgs_eval.array_zip import Replay
-from marl_bgs_eval.tdm.legend import DAMAGE
 
 PANEL_WIDTH = 430
 TIMELINE_HEIGHT = 64  # the timeline, the message line and the keys
@@ -106,7 +115,7 @@ class ReplayViewer:
         surface.fill(BACKGROUND)
         if self.replay is None:
             text(surface, (20, 20), ["Replay Viewer", "", *wrap(self.message, 90)],
-                 colour=DAMAGE)  # fmt: skip
+                 colour=PROBLEM)  # fmt: skip
             return surface
         w, h = self.field_size
         bottom = self.size[1] - TIMELINE_HEIGHT
@@ -123,7 +132,7 @@ class ReplayViewer:
         except Exception as err:  # a window shows what went wrong; it never closes on it
             surface.fill(BACKGROUND)
             said = f"cannot draw tick {self.tick}: {type(err).__name__}: {err}"
-            text(surface, (20, 20), wrap(said, 90), colour=DAMAGE)
+            text(surface, (20, 20), wrap(said, 90), colour=PROBLEM)
         text(surface, (MARGIN, bottom + 24), [self.message[:110]])
         text(surface, (MARGIN, bottom + 24 + LINE), [HELP], MUTED)
         return surface

@@ -1,5 +1,6 @@
 """Team Deathmatch's commands of `marl-bgs-clients` (registered through the entry-point group
-`marl_bgs_clients.commands`): `play` (the BattleClient) and `screenshots` (the docs' pictures)."""
+`marl_bgs_clients.commands`): `watch` (two Systems play one game; also `marl-bgs-watch`), `play`
+(the BattleClient) and `screenshots` (the docs' pictures)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Annotated
 
 import typer
 
+from marl_bgs_clients.tdm.watch import watch
 from marl_bgs_eval import console as ui
 
 
 def register(app: typer.Typer) -> None:
     """Add Team Deathmatch's commands to the clients' command line."""
+    app.command()(watch)
     app.command()(play)
     app.command()(screenshots)
 

@@ -19,8 +19,8 @@ from marl_bgs_clients.tdm.drawing import replay_scene
 from marl_bgs_clients.tdm.key import with_key
 from marl_bgs_clients.tdm.render import render
 from marl_bgs_clients.tdm.session import replay_game
+from marl_bgs_clients.tdm.watch import play_one
 from marl_bgs_clients.viewer import ReplayViewer
-from marl_bgs_clients.watch import play_one
 from marl_bgs_eval.array_zip import Replay
 
 DEMO = {"system_a": "tdm-alpha", "system_b": "tdm-beta", "map_ref": 47, "tick_limit": 60}

@@ -6,8 +6,9 @@ animation without a window.
     marl-bgs-watch tdm-alpha random --map 12 --mp4 game.mp4 --pov 2 --save game.replay.zip
 
 The game is played by evaluation (`marl_bgs_eval.evaluate`, a spawn-swapped pair; `--a-right`
-picks the game where team A starts on the right) and recorded by `marl_bgs_eval.tdm.replays.record`,
-so it is the same game, metrics and replay an evaluation would give.
+picks the game where team A starts on the right) and recorded by
+`marl_bgs_eval.tdm.replays.record`, so it is the same game, metrics and replay an evaluation
+would give.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from marl_bgs_clients import preflight
+from marl_bgs_clients.preflight import ERRORS
 from marl_bgs_eval import console as ui
-
-# The clients' own refusals, besides eval's and the engine's (reported as one `error:` line).
-ERRORS = ("marl_bgs_clients.export:ExportError", "marl_bgs_clients.window:NoDisplayError")
 
 if TYPE_CHECKING:  # imported where the game is played, so --help needs neither JAX nor pygame
     from marl_bgs_eval.array_zip import Replay
