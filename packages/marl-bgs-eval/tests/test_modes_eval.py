@@ -171,3 +171,19 @@ def test_named_systems_come_from_the_modes_parts() -> None:
     assert set(tdm) <= set(names())
     assert get_system("rush") is tdm["rush"]()
     assert parts("two-bridge").systems == {}
+
+
+def test_the_metrics_command_searches_the_modes_own_schema() -> None:
+    from typer.testing import CliRunner
+
+    from marl_bgs_eval.cli import app
+
+    run = CliRunner().invoke(app, ["metrics", "--mode", "two-bridge", "--plain"])
+    assert run.exit_code == 0, run.output
+    assert run.output.split() == ["return"]
+    tdm = CliRunner().invoke(app, ["metrics", "heal", "--plain"])
+    assert tdm.exit_code == 0
+    assert tdm.output.split() == ev.find("heal")["column"].tolist()
+    none = CliRunner().invoke(app, ["metrics", "--mode", "two-bridge", "--doc", "x.md"])
+    assert none.exit_code == 2
+    assert "error: doc: mode two-bridge-v1 has no metrics page" in none.output

@@ -373,6 +373,7 @@ def calibrate(
 @app.command()
 def metrics(
     query: Annotated[str | None, typer.Argument(help="Text to find in names and meanings")] = None,
+    mode: ui.Mode = "tdm",
     doc: Annotated[
         Path | None, typer.Option(help="Write the metrics page (docs/metrics.md)")
     ] = None,
@@ -384,13 +385,17 @@ def metrics(
     """Search the metric columns (column, level, topic, unit, meaning); --doc writes the page.
     Names are shown whole (folded over lines on a narrow terminal); --plain lists them for
     copying or a pipe."""
-    from marl_bgs_eval.tdm import metrics as mt
+    from marl_bgs_eval.modes import parts, search_schema
 
     if doc is not None:
-        doc.write_text(mt.markdown(), encoding="utf-8")
+        page = parts(mode).metric_page()
+        if page is None:
+            fail(EvalError(f"doc: mode {mode} has no metrics page"))
+        doc.write_text(page, encoding="utf-8")
         console.print(f"wrote {doc}")
         return
-    found = mt.schema() if query is None else mt.find(query)
+    schema = parts(mode).metric_schema()
+    found = schema if query is None else search_schema(schema, query)
     if plain:
         typer.echo("\n".join(found["column"]))
         return

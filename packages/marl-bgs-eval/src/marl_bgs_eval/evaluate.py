@@ -16,7 +16,7 @@ from marl_bgs import BatchedEnv, ConfigError, ModeKit
 from marl_bgs.core.env import available_memory, game_state_bytes
 from marl_bgs_eval import modes, results
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.modes import EvalParts, Layout
+from marl_bgs_eval.modes import LEVELS, EvalParts, Layout
 from marl_bgs_eval.play import Plan, programs
 from marl_bgs_eval.progress import progress_bar
 from marl_bgs_eval.registry import get_system
@@ -25,7 +25,6 @@ from marl_bgs_eval.systems import System
 from marl_bgs_eval.watch import INIT_END, INIT_START, TICK_END, TICK_START, Watch
 
 INT32_MAX = 2**31 - 1
-LEVELS = ("none", "priority", "full")
 
 
 def resolve_maps(maps: Any, split: str | None = None, mode: str = "tdm") -> list[Any]:

@@ -31,6 +31,18 @@ if TYPE_CHECKING:
 from marl_bgs_eval.measures import GENERIC, Measure
 
 INT, STR, FLOAT = "int64", "string", "float64"
+LEVELS = ("none", "priority", "full")  # the metric levels an evaluation records
+SCHEMA = ["column", "level", "section", "topic", "unit", "who", "meaning"]  # a metric schema
+
+
+def search_schema(schema: pd.DataFrame, text: str) -> pd.DataFrame:
+    """Rows of a metric schema whose column, topic or meaning contains `text` (any case)."""
+    if not isinstance(text, str) or not text.strip():
+        raise EvalError(f"find: expected some text to search for, got {text!r}")
+    hay = schema["column"] + " " + schema["topic"] + " " + schema["meaning"]
+    return schema.loc[hay.str.contains(text.strip(), case=False, regex=False)].reset_index(
+        drop=True
+    )
 
 
 class Layout(NamedTuple):
@@ -173,6 +185,22 @@ class EvalParts:
         that are also in `columns` are the mode's own, the rest the level's extra columns."""
         del level
         return []
+
+    def metric_schema(self) -> pd.DataFrame:
+        """Every metric column (`SCHEMA`: column, the lowest level that records it, section,
+        topic, unit, who did what to whom, meaning); default: each level's columns, nothing
+        more known about them."""
+        rows, seen = [], set()
+        for level in LEVELS:
+            for column in self.metric_columns(level):
+                if column not in seen:
+                    seen.add(column)
+                    rows.append((column, level, "", "", "", False, ""))
+        return pd.DataFrame(rows, columns=SCHEMA)
+
+    def metric_page(self) -> str | None:
+        """The metrics page (markdown) of this mode, or None (default: none)."""
+        return None
 
     def is_amount(self, column: str) -> bool:
         """Whether a metric column holds an amount (float) rather than a count (int)."""

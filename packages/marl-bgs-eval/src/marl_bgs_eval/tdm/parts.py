@@ -82,6 +82,12 @@ class TDMParts(EvalParts):
     def metric_columns(self, level: str) -> list[str]:
         return mt.columns(level)
 
+    def metric_schema(self) -> pd.DataFrame:
+        return mt.schema()
+
+    def metric_page(self) -> str | None:
+        return mt.markdown()
+
     def is_amount(self, column: str) -> bool:
         return mt.is_amount(column)
 

@@ -22,11 +22,11 @@ import pandas as pd
 from marl_bgs import Facts, GameState
 from marl_bgs.core.checks import did_you_mean
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.modes import LEVELS, SCHEMA, search_schema
 from marl_bgs_eval.tdm.metrics import families, priority, timing
 from marl_bgs_eval.tdm.metrics.families import AMOUNT_UNITS, FAMILIES
 from marl_bgs_eval.tdm.metrics.timing import Memory
 
-LEVELS = ("none", "priority", "full")
 SECTIONS = (
     families.RESULTS, families.DAMAGE, families.KILLS, families.TEAMWORK, families.STATUS,
     families.ULTIMATES,
@@ -88,17 +88,12 @@ def schema() -> pd.DataFrame:
     for f in FAMILIES:
         for col, meaning in zip(families.columns(f), families.meanings(f), strict=True):
             rows.append((col, "full", f.section, f.topic, f.unit, f.whom, meaning))
-    names = ["column", "level", "section", "topic", "unit", "who", "meaning"]
-    return pd.DataFrame(rows, columns=names)
+    return pd.DataFrame(rows, columns=SCHEMA)
 
 
 def find(text: str) -> pd.DataFrame:
     """Schema rows whose column, topic or meaning contains `text` (any case)."""
-    if not isinstance(text, str) or not text.strip():
-        raise EvalError(f"find: expected some text to search for, got {text!r}")
-    s = schema()
-    hay = s["column"] + " " + s["topic"] + " " + s["meaning"]
-    return s.loc[hay.str.contains(text.strip(), case=False, regex=False)].reset_index(drop=True)
+    return search_schema(schema(), text)
 
 
 def markdown() -> str:
