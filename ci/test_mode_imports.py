@@ -31,9 +31,6 @@ PUBLIC_FACE = {  # a package's top-level exports, re-exported from the modes' fo
     "packages/marl-bgs-eval/src/marl_bgs_eval/__init__.py",
 }
 REMAINING_BY_REASON: dict[str, list[str]] = {
-    "tournament: the replay page's key is Team Deathmatch's (marl_bgs_eval.tdm.legend)": [
-        "packages/marl-bgs-tournament/src/marl_bgs_tournament/web/replay_key.py",
-    ],
     "train: the two trainer stacks (issue 44 folds them into one engine with presets per mode)": [
         "packages/marl-bgs-train/src/marl_bgs_train/cli.py",
         "packages/marl-bgs-train/src/marl_bgs_train/config.py",

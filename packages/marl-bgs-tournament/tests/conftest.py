@@ -203,6 +203,12 @@ def web_running() -> Callable[[Any], Any]:
     return _running
 
 
+@pytest.fixture
+def serve() -> Any:
+    """`with serve(app) as url:` a real server of any app on 127.0.0.1."""
+    return _running
+
+
 @pytest.fixture(scope="session")
 def web_site(web_season_dir: Path) -> Iterator[str]:
     """A real server of the season folder with submissions closed."""

@@ -18,7 +18,8 @@ from marl_bgs_eval import replay_files
 from marl_bgs_eval.distinct import REPEATS_NOTE, ZERO_WIDTH_NOTE
 from marl_bgs_eval.tdm import legend
 from marl_bgs_tournament.sandbox.limits import LIMITS
-from marl_bgs_tournament.web import heatmap, replay_key, tables
+from marl_bgs_tournament.tdm import replay_key
+from marl_bgs_tournament.web import heatmap, tables
 
 
 def _get(url: str) -> httpx.Response:
@@ -237,3 +238,22 @@ def test_records_read_a_real_results_file(web_recorded: Path) -> None:
     (vs_idle,) = got["random"]
     assert vs_idle["opponent"] == "idle"
     assert vs_idle["games"] == 2
+
+
+def test_the_replay_key_is_the_seasons_modes(web_season_dir: Path, tmp_path: Path, serve) -> None:
+    """A season of a mode without a key of its own (`WebParts.key`) shows none: the key and its
+    colours follow the season's mode, never Team Deathmatch's by default."""
+    import shutil
+
+    from marl_bgs_tournament.web import create_app
+
+    folder = shutil.copytree(web_season_dir, tmp_path / "bridge")
+    season = json.loads((folder / "season.json").read_text())
+    (folder / "season.json").write_text(json.dumps({**season, "mode": "two-bridge-v1"}))
+    game = json.loads((folder / "replays.json").read_text())[0]["game"]
+    with serve(create_app(folder)) as url:
+        assert _get(url + "/key.css").text == ""
+        assert "sample key-" not in _get(f"{url}/replays/{game}").text
+    with serve(create_app(web_season_dir)) as url:
+        assert _get(url + "/key.css").text == replay_key.css() != ""
+        assert "sample key-" in _get(f"{url}/replays/{game}").text

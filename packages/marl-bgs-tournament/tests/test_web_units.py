@@ -15,7 +15,8 @@ import pytest
 from marl_bgs_eval.tdm import legend
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import check_name
-from marl_bgs_tournament.web import heatmap, replay_key, season_files, tables
+from marl_bgs_tournament.tdm import replay_key
+from marl_bgs_tournament.web import heatmap, season_files, tables
 from marl_bgs_tournament.web.files import FileCache, SeasonDataError, inside, read_bytes
 from marl_bgs_tournament.web.submissions import (
     Retention,

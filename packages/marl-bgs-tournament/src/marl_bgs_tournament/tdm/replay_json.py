@@ -21,7 +21,7 @@ from marl_bgs.tdm.maps import load as load_map
 from marl_bgs.tdm.tables import SLOT_TEAM
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.tdm.legend import BADGES, result_text
-from marl_bgs_tournament.web import replay_key
+from marl_bgs_tournament.tdm import replay_key
 from marl_bgs_tournament.web.files import SeasonDataError
 from marl_bgs_tournament.web.modes import WebParts
 
@@ -114,4 +114,4 @@ def replay_json(replay: Replay) -> dict[str, Any]:
     }  # fmt: skip
 
 
-PARTS = WebParts(replay_json=replay_json)
+PARTS = WebParts(replay_json=replay_json, key=replay_key.entries, key_css=replay_key.css)

@@ -13,7 +13,7 @@ from marl_bgs.two_bridge import OUTCOMES
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs_eval import episode_replays
 from marl_bgs_eval.array_zip import Replay
-from marl_bgs_tournament.web import replay_key
+from marl_bgs_tournament.tdm import replay_key
 from marl_bgs_tournament.web.modes import WebParts
 
 BODY_RADIUS = 0.6  # as the clients draw a Marine
@@ -62,7 +62,7 @@ def replay_json(replay: Replay) -> dict[str, Any]:
         f"(red): {OUTCOMES[h['outcome']]} in {h['ticks']} steps",
         "width": lay.FIELD, "height": lay.FIELD, "body_radius": BODY_RADIUS,
         "red_zone_depth": 0.0, "aura_radius": 0.0, "aura_classes": [],
-        "colours": replay_key.canvas_colours(), "obstacles": cliff(),
+        "colours": replay_key.canvas_colours(), "obstacles": cliff(),  # the same team colours
         "marks": [{"x": float(beacon[0]), "y": float(beacon[1]), "radius": lay.BEACON_RADIUS}],
         "frames": frames,
     }  # fmt: skip

@@ -11,15 +11,24 @@ from fastapi.responses import HTMLResponse, Response
 
 from marl_bgs_eval.distinct import REPEATS_NOTE, ZERO_WIDTH_NOTE
 from marl_bgs_eval.resampling import SCHEMES
+from marl_bgs_eval.results import DEFAULT_MODE  # the mode of files written before modes
 from marl_bgs_tournament.sandbox.limits import LIMITS
 from marl_bgs_tournament.teams import HOW_TO_PROVE
-from marl_bgs_tournament.web import heatmap, replay_key
+from marl_bgs_tournament.web import heatmap
 from marl_bgs_tournament.web.files import SeasonDataError
+from marl_bgs_tournament.web.modes import PARTS as WEB_PARTS
+from marl_bgs_tournament.web.modes import WebParts
 from marl_bgs_tournament.web.render import templates
 from marl_bgs_tournament.web.store import SeasonStore
 
 router = APIRouter()
 TEMPLATES = templates()
+
+
+def _web_parts(request: Request) -> WebParts:
+    """The browser-viewer parts of the season's mode (a season.json written before modes: Team
+    Deathmatch's)."""
+    return WEB_PARTS.get(str(_store(request).season().get("mode") or DEFAULT_MODE))
 
 
 def _store(request: Request) -> SeasonStore:
@@ -86,15 +95,14 @@ def replays(request: Request) -> HTMLResponse:
 @router.get("/replays/{game}", response_class=HTMLResponse)
 def replay(request: Request, game: str) -> HTMLResponse:
     """The canvas viewer of one recorded game (its data comes from /api/replays/{game})."""
-    return page(
-        request, "replay.html", g=_store(request).replay_entry(game), key=replay_key.entries()
-    )
+    entry = _store(request).replay_entry(game)
+    return page(request, "replay.html", g=entry, key=_web_parts(request).key())
 
 
 @router.get("/key.css")
-def key_css() -> Response:
-    """The replay key's sample colours (made from `marl_bgs_eval.tdm.legend`)."""
-    return Response(replay_key.css(), media_type="text/css")
+def key_css(request: Request) -> Response:
+    """The replay key's sample colours (the season's mode's, `WebParts.key_css`)."""
+    return Response(_web_parts(request).key_css(), media_type="text/css")
 
 
 @router.get("/heat.css")

@@ -1,8 +1,8 @@
-"""The replay page's key: the groups of `marl_bgs_eval.tdm.legend` the web canvas draws, each entry
-with a CSS class whose colour comes from the legend (`css`, served as /key.css: the pages allow no
-inline style), and the colours the canvas draws with (`canvas_colours`, sent in the replay's
-JSON). The legend lives in eval because the clients draw the same key and the tournament does not
-depend on the clients.
+"""Team Deathmatch's replay-page key (its `WebParts.key`): the groups of `marl_bgs_eval.tdm.legend`
+the web canvas draws, each entry with a CSS class whose colour comes from the legend (`css`,
+served as /key.css: the pages allow no inline style), and the colours the canvas draws with
+(`canvas_colours`, sent in the replay's JSON). The legend lives in eval because the clients draw
+the same key and the tournament does not depend on the clients.
 """
 
 from __future__ import annotations
