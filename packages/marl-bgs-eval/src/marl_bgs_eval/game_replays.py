@@ -106,8 +106,8 @@ def record_rows(
     groups: dict[tuple[Any, ...], list[int]] = {}
     ids = [layouts[n].id for n in names]
     group_of = {i: g for g, ids_ in enumerate(_shape_groups(k, sorted(set(ids)))) for i in ids_}
-    for i, row in enumerate(rows[["seed", "tick_limit"]].itertuples(index=False)):
-        groups.setdefault((row.seed, row.tick_limit, group_of[ids[i]]), []).append(i)
+    for i, (seed, limit) in enumerate(zip(rows["seed"].tolist(), limits.tolist(), strict=True)):
+        groups.setdefault((seed, limit, group_of[ids[i]]), []).append(i)
     out: dict[int, Replay] = {}
     for (seed, limit, _), picked in groups.items():
         for start in range(0, len(picked), MAX_BATCH):
