@@ -182,16 +182,7 @@ def evaluate(
     compiled first, the games are played one tick per call and no mesh is used.
     """
     kit, parts = modes.kit(mode), modes.parts(mode)
-    systems = [as_system(team_a, "team_a", kit.id)]
-    if kit.controlled_teams == 2:
-        if team_b is None:
-            raise EvalError(f"team_b: mode {kit.id!r} has two teams; give team B's System")
-        systems.append(as_system(team_b, "team_b", kit.id))
-    elif team_b is not None:
-        raise EvalError(
-            f"team_b: mode {kit.id!r} plays team B itself ({parts.opponent!r}); give no team_b"
-        )
-    teams = tuple(systems)
+    teams = teams_of(kit, parts, team_a, team_b)
     layouts = parts.layouts(kit, default_maps(kit) if maps is None else maps, split)
     per_map = _positive(games_per_map, "games_per_map", even=True)
     batch = _positive(batch_size, "batch_size")
@@ -244,6 +235,23 @@ def evaluate(
             frames.append(played)
     games = pd.concat(frames, ignore_index=True).sort_values("game", kind="stable")
     return results.normalize(games)
+
+
+def teams_of(
+    kit: ModeKit, parts: EvalParts, team_a: System | str, team_b: System | str | None
+) -> tuple[System, ...]:
+    """The Systems of the teams the mode lets Systems play: team A, and team B unless the mode
+    plays it itself (then `team_b` must be None); EvalError naming what is wrong."""
+    systems = [as_system(team_a, "team_a", kit.id)]
+    if kit.controlled_teams == 2:
+        if team_b is None:
+            raise EvalError(f"team_b: mode {kit.id!r} has two teams; give team B's System")
+        systems.append(as_system(team_b, "team_b", kit.id))
+    elif team_b is not None:
+        raise EvalError(
+            f"team_b: mode {kit.id!r} plays team B itself ({parts.opponent!r}); give no team_b"
+        )
+    return tuple(systems)
 
 
 def _shape_groups(kit: ModeKit, layouts: list[Layout]) -> list[list[int]]:

@@ -30,7 +30,7 @@ from marl_bgs import ConfigError, ModeKit
 from marl_bgs_eval import episode_replays, results
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.evaluate import as_system
+from marl_bgs_eval.evaluate import teams_of
 from marl_bgs_eval.modes import EvalParts, Layout, kit, parts
 from marl_bgs_eval.play import play_tick
 from marl_bgs_eval.replay_files import FORMAT, named_leaves
@@ -62,13 +62,7 @@ def _teams(
     k: ModeKit, p: EvalParts, team_a: Any, team_b: Any, rows: pd.DataFrame
 ) -> tuple[System, ...]:
     """The Systems, checked against each row's system_a and system_b."""
-    teams = [as_system(team_a, "team_a", k.id)]
-    if k.controlled_teams == 2:
-        if team_b is None:
-            raise EvalError(f"team_b: mode {k.id!r} has two teams; give team B's System")
-        teams.append(as_system(team_b, "team_b", k.id))
-    elif team_b is not None:
-        raise EvalError(f"team_b: mode {k.id!r} plays team B itself ({p.opponent!r}); give None")
+    teams = teams_of(k, p, team_a, team_b)
     names = [t.name for t in teams] + ([] if len(teams) == 2 else [p.opponent])
     for side, name in zip("ab", names, strict=True):
         bad = np.flatnonzero(rows[f"system_{side}"].to_numpy() != name)
