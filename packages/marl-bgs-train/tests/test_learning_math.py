@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from marl_bgs_train import heads
+from marl_bgs_train import heads, masking
 from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss, td_lambda, vdn
 from marl_bgs_train.networks import Network, _SequenceGRU, agent_groups, apply_team, init_groups
 from marl_bgs_train.qmix import Mixer
@@ -131,19 +131,19 @@ def test_epsilon_greedy_picks_legal_actions_greedily_or_uniformly():
     values = jnp.asarray(RNG.normal(size=(n, k)), jnp.float32)
     mask = jnp.asarray(RNG.random((n, k)) < 0.5).at[:, 2].set(True)
     best = np.where(np.asarray(mask), np.asarray(values), -np.inf).argmax(-1)
-    greedy = heads.epsilon_greedy(jax.random.key(0), values, mask, jnp.float32(0.0))
+    greedy = masking.epsilon_greedy(jax.random.key(0), values, mask, jnp.float32(0.0))
     np.testing.assert_array_equal(greedy, best)
     np.testing.assert_allclose(
-        heads.greedy_value(values, mask), np.asarray(values)[np.arange(n), best], rtol=1e-6
+        masking.greedy_value(values, mask), np.asarray(values)[np.arange(n), best], rtol=1e-6
     )
-    explore = np.asarray(heads.epsilon_greedy(jax.random.key(1), values, mask, jnp.float32(1.0)))
+    explore = np.asarray(masking.epsilon_greedy(jax.random.key(1), values, mask, jnp.float32(1.0)))
     assert np.asarray(mask)[np.arange(n), explore].all()  # never an illegal action
     only = np.zeros((n, k), bool)
     only[:, [1, 4]] = True  # two legal choices: half each when exploring
-    picks = np.asarray(heads.epsilon_greedy(jax.random.key(2), values, jnp.asarray(only), 1.0))
+    picks = np.asarray(masking.epsilon_greedy(jax.random.key(2), values, jnp.asarray(only), 1.0))
     assert set(np.unique(picks)) == {1, 4}
     assert abs(np.mean(picks == 1) - 0.5) < 0.03
-    half = np.asarray(heads.epsilon_greedy(jax.random.key(3), values, mask, jnp.float32(0.5)))
+    half = np.asarray(masking.epsilon_greedy(jax.random.key(3), values, mask, jnp.float32(0.5)))
     assert 0.5 < np.mean(half == best) < 0.5 + 0.5 / 2 + 0.05  # greedy half, plus lucky draws
 
 

@@ -23,11 +23,11 @@ import jax.numpy as jnp
 from marl_bgs.core.arena import NUM_MOVES
 from marl_bgs.tdm.actions import flatten, unflatten
 from marl_bgs.tdm.constants import NUM_TARGETS, NUM_ULTIMATE
+from marl_bgs_train.masking import masked_entropy, masked_log_softmax, masked_logits
 
 HeadKind = Literal["factored", "flat"]
 HEAD_KINDS: tuple[HeadKind, ...] = ("factored", "flat")
 NUM_PAIRS = NUM_TARGETS * NUM_ULTIMATE
-MASKED = -1e9
 
 
 def logit_sizes(kind: HeadKind) -> tuple[int, ...]:
@@ -53,14 +53,6 @@ class HeadSample(NamedTuple):
     entropy: jax.Array
 
 
-def _log_softmax(logits: jax.Array, mask: jax.Array) -> jax.Array:
-    return jax.nn.log_softmax(jnp.where(mask, logits, MASKED), axis=-1)
-
-
-def _entropy(logp: jax.Array, mask: jax.Array) -> jax.Array:
-    return -jnp.sum(jnp.where(mask, jnp.exp(logp) * logp, 0.0), axis=-1)
-
-
 def _total(terms: list[jax.Array]) -> jax.Array:
     """The sum of the heads' terms (one per head, so never empty)."""
     return functools.reduce(operator.add, terms)
@@ -70,11 +62,11 @@ def evaluate(
     logits: tuple[jax.Array, ...], masks: tuple[jax.Array, ...], choices: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
     """(log-probability, entropy) [...] of `choices` [..., heads] under masked `logits`."""
-    logp = [_log_softmax(lg, m) for lg, m in zip(logits, masks, strict=True)]
+    logp = [masked_log_softmax(lg, m) for lg, m in zip(logits, masks, strict=True)]
     picked = [
         jnp.take_along_axis(lp, choices[..., h, None], axis=-1)[..., 0] for h, lp in enumerate(logp)
     ]
-    entropy = [_entropy(lp, m) for lp, m in zip(logp, masks, strict=True)]
+    entropy = [masked_entropy(lp, m) for lp, m in zip(logp, masks, strict=True)]
     return _total(picked), _total(entropy)
 
 
@@ -86,7 +78,7 @@ def sample(
 ) -> HeadSample:
     """One legal choice per head (or the most likely legal one when `greedy`)."""
     keys = jax.random.split(key, len(logits))
-    masked = [jnp.where(m, lg, MASKED) for lg, m in zip(logits, masks, strict=True)]
+    masked = [masked_logits(lg, m) for lg, m in zip(logits, masks, strict=True)]
     if greedy:
         choices = jnp.stack([jnp.argmax(lg, axis=-1) for lg in masked], axis=-1)
     else:
@@ -110,21 +102,3 @@ def from_env_actions(kind: HeadKind, actions: jax.Array) -> jax.Array:
         pair = actions[..., 1] * NUM_ULTIMATE + actions[..., 2]
         return jnp.stack([actions[..., 0], pair], axis=-1).astype(jnp.int32)
     return flatten(actions)[..., None].astype(jnp.int32)
-
-
-def epsilon_greedy(
-    key: jax.Array, values: jax.Array, mask: jax.Array, epsilon: jax.Array
-) -> jax.Array:
-    """Per entry of `values` [..., k]: with probability `epsilon` a legal choice uniformly at
-    random, else the legal choice of highest value (int32 [...])."""
-    k_explore, k_pick = jax.random.split(key)
-    greedy = jnp.argmax(jnp.where(mask, values, -jnp.inf), axis=-1)
-    uniform = jax.random.categorical(k_pick, jnp.where(mask, 0.0, MASKED), axis=-1)
-    explore = jax.random.uniform(k_explore, greedy.shape) < epsilon
-    return jnp.where(explore, uniform, greedy).astype(jnp.int32)
-
-
-def greedy_value(values: jax.Array, mask: jax.Array) -> jax.Array:
-    """The highest legal value [...] of `values` [..., k] (a dead agent's all-stay mask still
-    leaves one legal choice)."""
-    return jnp.max(jnp.where(mask, values, -jnp.inf), axis=-1)

@@ -23,7 +23,7 @@ import optax
 from marl_bgs import Policy, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
-from marl_bgs_train import heads
+from marl_bgs_train import masking
 from marl_bgs_train.config import PQNConfig, validate
 from marl_bgs_train.curriculum import CurriculumState
 from marl_bgs_train.losses import td_lambda, vdn
@@ -94,7 +94,7 @@ class PQNTrainer(QLearner):
         _, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
         last_weight = (roster_classes(inputs_a) > 0).astype(jnp.float32)
         greedy_team = vdn(traj.greedy, traj.weight)  # [T, N]
-        last_team = vdn(heads.greedy_value(values, mask), last_weight)
+        last_team = vdn(masking.greedy_value(values, mask), last_weight)
         next_max = jnp.concatenate([greedy_team[1:], last_team[None]])
         team_reward = jnp.sum(traj.reward * traj.weight, -1) / jnp.maximum(
             jnp.sum(traj.weight, -1), 1.0

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from marl_bgs import Policy, TeamInputs, team_inputs
-from marl_bgs_train import heads
+from marl_bgs_train import heads, masking
 from marl_bgs_train.networks import num_groups
 from marl_bgs_train.policy import ActorSpec, team_forward
 from marl_bgs_train.selfplay import SelfPlay
@@ -83,7 +83,7 @@ class QLearner(SelfPlay):
     ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
         """A network opponent: epsilon-greedy at the final exploration rate."""
         carry, values, mask = self._values(params, carry, inputs, start, per_game)
-        choice = heads.epsilon_greedy(key, values, mask, jnp.float32(self._config.epsilon_finish))
+        choice = masking.epsilon_greedy(key, values, mask, jnp.float32(self._config.epsilon_finish))
         return carry, heads.to_env_actions("flat", choice[..., None])
 
     def _tick(self, state: Any, key: jax.Array) -> tuple[Any, QTransition]:
@@ -92,7 +92,7 @@ class QLearner(SelfPlay):
         k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
         inputs_a, inputs_b = team_inputs(self.env, state.env_state)
         carry, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
-        choice = heads.epsilon_greedy(k_act, values, mask, self.epsilon(state.steps))
+        choice = masking.epsilon_greedy(k_act, values, mask, self.epsilon(state.steps))
         b_actions, opponents = self._opponent_actions(
             state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
         )
@@ -108,7 +108,7 @@ class QLearner(SelfPlay):
             mask=mask if self.keeps_state else mask[..., :0],
             team_state=self._team_state(state.env_state),
             choice=choice,
-            greedy=heads.greedy_value(values, mask),
+            greedy=masking.greedy_value(values, mask),
             **self._record(state, inputs_a, played),
         )
         state = dataclasses.replace(

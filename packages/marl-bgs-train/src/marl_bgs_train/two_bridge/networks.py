@@ -130,8 +130,3 @@ class Mixer(nn.Module):
         w2 = jnp.abs(hyper(self.embed))
         b2 = nn.Dense(1)(nn.relu(nn.Dense(self.embed)(s)))[..., 0]
         return jnp.sum(hidden * w2, axis=-1) + b2
-
-
-def masked_logits(logits: jax.Array, mask: jax.Array) -> jax.Array:
-    """Illegal actions get a very low logit (never sampled, no gradient through them)."""
-    return jnp.where(mask, logits, -1e9)

@@ -14,6 +14,7 @@ from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs_train.losses import gae, ppo_actor_loss, ppo_value_loss
+from marl_bgs_train.masking import masked_logits
 from marl_bgs_train.two_bridge import networks as nets
 from marl_bgs_train.two_bridge.common import RewardScale, greedy_policy, make_env, optimizer
 from marl_bgs_train.two_bridge.config import BridgeConfig
@@ -42,7 +43,7 @@ class Batch(NamedTuple):
 
 
 def _log_probs(logits: jax.Array, mask: jax.Array, action: jax.Array) -> tuple[jax.Array, ...]:
-    logp = jax.nn.log_softmax(nets.masked_logits(logits, mask))
+    logp = jax.nn.log_softmax(masked_logits(logits, mask))
     chosen = jnp.take_along_axis(logp, action[..., None], axis=-1)[..., 0]
     entropy = -jnp.sum(jnp.where(mask, jnp.exp(logp) * logp, 0.0), axis=-1)
     return chosen, entropy
@@ -102,7 +103,7 @@ class PPOTrainer:
             obs, world = env.observe(game)[:, 0], env.global_state(game)[:, 0]
             mask = env.action_masks(game).flat
             logits, value = self.heads(state.params, obs, world)
-            logits = nets.masked_logits(logits, mask)
+            logits = masked_logits(logits, mask)
             action = jax.random.categorical(k_act, logits)
             log_prob = _log_probs(logits, mask, action)[0]
             _, nxt, reward, done, info = env.step(k_act, game, action[..., None])

@@ -19,6 +19,7 @@ from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs.two_bridge.views import MINIMAP_SIZE
+from marl_bgs_train.masking import masked_logits
 from marl_bgs_train.two_bridge import networks as nets
 from marl_bgs_train.two_bridge.common import RewardScale, greedy_policy, make_env, optimizer
 from marl_bgs_train.two_bridge.config import BridgeConfig
@@ -114,8 +115,9 @@ class QMIXTrainer:
             key, k_explore, k_random, k_reset = jax.random.split(s.key, 4)
             obs, world = env.observe(s.game)[:, 0], env.global_state(s.game)[:, 0]
             mask = env.action_masks(s.game).flat
-            greedy = jnp.argmax(jnp.where(mask, self.q_values(s.params, obs), -jnp.inf), -1)
-            random = jax.random.categorical(k_random, jnp.where(mask, 0.0, -jnp.inf))
+            q = self.q_values(s.params, obs)
+            greedy = jnp.argmax(jnp.where(mask, q, -jnp.inf), -1)
+            random = jax.random.categorical(k_random, masked_logits(jnp.zeros_like(q), mask))
             explore = jax.random.uniform(k_explore, greedy.shape) < self.epsilon(s.steps)
             action = jnp.where(explore, random, greedy).astype(jnp.int32)
             _, nxt, reward, done, info = env.step(key, s.game, action[..., None])
