@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from marl_bgs.tdm import demo, doc_blocks
+from marl_bgs import doc_blocks
+from marl_bgs.tdm import demo
 from marl_bgs.testing import doc_block_tests, parse_console_command
 
 
