@@ -256,6 +256,11 @@ def test_it_is_recorded_replayed_and_drawn_to_a_gif(tmp_path: Path) -> None:
     states, facts = episode_replays.history(back)
     assert (states.pos.shape, facts.hit.shape) == ((back.ticks + 1, 2), (back.ticks, 2))
     assert states.pos[0].tolist() in ([0, 10], [10, 0])  # the long arena, from either end
+    # Each team was played by its own policy: the first gunner exactly as `_closer` decides.
+    can, acts = back.arrays["masks.flat"], back.arrays["actions"][..., 0]
+    closer = np.where(can[..., SHOOT], SHOOT, np.where(can[..., TOWARD], TOWARD, STAY))
+    np.testing.assert_array_equal(acts[:, 0], closer[:, 0])
+    assert (acts[:, 1] != closer[:, 1]).any()  # the second gunner plays at random
     swapped = np.where(back.arrays["actions"] == SHOOT, STAY, SHOOT).astype(np.int32)
     edited = Replay(header=back.header, arrays={**back.arrays, "actions": swapped})
     with pytest.raises(ev.EvalError, match=r"differs from what the engine gives"):

@@ -166,9 +166,40 @@ def _team_keys(key: jax.Array, team: int, n: int) -> jax.Array:
     return jax.random.split(key if team == 0 else jax.random.fold_in(key, team), n)
 
 
+def tick_arrays(
+    state: Any, actions: jax.Array, masks: Any, facts: Any, reward: jax.Array
+) -> dict[str, jax.Array]:
+    """The named arrays an episode replay keeps of one tick (batched): the state it started
+    from, the actions, the masks they were chosen under, the facts and the official reward."""
+    return {
+        **named_leaves("state", state), "actions": actions, **named_leaves("masks", masks),
+        **named_leaves("facts", facts), "reward": reward,
+    }  # fmt: skip
+
+
+def game_arrays(
+    per_tick: dict[str, np.ndarray], final: dict[str, np.ndarray], game: int, ticks: int
+) -> dict[str, np.ndarray]:
+    """One game's replay arrays from `tick_arrays` stacked over time [T, games, ...] and the
+    final state's named arrays [games, ...]: its states [ticks + 1] (the last one final), the
+    rest [ticks]."""
+    return {
+        name: np.array(
+            np.concatenate([v[:, game], final[name][game][None]])[: ticks + 1]
+            if name.startswith("state.") else v[:ticks, game], order="C",
+        )
+        for name, v in per_tick.items()
+    }  # fmt: skip
+
+
+def key_words(key: jax.Array) -> list[int]:
+    """A key's data as plain integers (a header's `key`)."""
+    return [int(w) for w in np.asarray(jax.random.key_data(key)).reshape(-1)]
+
+
 def _trace(env: BatchedEnv, policies: Sequence[TeamPolicy], key: jax.Array, ticks: int) -> Any:
     """Every game of `env` for `ticks` ticks, keyed as `episodes.run_episodes` keys a single
-    team: (final state, per tick (state, actions, masks, facts, reward))."""
+    team: (final state, `tick_arrays` per tick)."""
     step = team_step(env, policies)
     n = env.num_envs
     k_reset, k_memory, k_play = jax.random.split(key, 3)
@@ -179,7 +210,8 @@ def _trace(env: BatchedEnv, policies: Sequence[TeamPolicy], key: jax.Array, tick
         state, memories = carry
         now = jax.random.fold_in(k_play, t)
         out = step(state, memories, [_team_keys(now, i, n) for i in range(len(policies))])
-        seen = (state, out.actions, env.action_masks(state), out.info["facts"], out.reward)
+        seen = tick_arrays(state, out.actions, env.action_masks(state), out.info["facts"],
+                           out.reward)  # fmt: skip
         return (out.state, out.memories), seen
 
     (final, _), seen = jax.lax.scan(tick, (state, memories), jnp.arange(ticks, dtype=jnp.int32))
@@ -233,20 +265,12 @@ def record(
     final, seen = jax.jit(lambda k: _trace(env, policies, k, limit))(key)
     if bool(np.any(np.asarray(final.outcome)[picked] == 0)):
         raise EvalError(f"mode {mode_id}: a game had not ended after {limit} ticks")
-    states, actions, masks, facts, reward = seen
-    states = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), states, final)
-    words = _words(key)
+    seen, last = jax.tree.map(np.asarray, (seen, named_leaves("state", final)))
+    words = key_words(key)
     out = []
     for g in picked:
         ticks = int(np.asarray(final.tick)[g])
-        arrays = {
-            **named_leaves("state", states), "actions": actions, **named_leaves("masks", masks),
-            **named_leaves("facts", facts), "reward": reward,
-        }  # fmt: skip
-        arrays = {
-            k: np.asarray(v[: ticks + 1 if k.startswith("state.") else ticks, g])
-            for k, v in arrays.items()
-        }
+        arrays = game_arrays(seen, last, g, ticks)
         header = {
             "format": FORMAT, "engine": marl_bgs.__version__, "mode": mode_id,
             "settings": settings, "key": words, "game": g, "ticks": ticks,
@@ -293,18 +317,13 @@ def _check_row(header: dict[str, Any], where: str) -> None:
         raise EvalError(
             f"{where}.a_spawn: expected one of {list(SPAWNS)}, got {shown(row['a_spawn'])}"
         )
-    if _words(game_start_key(row["seed"], row["seed_number"])) != header["key"]:
+    if key_words(game_start_key(row["seed"], row["seed_number"])) != header["key"]:
         raise EvalError(f"{where}: seed and seed_number do not give the header's key")
 
 
 def game_start_key(seed: int, seed_number: int) -> jax.Array:
     """The key an evaluation game of (`seed`, `seed_number`) draws its start from."""
     return start_keys(root_key(seed), jnp.asarray([seed_number], jnp.int32))[0]
-
-
-def _words(key: jax.Array) -> list[int]:
-    """A key's data as plain integers (a header's `key`)."""
-    return [int(w) for w in np.asarray(jax.random.key_data(key)).reshape(-1)]
 
 
 def _layout_of(header: dict[str, Any]) -> Layout:

@@ -196,7 +196,7 @@ def evaluate(
         raise EvalError("message_dim: evaluation does not carry messages yet; use 0")
     if on_games is not None and not callable(on_games):
         raise EvalError(f"on_games: expected a callable, got {type(on_games).__name__}")
-    groups = _shape_groups(kit, layouts)
+    groups = shape_groups(kit, layouts)
     envs = [
         _env(kit, parts, [layouts[i] for i in g], batch, rosters, mesh, env_kwargs) for g in groups
     ]
@@ -254,8 +254,9 @@ def teams_of(
     return tuple(systems)
 
 
-def _shape_groups(kit: ModeKit, layouts: list[Layout]) -> list[list[int]]:
-    """Positions in `layouts` cut into sets that share array shapes (one env, one program)."""
+def shape_groups(kit: ModeKit, layouts: list[Layout]) -> list[list[int]]:
+    """Positions in `layouts` (each layout listed once) cut into sets that share array shapes
+    (one env, one program)."""
     if kit.layouts is None or kit.layouts.group is None:  # one group (custom maps share id -1)
         return [list(range(len(layouts)))]
     ids = [layout.id for layout in layouts]  # the mode's layout indices, each listed once

@@ -30,7 +30,7 @@ from marl_bgs import ConfigError, ModeKit
 from marl_bgs_eval import episode_replays, results
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
-from marl_bgs_eval.evaluate import teams_of
+from marl_bgs_eval.evaluate import shape_groups, teams_of
 from marl_bgs_eval.modes import EvalParts, Layout, kit, parts
 from marl_bgs_eval.play import play_tick
 from marl_bgs_eval.replay_files import FORMAT, named_leaves
@@ -98,10 +98,10 @@ def record_rows(
         raise EvalError(f"games: row {bad[0]} has map_hash {rows['map_hash'].iloc[bad[0]]}, "
                         f"not layout {names[bad[0]]!r} of {k.id}")  # fmt: skip
     groups: dict[tuple[Any, ...], list[int]] = {}
-    ids = [layouts[n].id for n in names]
-    group_of = {i: g for g, ids_ in enumerate(_shape_groups(k, sorted(set(ids)))) for i in ids_}
+    unique = list(layouts.values())
+    group_of = {unique[j].name: g for g, js in enumerate(shape_groups(k, unique)) for j in js}
     for i, (seed, limit) in enumerate(zip(rows["seed"].tolist(), limits.tolist(), strict=True)):
-        groups.setdefault((seed, limit, group_of[ids[i]]), []).append(i)
+        groups.setdefault((seed, limit, group_of[names[i]]), []).append(i)
     out: dict[int, Replay] = {}
     for (seed, limit, _), picked in groups.items():
         for start in range(0, len(picked), MAX_BATCH):
@@ -114,12 +114,6 @@ def record_rows(
 
 def _listed(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list | tuple) else [value]
-
-
-def _shape_groups(k: ModeKit, ids: list[int]) -> list[list[int]]:
-    """The layout indices `ids` cut into groups that share array shapes."""
-    assert k.layouts is not None
-    return [list(g) for g in k.layouts.shape_groups(ids)] if k.layouts.group else [ids]
 
 
 _RECORDERS: dict[Any, Callable] = {}
@@ -144,11 +138,9 @@ def _build(env: Any, p: EvalParts, teams: tuple[System, ...], ticks: int) -> Cal
 
         def tick(carry: tuple[Any, Any], _: None) -> tuple[Any, dict[str, jax.Array]]:
             t = play_tick(env, bound, root, seeds, *carry, parts=p)
-            made = {
-                **named_leaves("state", t.before), "actions": t.actions,
-                **named_leaves("masks", env.action_masks(t.before)),
-                **named_leaves("facts", t.facts), "reward": t.reward,
-            }  # fmt: skip
+            masks = env.action_masks(t.before)
+            assert t.reward is not None  # play_tick always gives the official reward
+            made = episode_replays.tick_arrays(t.before, t.actions, masks, t.facts, t.reward)
             return (t.state, t.memories), made
 
         return jax.lax.scan(tick, (starts, memories), None, length=ticks)
@@ -186,19 +178,13 @@ def _record_batch(
     replays = []
     for i, row in enumerate(rows.to_dict("records")):
         ticks = int(final["state.tick"][i])
-        arrays = {
-            name: np.array(
-                np.concatenate([v[:ticks, i], final[name][i][None]])
-                if name.startswith("state.") else v[:ticks, i], order="C",
-            )
-            for name, v in per_tick.items()
-        }  # fmt: skip
+        arrays = episode_replays.game_arrays(per_tick, final, i, ticks)
         outcome = int(final["state.outcome"][i])
         key = episode_replays.game_start_key(seed, int(row["seed_number"]))
         header = {
             "format": FORMAT, "engine": marl_bgs.__version__, "mode": k.id,
             "settings": {k.layouts.keyword: str(row["map_name"]), **settings},
-            "key": [int(w) for w in np.asarray(jax.random.key_data(key)).reshape(-1)],
+            "key": episode_replays.key_words(key),
             "game": int(row["game"]), "ticks": ticks, "outcome": outcome, "system": system,
             "row": {"seed": seed, "seed_number": int(row["seed_number"]), "roster": 0,
                     "a_spawn": str(row["a_spawn"])},

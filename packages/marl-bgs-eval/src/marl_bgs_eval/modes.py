@@ -25,10 +25,10 @@ import marl_bgs
 from marl_bgs import BatchedEnv, ConfigError, ModeKit, PartRegistry, TeamInputs
 from marl_bgs.core import pool as pools
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.measures import GENERIC, Measure
 
 if TYPE_CHECKING:
     from marl_bgs_eval.replay_files import ReplaySchema
-from marl_bgs_eval.measures import GENERIC, Measure
 
 INT, STR, FLOAT = "int64", "string", "float64"
 LEVELS = ("none", "priority", "full")  # the metric levels an evaluation records

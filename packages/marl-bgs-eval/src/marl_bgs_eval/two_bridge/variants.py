@@ -14,6 +14,7 @@ wins) / episodes, with a 95% Wilson interval (scipy.stats.binomtest) per variant
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -53,11 +54,17 @@ def _variants(variants: str | Sequence[str]) -> list[str]:
 
 def _system(policy: PolicyFor, variant: str, settings: dict[str, Any]) -> System:
     """The policy for `variant` as a System of Two-Bridge (named after the policy)."""
-    if not callable(getattr(policy, "act", None)):
-        env = marl_bgs.make(MODE, variant=variant, num_envs=1, **settings)
-        policy = cast(Callable[[Any], TeamPolicy], policy)(env)
-    chosen = cast(Any, policy)
-    return system(chosen.act, name=str(getattr(chosen, "name", "policy")), init=chosen.init,
+    if callable(getattr(policy, "act", None)):
+        return _as_system(policy)
+    env = marl_bgs.make(MODE, variant=variant, num_envs=1, **settings)
+    return _as_system(cast(Callable[[Any], TeamPolicy], policy)(env))
+
+
+@functools.lru_cache(maxsize=64)
+def _as_system(policy: Any) -> System:
+    """One System per policy object, so evaluation's compiled programs serve every variant of
+    a shape group and the recording of its games."""
+    return system(policy.act, name=str(getattr(policy, "name", "policy")), init=policy.init,
                   mode=MODE)  # fmt: skip
 
 
