@@ -7,10 +7,8 @@ file's imports (no package is imported): `marl_bgs.tdm...`, `marl_bgs.two_bridge
 package's `.tdm` / `.two_bridge` subpackage, and the Team Deathmatch names the engine re-exports
 at its top level (`from marl_bgs import GameState`).
 
-`REMAINING` lists the modules that still do, each with what moves it out; the test fails when a
-module not listed imports a mode, and when a listed one no longer does (so the list only
-shrinks). The engine's `marl_bgs/__init__.py` and eval's `marl_bgs_eval/__init__.py` are
-public faces that re-export the modes' names (`PUBLIC_FACE`) and are not generic code.
+The engine's, eval's and train's top-level `__init__.py` are public faces that re-export the
+modes' names (`PUBLIC_FACE`) and are not generic code.
 """
 
 from __future__ import annotations
@@ -29,24 +27,8 @@ MODE_NAMES = {
 PUBLIC_FACE = {  # a package's top-level exports, re-exported from the modes' folders
     "packages/marl-bgs-engine/src/marl_bgs/__init__.py",
     "packages/marl-bgs-eval/src/marl_bgs_eval/__init__.py",
+    "packages/marl-bgs-train/src/marl_bgs_train/__init__.py",
 }
-REMAINING_BY_REASON: dict[str, list[str]] = {
-    "train: the two trainer stacks (issue 44 folds them into one engine with presets per mode)": [
-        "packages/marl-bgs-train/src/marl_bgs_train/cli.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/config.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/curriculum.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/features.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/heads.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/networks.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/policy.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/ppo.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/pqn.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/qmix.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/rewards.py",
-        "packages/marl-bgs-train/src/marl_bgs_train/selfplay.py",
-    ],
-}
-REMAINING = {m: why for why, ms in REMAINING_BY_REASON.items() for m in ms}
 
 
 def _mode_imports(path: Path) -> list[str]:
@@ -86,10 +68,7 @@ def offenders() -> dict[str, list[str]]:
 
 def test_no_generic_module_imports_a_mode_by_name():
     found = offenders()
-    new = {k: v for k, v in found.items() if k not in REMAINING}
-    assert not new, f"generic modules import a mode by name (use the kit registries): {new}"
-    gone = sorted(set(REMAINING) - set(found))
-    assert not gone, f"no longer import a mode: remove them from REMAINING: {gone}"
+    assert not found, f"generic modules import a mode by name (use the kit registries): {found}"
 
 
 def test_the_scan_sees_each_kind_of_mode_import(tmp_path):

@@ -16,9 +16,10 @@ import pytest
 from marl_bgs import ConfigError, team_inputs
 from marl_bgs.tdm.mode import tdm_pool
 from marl_bgs_train import checkpoints
-from marl_bgs_train.config import BUILTIN_CURRICULUM, LayoutVariation, Stage, from_dict, to_dict
-from marl_bgs_train.curriculum import Curriculum, CurriculumState, vary_layouts
+from marl_bgs_train.config import from_dict, to_dict
 from marl_bgs_train.learners import make_train
+from marl_bgs_train.tdm.curriculum import Curriculum, CurriculumState, vary_layouts
+from marl_bgs_train.tdm.game import BUILTIN_CURRICULUM, LayoutVariation, Stage, TDMGame
 from marl_bgs_train.testing import tiny_config
 
 TWO_STAGES = (
@@ -65,14 +66,14 @@ def test_a_progress_signal_moves_the_stage():
         TWO_STAGES[1],
     )
     trainer = make_train(tiny_config("ippo-rnn", curriculum=stages))
-    assert trainer.curriculum is not None
+    assert trainer.starts.curriculum is not None
     state, _ = trainer.run(jax.jit(trainer.init)(jax.random.key(0)), 1)
     assert int(state.curriculum.stage) == 1  # any reward per tick reaches -1e9
     # the rule itself, on hand-made update metrics: below the threshold nothing moves
     games = {"games": jnp.int32(3), "wins": jnp.int32(3), "margin_sum": jnp.int32(9),
              "reward_per_tick": jnp.float32(-2e9)}  # fmt: skip
     first = CurriculumState.create()
-    assert int(trainer.curriculum.advance(first, jnp.int32(16), games).stage) == 0
+    assert int(trainer.starts.curriculum.advance(first, jnp.int32(16), games).stage) == 0
     win_rate = Curriculum((dataclasses.replace(stages[0], progress="win_rate", threshold=1.0),
                            TWO_STAGES[1]), tick_limit=6)  # fmt: skip
     assert int(win_rate.advance(first, jnp.int32(16), games).stage) == 1
@@ -89,9 +90,9 @@ def test_the_builtin_curriculum_grows_teams_and_the_winning_score():
             assert set("".join(pair[side] for pair in stage.rosters)) == set("MWHRP")
         assert (stage.steps > 0) == (k < 5)
     trainer = make_train(tiny_config("ippo-rnn", curriculum=BUILTIN_CURRICULUM))
-    assert trainer.curriculum is not None
-    assert trainer.curriculum.pool.size == 5 * 12 * 5  # stages x maps x roster pairs
-    weights = np.asarray(trainer.curriculum.weights)
+    assert trainer.starts.curriculum is not None
+    assert trainer.starts.curriculum.pool.size == 5 * 12 * 5  # stages x maps x roster pairs
+    weights = np.asarray(trainer.starts.curriculum.weights)
     np.testing.assert_allclose(weights.sum(1), 1.0, rtol=1e-6)
     assert ((weights > 0).sum(0) == 1).all()  # every entry belongs to exactly one stage
 
@@ -106,7 +107,7 @@ def test_stages_are_checked_and_saved_with_the_run(tmp_path):
     with pytest.raises(ConfigError, match=r"curriculum\[0\].progress"):
         make_train(tiny_config("ippo-rnn", curriculum=(Stage(progress="elo"),)))  # type: ignore[arg-type]
     data = json.loads(json.dumps(to_dict(config)))
-    data["curriculum"][1]["rosters"] = "MW"
+    data["game"]["curriculum"][1]["rosters"] = "MW"
     with pytest.raises(ConfigError, match="rosters"):
         from_dict(data)
     with pytest.raises(ConfigError, match="rosters"):
@@ -142,10 +143,10 @@ def test_layout_variants_switch_the_same_obstacles_off_on_both_ends_and_keep_the
 def test_a_run_with_layout_variants_starts_its_games_from_them():
     layouts = LayoutVariation(dropout=0.4, variants=2)
     trainer = make_train(tiny_config("ippo-rnn", layouts=layouts))
-    assert trainer.start_pool.size == 3 * 2  # maps 0 and 3, the originals and two variants
+    assert trainer.starts.start_pool.size == 3 * 2  # maps 0 and 3, the originals and two variants
     staged = make_train(tiny_config("ippo-rnn", curriculum=TWO_STAGES, layouts=layouts))
-    assert staged.curriculum is not None
-    assert staged.curriculum.pool.size == 3 * 2
+    assert staged.starts.curriculum is not None
+    assert staged.starts.curriculum.pool.size == 3 * 2
     for bad, match in (({"dropout": 1.0}, "layouts.dropout"), ({"variants": 0}, "variants")):
         with pytest.raises(ConfigError, match=match):
             make_train(tiny_config("ippo-rnn", layouts=LayoutVariation(**bad)))
@@ -154,12 +155,12 @@ def test_a_run_with_layout_variants_starts_its_games_from_them():
 def test_game_defaults_are_the_engines_rule_values() -> None:
     # The engine's RuleValues and default rosters own the game's defaults; configs refer to them.
     from marl_bgs.tdm.config import DEFAULT_ROSTERS, RuleValues
-    from marl_bgs_train.config import LearnerConfig, ValidationSettings
+    from marl_bgs_train.config import LearnerConfig
 
     rules = RuleValues()
-    learner = LearnerConfig()
-    assert (learner.winning_score, learner.tick_limit) == (rules.winning_score, rules.tick_limit)
-    assert learner.rosters == DEFAULT_ROSTERS == ("MWHRP", "MWHRP")
+    game = LearnerConfig().game  # the default mode's game section: Team Deathmatch's
+    assert isinstance(game, TDMGame)
+    assert (game.winning_score, game.tick_limit) == (rules.winning_score, rules.tick_limit)
+    assert game.rosters == DEFAULT_ROSTERS == ("MWHRP", "MWHRP")
     assert Stage().winning_score == rules.winning_score
     assert Stage().rosters == (DEFAULT_ROSTERS,)
-    assert ValidationSettings().tick_limit == rules.tick_limit

@@ -13,7 +13,7 @@ from packaging.requirements import Requirement
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.testing import doc_block_tests
 from marl_bgs_train import runs
-from marl_bgs_train.config import load_curriculum
+from marl_bgs_train.tdm.game import load_curriculum
 
 
 def _training(namespace: dict) -> None:

@@ -11,7 +11,9 @@ import numpy as np
 import marl_bgs
 from marl_bgs.core.arena import MAP_WIDTH
 from marl_bgs.core.geometry import Obstacles, body_fits
-from marl_bgs_train.features import free_paths, network_input
+from marl_bgs_train.policy import ActorSpec
+from marl_bgs_train.tdm.features import free_paths
+from marl_bgs_train.tdm.game import TDMGame
 
 DIRECTIONS = 8
 
@@ -67,10 +69,15 @@ def test_free_paths_equal_walking_the_body_along_each_direction_in_the_agents_fr
     assert len(np.unique(np.round(paths, 3))) > 20  # and the distances differ
 
 
+def _inputs(x: jax.Array, directions: int) -> jax.Array:
+    spec = ActorSpec("tdm", TDMGame(free_paths=directions), 5, 8, True, "flat", "all", 0.01)
+    return spec.inputs(x)
+
+
 def test_network_input_adds_the_free_paths_only_when_asked():
     obs, _ = _games()
     x = jnp.asarray(obs)
-    np.testing.assert_array_equal(np.asarray(network_input(x, 0.01, 0)), obs * np.float32(0.01))
-    both = np.asarray(network_input(x, 0.01, DIRECTIONS))
+    np.testing.assert_array_equal(np.asarray(_inputs(x, 0)), obs * np.float32(0.01))
+    both = np.asarray(_inputs(x, DIRECTIONS))
     np.testing.assert_array_equal(both[..., : obs.shape[-1]], obs * np.float32(0.01))
     np.testing.assert_array_equal(both[..., obs.shape[-1] :], np.asarray(free_paths(x, DIRECTIONS)))

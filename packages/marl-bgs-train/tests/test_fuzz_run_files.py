@@ -23,7 +23,8 @@ import pytest
 
 from marl_bgs import ConfigError
 from marl_bgs_train import checkpoints
-from marl_bgs_train.config import ADDED_SETTINGS, Stage, load_curriculum, to_dict
+from marl_bgs_train.config import to_dict
+from marl_bgs_train.tdm.game import Stage, TDMGame, load_curriculum
 from marl_bgs_train.testing import tiny_config
 
 pytestmark = pytest.mark.fuzz_family("training run files")
@@ -64,6 +65,8 @@ def _fields(cls: Any, data: Any, path: str) -> Iterator[tuple[str, Any, dict, st
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         hint, here = hints[f.name], f"{path}.{f.name}" if path else f.name
+        if f.name == "game":  # the mode's own section (Team Deathmatch's here)
+            hint = TDMGame
         yield here, hint, data, f.name
         if dataclasses.is_dataclass(hint):
             yield from _fields(hint, data[f.name], here)
@@ -78,7 +81,7 @@ def _cases() -> Iterator[Any]:
     for base_id, config in BASES.items():
         data = json.loads(json.dumps(to_dict(config)))
         for path, hint, _holder, _key in _fields(type(config), data, ""):
-            if path not in ADDED_SETTINGS:  # those load as before they existed (test_runs)
+            if path.removeprefix("game.") not in TDMGame.ADDED_SETTINGS:  # (test_runs)
                 yield pytest.param(base_id, path, "drop", None, id=f"{base_id}:{path}:drop")
             for k, value in enumerate(WRONG[_kind(hint)]):
                 yield pytest.param(base_id, path, "set", value, id=f"{base_id}:{path}:wrong{k}")
@@ -88,7 +91,8 @@ def _cases() -> Iterator[Any]:
 
 def _edit(data: dict, config: Any, path: str, how: str, value: Any) -> None:
     if how == "extra":
-        target = data["curriculum"][0] if path == "curriculum" and data["curriculum"] else data
+        game = data["game"]
+        target = game["curriculum"][0] if path == "curriculum" and game["curriculum"] else data
         target["surprise"] = 1
         return
     for p, _hint, holder, key in _fields(type(config), data, ""):
@@ -107,8 +111,10 @@ def test_a_malformed_run_config_is_refused_naming_the_setting(
 ) -> None:
     config = BASES[base_id]
     data = json.loads(json.dumps(to_dict(config)))
-    if how == "extra" and path == "curriculum" and not data["curriculum"]:
-        data["curriculum"] = json.loads(json.dumps(to_dict(BASES["ppo"])))["curriculum"]
+    if how == "extra" and path == "curriculum" and not data["game"]["curriculum"]:
+        data["game"]["curriculum"] = json.loads(json.dumps(to_dict(BASES["ppo"])))["game"][
+            "curriculum"
+        ]
     _edit(data, config, path, how, value)
     (tmp_path / "config.json").write_text(json.dumps(data))
     with pytest.raises(ConfigError) as caught:
@@ -118,7 +124,7 @@ def test_a_malformed_run_config_is_refused_naming_the_setting(
     if how == "drop" and "." not in path:
         where = "config"
     if how == "extra":
-        where = "curriculum[0]" if path == "curriculum" else "config"
+        where = "game.curriculum[0]" if path == "curriculum" else "config"
     assert where in message, message
     record_property("outcome", "error")
 

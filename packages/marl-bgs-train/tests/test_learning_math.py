@@ -10,10 +10,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from marl_bgs.tdm.actions import ActionMasks
 from marl_bgs_train import heads, masking
 from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss, td_lambda, vdn
 from marl_bgs_train.networks import Network, _SequenceGRU, agent_groups, apply_team, init_groups
 from marl_bgs_train.qmix import Mixer
+from marl_bgs_train.tdm.actions import HEADS
 
 RNG = np.random.default_rng(20261202)
 apply = jax.jit(apply_team, static_argnums=0)  # one compiled program per network and shape
@@ -110,7 +112,7 @@ def numpy_mixer(p, values, state):
 
 
 def test_qmix_mixer_matches_numpy_and_is_monotonic_in_every_agent():
-    mixer = Mixer(embed=6, hidden=7)
+    mixer = Mixer(embed=6, hidden=7, agents=5)
     state = jnp.asarray(RNG.normal(size=(64, 11)), jnp.float32)
     values = jnp.asarray(RNG.normal(size=(64, 5)) * 3, jnp.float32)
     params = mixer.init(jax.random.key(0), values[0], state[0])
@@ -193,30 +195,32 @@ def test_value_norm_tracks_debiased_moments():
     np.testing.assert_allclose(norm.denormalize(norm.normalize(x)), x, rtol=1e-5)
 
 
-@pytest.mark.parametrize("kind", heads.HEAD_KINDS)
+def _masks(move: np.ndarray, pair: np.ndarray) -> ActionMasks:
+    """Engine-style masks of one slot per row from move [n, 9] and pair [n, 11, 2] masks."""
+    move, pair = jnp.asarray(move), jnp.asarray(pair)
+    return ActionMasks(move=move, pair=pair, target=pair.any(-1), ultimate=pair.any(-2))
+
+
+@pytest.mark.parametrize("kind", list(HEADS))
 def test_masked_sampling_never_picks_an_illegal_action(kind):
     n = 4000
     move = RNG.random((n, 9)) < 0.3
     move[:, 0] = True  # stay is always legal in the engine
     pair = RNG.random((n, 11, 2)) < 0.2
     pair[:, 0, 0] = True  # so is (no target, no Ultimate)
-    masks = heads.head_masks(kind, jnp.asarray(move), jnp.asarray(pair))
-    logits = tuple(
-        jnp.asarray(RNG.normal(size=(n, s)) * 5, jnp.float32) for s in heads.logit_sizes(kind)
-    )
+    masks = HEADS[kind].masks(_masks(move, pair))
+    logits = tuple(jnp.asarray(RNG.normal(size=(n, s)) * 5, jnp.float32) for s in HEADS[kind].sizes)
     sample = jax.jit(heads.sample, static_argnums=3)
     picked = sample(jax.random.key(0), logits, masks, False)
-    actions = np.asarray(heads.to_env_actions(kind, picked.choices))
+    actions = np.asarray(HEADS[kind].to_env(picked.choices))
     rows = np.arange(n)
     assert move[rows, actions[:, 0]].all()
     assert pair[rows, actions[:, 1], actions[:, 2]].all()
-    greedy = np.asarray(
-        heads.to_env_actions(kind, sample(jax.random.key(1), logits, masks, True).choices)
-    )
+    greedy = np.asarray(HEADS[kind].to_env(sample(jax.random.key(1), logits, masks, True).choices))
     assert move[rows, greedy[:, 0]].all()
     assert pair[rows, greedy[:, 1], greedy[:, 2]].all()
     # the two head kinds round-trip through the engine's actions
-    back = heads.from_env_actions(kind, jnp.asarray(actions))
+    back = HEADS[kind].from_env(jnp.asarray(actions))
     np.testing.assert_array_equal(back, picked.choices)
 
 
@@ -225,13 +229,13 @@ def test_head_log_prob_and_entropy_match_numpy_reference():
     pair = np.zeros((1, 11, 2), bool)
     pair[0, 0, 0] = pair[0, 3, 1] = True
     logits = (jnp.asarray([[0.5, 9.0, -1.0] + [3.0] * 6]), jnp.arange(22.0)[None] / 10)
-    masks = heads.head_masks("factored", jnp.asarray(move), jnp.asarray(pair))
+    masks = HEADS["factored"].masks(_masks(move, pair))
     logp, ent = heads.evaluate(logits, masks, jnp.asarray([[2, 7]]))  # move 2, pair (3, 1)
     pm = np.exp([0.5, -1.0]) / np.exp([0.5, -1.0]).sum()
     pp = np.exp([0.0, 0.7]) / np.exp([0.0, 0.7]).sum()
     np.testing.assert_allclose(logp, np.log(pm[1]) + np.log(pp[1]), rtol=1e-5)
     np.testing.assert_allclose(ent, -(pm * np.log(pm)).sum() - (pp * np.log(pp)).sum(), rtol=1e-5)
-    flat = heads.head_masks("flat", jnp.asarray(move), jnp.asarray(pair))[0]
+    flat = HEADS["flat"].masks(_masks(move, pair))[0]
     assert int(flat.sum()) == 4  # 2 legal moves x 2 legal pairs, exactly
 
 

@@ -13,12 +13,13 @@ import pytest
 import marl_bgs
 from marl_bgs import ConfigError, Policy
 from marl_bgs.tdm.mode import TeamDeathmatch
-from marl_bgs_train.config import LayoutVariation, OpponentMix, RewardSettings
+from marl_bgs_train.config import OpponentMix
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import ActorSpec, network_policy
 from marl_bgs_train.ppo import PPOTrainer
 from marl_bgs_train.selfplay import opponent_slices
+from marl_bgs_train.tdm.game import LayoutVariation, RewardSettings, TDMGame
 from marl_bgs_train.testing import assert_resumes_exactly
 from marl_bgs_train.testing import tiny_config as tiny
 
@@ -32,7 +33,7 @@ def trainer() -> PPOTrainer:
 
 def _frozen_network() -> Policy:
     """A frozen opponent as the pool usually holds one: a network policy (fixed weights)."""
-    spec = ActorSpec(hidden=8, recurrent=True, heads="factored", sharing="all", input_scale=0.01)
+    spec = ActorSpec("tdm", TDMGame(), 5, 8, True, "factored", "all", 0.01)
     params = init_groups(spec.network(), jax.random.key(5), 1, TeamDeathmatch().spec.obs_size)
     return network_policy(spec, params, name="frozen-net")
 

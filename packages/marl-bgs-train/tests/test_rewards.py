@@ -22,7 +22,7 @@ from marl_bgs import ConfigError, UnitSpec, author_state, batch_states
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import A_WINS, B_WINS, ONGOING
 from marl_bgs.tdm.testing import slot_actions
-from marl_bgs_train.rewards import (
+from marl_bgs_train.tdm.rewards import (
     OWN_TERMS,
     SHARED_TERMS,
     CombatRewardWeights,

@@ -18,8 +18,8 @@ from marl_bgs import ConfigError, team_inputs
 from marl_bgs_eval import get_system
 from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
-from marl_bgs_train.config import LayoutVariation
 from marl_bgs_train.learners import make_train
+from marl_bgs_train.tdm.game import LayoutVariation
 from marl_bgs_train.testing import tensorboard_scalars, tiny_config
 
 CONFIG = tiny_config("ippo-rnn", free_paths=4)  # the System reads the added features too
@@ -132,14 +132,21 @@ def test_command_line_errors_name_the_setting(tmp_path):
     assert unknown.exit_code == 2
     assert "unknown setting" in unknown.output
     assert "gamma" in unknown.output
-    test_map = cli.invoke(app, ["mappo-ff", "--set", "maps=0,49", "--out", str(tmp_path / "x")])
+    out = ["--out", str(tmp_path / "x")]
+    test_map = cli.invoke(app, ["mappo-ff", "--set", "game.maps=0,49", *out])
     assert test_map.exit_code == 2
     assert "test map 49" in test_map.output
-    ranged = cli.invoke(app, ["mappo-ff", "--set", "maps=40-48", "--out", str(tmp_path / "x")])
+    ranged = cli.invoke(app, ["mappo-ff", "--set", "game.maps=40-48", "--out", str(tmp_path / "x")])
     assert "maps: 47 is test map 47" in ranged.stderr  # the map grammar's range, then the guard
-    typo = cli.invoke(app, ["mappo-ff", "--set", "maps=tset", "--out", str(tmp_path / "x")])
+    typo = cli.invoke(app, ["mappo-ff", "--set", "game.maps=tset", "--out", str(tmp_path / "x")])
     assert typo.exit_code == 2
-    assert typo.stderr.startswith("error: --set maps: map_id: unknown 'tset' (did you mean")
+    assert typo.stderr.startswith("error: --set game.maps: map_id: unknown 'tset' (did you mean")
+    moved = cli.invoke(app, ["mappo-ff", "--set", "maps=0-39", "--out", str(tmp_path / "x")])
+    assert moved.exit_code == 2  # a game setting at the top level names its new place
+    assert "write game.maps=0-39" in moved.stderr
+    no_mode = cli.invoke(app, ["qmix", "--mode", "duel", "--out", str(tmp_path / "x")])
+    assert no_mode.exit_code == 2
+    assert "duel" in no_mode.stderr
     missing = cli.invoke(app, ["resume", str(tmp_path / "none")])
     assert missing.exit_code == 2
     assert "config.json" in missing.output
@@ -160,10 +167,11 @@ def test_command_line_errors_name_the_setting(tmp_path):
         (lambda d: d.pop("gamma"), "gamma"),
         (lambda d: d.update(gamma=3.0), "gamma: must be in"),
         (lambda d: d["opponents"].update(current=-1.0), "opponents"),
-        (lambda d: d.update(maps=[0, 48]), "test map 48"),
-        (lambda d: d.update(maps=7), "maps: expected a list"),
-        (lambda d: d["layouts"].pop("seed"), "layouts"),
-        (lambda d: d.update(free_paths=-2), "free_paths"),
+        (lambda d: d["game"].update(maps=[0, 48]), "test map 48"),
+        (lambda d: d["game"].update(maps=7), "maps: expected a list"),
+        (lambda d: d["game"]["layouts"].pop("seed"), "layouts"),
+        (lambda d: d.update(mode="two-bridge"), "two-bridge-v1. has no training parts"),
+        (lambda d: d["game"].update(free_paths=-2), "free_paths"),
     ],
 )
 def test_a_tampered_run_config_is_refused_by_name(tmp_path, edit, message):
@@ -179,10 +187,14 @@ def test_a_tampered_run_config_is_refused_by_name(tmp_path, edit, message):
         checkpoints.load_config(tmp_path)
 
 
-def test_a_run_saved_before_free_paths_and_layouts_existed_loads_with_both_off(tmp_path):
+def test_a_run_saved_before_modes_free_paths_and_layouts_loads_as_team_deathmatch(tmp_path):
+    # A config saved before modes had its game settings at the top level, and no mode; one saved
+    # before free paths and layout variation had neither: it reads as Team Deathmatch, both off.
     checkpoints.save_config(tmp_path, CONFIG)
     data = json.loads((tmp_path / "config.json").read_text())
-    del data["free_paths"], data["layouts"]
-    (tmp_path / "config.json").write_text(json.dumps(data))
+    game = data.pop("game")
+    del data["mode"], game["free_paths"], game["layouts"]
+    (tmp_path / "config.json").write_text(json.dumps({**data, **game}))
     loaded = checkpoints.load_config(tmp_path)
-    assert loaded == dataclasses.replace(CONFIG, free_paths=0, layouts=LayoutVariation())
+    old = dataclasses.replace(CONFIG.game, free_paths=0, layouts=LayoutVariation())
+    assert loaded == dataclasses.replace(CONFIG, game=old)

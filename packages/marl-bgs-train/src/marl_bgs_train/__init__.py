@@ -5,13 +5,15 @@
     state, metrics = train(jax.random.key(0))   # the whole run: one compiled function
 
 See docs/training.md. Today: the four PPO baselines (recurrent and feedforward IPPO and MAPPO)
-and recurrent PQN-VDN and QMIX.
+and recurrent PQN-VDN and QMIX, on any mode with training parts (`marl_bgs_train.modes`: Team
+Deathmatch's are `marl_bgs_train.tdm`; `PRESETS` are its presets).
 """
 
 from importlib.metadata import version as _version
 from typing import TYPE_CHECKING
 
 from marl_bgs_eval.lazy import export_lazily
+from marl_bgs_eval.moved import install as _install
 
 if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy)
     from marl_bgs_train.config import (
@@ -20,17 +22,25 @@ if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy
         PPOConfig,
         PQNConfig,
         QMIXConfig,
-        RewardSettings,
         ValidationSettings,
         apply_overrides,
-        check_training_maps,
+        presets,
     )
     from marl_bgs_train.learners import make_train
+    from marl_bgs_train.modes import TrainParts
     from marl_bgs_train.policy import ActorSpec, network_policy
     from marl_bgs_train.ppo import PPOTrainer, RunnerState
     from marl_bgs_train.pqn import PQNState, PQNTrainer
     from marl_bgs_train.qmix import QMIXState, QMIXTrainer
-    from marl_bgs_train.rewards import (
+    from marl_bgs_train.runs import load_trainer, run_policy, train_run
+    from marl_bgs_train.tdm.game import (
+        LayoutVariation,
+        RewardSettings,
+        Stage,
+        TDMGame,
+        check_training_maps,
+    )
+    from marl_bgs_train.tdm.rewards import (
         CombatRewardWeights,
         approach_potential,
         combat_reward,
@@ -40,13 +50,13 @@ if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy
         score_shaping,
         shaped,
     )
-    from marl_bgs_train.runs import load_trainer, run_policy, train_run
 
 __version__ = _version("marl-bgs-train")
 __all__ = [
     "PRESETS",
     "ActorSpec",
     "CombatRewardWeights",
+    "LayoutVariation",
     "OpponentMix",
     "PPOConfig",
     "PPOTrainer",
@@ -58,6 +68,9 @@ __all__ = [
     "QMIXTrainer",
     "RewardSettings",
     "RunnerState",
+    "Stage",
+    "TDMGame",
+    "TrainParts",
     "ValidationSettings",
     "__version__",
     "apply_overrides",
@@ -69,6 +82,7 @@ __all__ = [
     "make_train",
     "network_policy",
     "potential_shaping",
+    "presets",
     "reward_terms",
     "run_policy",
     "score_shaping",
@@ -77,3 +91,10 @@ __all__ = [
 ]
 
 export_lazily(__name__)
+# Old paths of moved modules (old -> new): they still import, with a DeprecationWarning.
+MOVED = {
+    "marl_bgs_train.rewards": "marl_bgs_train.tdm.rewards",
+    "marl_bgs_train.curriculum": "marl_bgs_train.tdm.curriculum",
+    "marl_bgs_train.features": "marl_bgs_train.tdm.features",
+}
+_install(MOVED)

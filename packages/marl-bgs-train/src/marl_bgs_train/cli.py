@@ -1,6 +1,9 @@
-"""The `marl-bgs-train` command line: one command per baseline, `resume`, `validate`, `presets`.
+"""The `marl-bgs-train` command line: one command per baseline, `resume`, `validate`, `presets`,
+and the commands a mode adds (entry-point group `marl_bgs_train.commands`: Two-Bridge's
+`two-bridge`).
 
 marl-bgs-train ippo-rnn --steps 2e6 --envs 64 --out runs/ippo --set gamma=0.99 --validate
+marl-bgs-train ippo-rnn --mode tdm --set game.maps=0-11 --curriculum builtin
 marl-bgs-train resume runs/ippo [--steps 6e6]
 marl-bgs-train validate runs/ippo --panel tdm-alpha --panel ckpt:runs/other
 """
@@ -9,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,9 +23,11 @@ from marl_bgs_eval import console as ui
 if TYPE_CHECKING:  # imported where a command runs, so --help needs no JAX
     from marl_bgs_train.config import C, ValidationSettings
 
-# One command per baseline of `marl_bgs_train.config.PRESETS` (a test keeps the two equal): the
+# One command per baseline of `marl_bgs_train.config.LEARNERS` (a test keeps the two equal): the
 # names are written here so that the command list needs no JAX.
 PRESET_NAMES = ("ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff", "pqn-vdn", "qmix")
+COMMANDS = "marl_bgs_train.commands"  # entry points: `register(app)` adds a mode's commands
+RUNNERS = "marl_bgs_train.runs"  # entry points: a mode's own runner (`is_run`, `resume`)
 
 # ValueError too: a run folder's files (config, checkpoints) refuse bad content with it.
 app = ui.App("marl-bgs-train", errors=(ValueError,), help="Train MARL-BattleGrounds baselines.",
@@ -35,30 +41,35 @@ Panel = Annotated[
                  "three)"),
 ]  # fmt: skip
 ValidationGames = Annotated[int, typer.Option(help="Validation games per map and opponent")]
+Mode = Annotated[str, typer.Option(help="The game mode (a mode id or alias, e.g. tdm)")]
 
 
 def _settings(panel: list[str] | None, games: int) -> ValidationSettings:
-    """Validation settings from the command line (checked: even games, known Systems)."""
+    """Validation settings from the command line (checked: even games, known Systems; the
+    layouts, and the panel unless given, are the run's mode's own)."""
     from marl_bgs import ConfigError
     from marl_bgs_eval import get_system
-    from marl_bgs_train.config import ValidationSettings, check_training_maps
+    from marl_bgs_train.config import ValidationSettings
 
     if games < 2 or games % 2:
         raise ConfigError(f"--validation-games: a positive even number, got {games}")
     for name in panel or []:
         get_system(name)
-    defaults = ValidationSettings()
-    check_training_maps(defaults.maps)
-    return ValidationSettings(panel=tuple(panel) if panel else defaults.panel, games_per_map=games)
+    return ValidationSettings(panel=tuple(panel or ()), games_per_map=games)
 
 
-def _overrides(items: list[str] | None) -> list[str]:
-    """`--set` items, a `maps=` value read with the map grammar (`maps=0-39`, `maps=train`)."""
+def _overrides(items: list[str] | None, mode: str) -> list[str]:
+    """`--set` items, the mode's layout setting read with the layout grammar
+    (`game.maps=0-39`, `game.maps=train`)."""
+    from marl_bgs_train.modes import parts
+
+    layouts = f"game.{parts(mode).layout_setting}"
     read = []
     for item in items or []:
         key, sep, value = item.partition("=")
-        if sep and key.strip() == "maps":  # the baselines play Team Deathmatch
-            item = "maps=" + ",".join(str(i) for i in ui.layouts(value, "tdm", "--set maps"))
+        if sep and key.strip() == layouts:
+            chosen = ui.layouts(value, mode, f"--set {layouts}")
+            item = f"{layouts}=" + ",".join(str(i) for i in chosen)
         read.append(item)
     return read
 
@@ -69,11 +80,12 @@ def _train_command(preset: str) -> None:
         envs: Annotated[int | None, typer.Option(help="Games per update")] = None,
         rollout: Annotated[int | None, typer.Option(help="Ticks per game per update")] = None,
         seed: Annotated[int, typer.Option(help="Root seed of the run")] = 0,
+        mode: Mode = "tdm",
         out: Annotated[Path | None, typer.Option(help="Run folder (default runs/PRESET)")] = None,
         override: Annotated[
             list[str] | None,
             typer.Option(
-                "--set", help="section.field=value, e.g. opponents.current=0.5, maps=0-39"
+                "--set", help="section.field=value, e.g. opponents.current=0.5, game.maps=0-39"
             ),
         ] = None,
         frozen: Annotated[
@@ -95,26 +107,30 @@ def _train_command(preset: str) -> None:
         validation_games: ValidationGames = 4,
         curriculum: Annotated[
             str | None,
-            typer.Option(help="'builtin' (maps 0-11, 1v1 -> 5v5) or a JSON file of stages"),
+            typer.Option(
+                help="The mode's curriculum: 'builtin' (tdm: maps 0-11, 1v1 -> 5v5) or a JSON "
+                "file of stages"
+            ),
         ] = None,
         tensorboard: Annotated[
             bool, typer.Option(help="Also log for TensorBoard (RUN/tensorboard)")
         ] = False,
         quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     ) -> None:
-        from marl_bgs_train.config import PRESETS, apply_overrides, load_curriculum, validate
+        from marl_bgs_train.config import apply_overrides, preset_of, validate
+        from marl_bgs_train.modes import parts
         from marl_bgs_train.players import named_policy, save_players
         from marl_bgs_train.runs import CURVE, train_run
         from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
 
-        config = PRESETS[preset]
+        config = preset_of(mode, preset)
         sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
         config = dataclasses.replace(
             config, **{k: int(v) for k, v in sizes.items() if v is not None}
         )
         if curriculum is not None:
-            config = dataclasses.replace(config, curriculum=load_curriculum(curriculum))
-        config = validate(apply_overrides(config, _overrides(override)))
+            config = parts(mode).with_curriculum(config, curriculum)
+        config = validate(apply_overrides(config, _overrides(override, mode)))
         pool = [named_policy(name, "--frozen") for name in frozen or []]
         mate = named_policy(teammate, "--teammate") if teammate else None
         settings = _settings(panel, validation_games)
@@ -130,7 +146,7 @@ def _train_command(preset: str) -> None:
         if validate_each:
             console.print(f"validation: {run_dir / VALIDATION_CSV}, best: {run_dir / BEST}")
 
-    command.__doc__ = f"Train {preset} (defaults: paper Tables S9-S10; see `presets`)."
+    command.__doc__ = f"Train {preset} (defaults: the mode's preset; see `presets`)."
     app.command(preset)(command)
 
 
@@ -147,20 +163,22 @@ def resume(
         float | None, typer.Option(help="A new, larger total of game steps: train longer")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
-    tensorboard: Annotated[bool, typer.Option(help="Two-Bridge: also log for TensorBoard")] = False,
+    tensorboard: Annotated[
+        bool, typer.Option(help="A mode's own runner (Two-Bridge): also log for TensorBoard")
+    ] = False,
 ) -> None:
-    """Continue a run (Team Deathmatch or Two-Bridge) from its newest saved state (it repeats the
-    uninterrupted run exactly); with `--steps`, to a new total (the same as a run started with
-    that total)."""
+    """Continue a run of any mode from its newest saved state (it repeats the uninterrupted run
+    exactly); with `--steps`, to a new total (the same as a run started with that total)."""
     from marl_bgs_train import checkpoints
     from marl_bgs_train.players import load_players
     from marl_bgs_train.runs import train_run
-    from marl_bgs_train.two_bridge import run as bridge_run
 
-    if bridge_run.is_run(run_dir):
-        total = None if steps is None else _whole_steps(steps)
-        bridge_run.resume(run_dir, total, progress=not quiet, tensorboard=tensorboard)
-        return
+    for runner in entry_points(group=RUNNERS):  # a mode's own runner (Two-Bridge's paper runs)
+        own = runner.load()
+        if own.is_run(run_dir):
+            total = None if steps is None else whole_steps(steps)
+            own.resume(run_dir, total, progress=not quiet, tensorboard=tensorboard)
+            return
     config = checkpoints.load_config(run_dir)
     if steps is not None:
         config = _longer(config, steps)
@@ -196,52 +214,8 @@ def validate_command(
     console.print(f"best: {run_dir / BEST} ({run_dir / VALIDATION_CSV})")
 
 
-@app.command(name="two-bridge")
-def two_bridge(
-    algo: Annotated[str, typer.Option(help="maskppo, mappo or qmix")] = "mappo",
-    variant: Annotated[str, typer.Option(help="V1_Base ... V3_Navigate")] = "V2_Base",
-    steps: Annotated[float, typer.Option(help="Environment steps")] = 10e6,
-    seed: Annotated[list[int] | None, typer.Option(help="A seed (repeatable; default 0)")] = None,
-    envs: Annotated[int, typer.Option(help="Games stepped together")] = 64,
-    out: Annotated[Path, typer.Option(help="Runs go to OUT/<algo>-<variant>-s<seed>")] = Path(
-        "runs/two-bridge"
-    ),
-    set_: Annotated[
-        list[str] | None, typer.Option("--set", help="name=value over the paper's settings")
-    ] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
-    tensorboard: Annotated[
-        bool, typer.Option(help="Also log losses and outcome shares for TensorBoard")
-    ] = False,
-) -> None:
-    """Train a Two-Bridge baseline as the paper does: checkpoints every 50K steps, each scored
-    by 32 deterministic episodes (OUT/.../checkpoints.csv); prints the last outcome shares.
-    `marl-bgs-train resume OUT/<run>` continues a run that was stopped."""
-    import pandas as pd
-
-    from marl_bgs import ConfigError
-    from marl_bgs_train.config import apply_overrides
-    from marl_bgs_train.two_bridge import config as bridge_config
-    from marl_bgs_train.two_bridge import run as bridge_run
-
-    base = bridge_config.paper_defaults(algo, variant=variant, total_steps=_whole_steps(steps),
-                                        num_envs=envs)  # fmt: skip
-    base = bridge_config.validate(apply_overrides(base, set_ or []))
-    if base.algo != algo:  # the defaults came from --algo
-        raise ConfigError(f"algo: choose it with --algo, not --set (got --algo {algo})")
-    seeds = seed or [base.seed]  # --seed, else a seed given by --set, else 0
-    rows = {}
-    for s in seeds:
-        config = bridge_config.validate(dataclasses.replace(base, seed=s))
-        log = bridge_run.train(config, out / f"{algo}-{variant}-s{s}", progress=not quiet,
-                               tensorboard=tensorboard)  # fmt: skip
-        if len(log):
-            rows[s] = log.iloc[-1]
-    last = pd.DataFrame.from_dict(rows, orient="index").rename_axis("seed").reset_index()
-    console.print(ui.table(last, floats=".3g"))
-
-
-def _whole_steps(steps: float) -> int:
+def whole_steps(steps: float) -> int:
+    """`--steps` as a whole number of environment steps (or a `ConfigError`)."""
     from marl_bgs import ConfigError
 
     if not math.isfinite(steps) or steps != int(steps):
@@ -250,21 +224,35 @@ def _whole_steps(steps: float) -> int:
 
 
 @app.command()
-def presets() -> None:
-    """The baselines and their settings."""
+def presets(mode: Mode = "tdm") -> None:
+    """A mode's baselines and their settings."""
     import pandas as pd
 
-    from marl_bgs_train.config import PRESETS, to_dict
+    from marl_bgs_train.config import presets as mode_presets
+    from marl_bgs_train.config import to_dict
 
-    flat = {name: to_dict(c) for name, c in PRESETS.items()}
+    chosen = mode_presets(mode)
+    flat = {name: _flat(to_dict(c)) for name, c in chosen.items()}
     keys = list(dict.fromkeys(k for settings in flat.values() for k in settings))
-    rows = []
-    for key in keys:
-        values = [flat[name].get(key, "-") for name in PRESETS]
-        if key == "maps":
-            values = [f"{v[0]}-{v[-1]} ({len(v)})" for v in values]
-        rows.append([key, *(str(v) for v in values)])
-    console.print(ui.table(pd.DataFrame(rows, columns=["setting", *PRESETS])))
+    rows = [[key, *(str(flat[name].get(key, "-")) for name in chosen)] for key in keys]
+    console.print(ui.table(pd.DataFrame(rows, columns=["setting", *chosen])))
+
+
+def _flat(settings: dict, prefix: str = "") -> dict[str, object]:
+    """Nested settings as `section.field` keys; a long list of numbers as its range."""
+    out: dict[str, object] = {}
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            out |= _flat(value, f"{prefix}{key}.")
+        elif isinstance(value, list) and len(value) > 6 and all(isinstance(v, int) for v in value):
+            out[prefix + key] = f"{value[0]}-{value[-1]} ({len(value)})"
+        else:
+            out[prefix + key] = value
+    return out
+
+
+for _commands in entry_points(group=COMMANDS):  # a mode's own commands (Two-Bridge's)
+    _commands.load()(app)
 
 
 if __name__ == "__main__":

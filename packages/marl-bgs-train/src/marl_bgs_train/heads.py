@@ -1,48 +1,52 @@
-"""Masked action heads over Team Deathmatch's actions.
+"""Masked action heads, for every mode: how a network's outputs become one team's actions.
 
-Two parameterisations of one agent's choice, both exact under the engine's masks:
-
-- `factored`: a move head (9 logits, masked by the move mask) and a combat head over the 22
-  (target, Ultimate) pairs (masked by the exact pair mask). The two are independent given the
-  inputs, so the joint log-probability is the sum, and every legal (move, pair) is reachable.
-- `flat`: one head over the 198 (move, target, Ultimate) triples, masked by the flat mask.
-
-Masked logits are replaced by a large finite negative, so a masked choice has probability exactly 0
-in float32 and sampling never picks one (while gradients stay finite).
+`ActionHeads` is one parameterisation of an agent's choice: the logits each head needs, the
+head masks read from the team's engine masks, and the conversions between head choices and the
+engine's actions. Every mode has `flat_heads` (one head over its flat action, masked by its flat
+mask); a mode's training kit may add others (Team Deathmatch's `factored`: a move head and a
+(target, Ultimate) head, `marl_bgs_train.tdm.actions`). `sample` and `evaluate` work on any.
+Masked logits are replaced by a large finite negative, so a masked choice has probability exactly
+0 in float32 and sampling never picks one (while gradients stay finite).
 """
 
 from __future__ import annotations
 
 import functools
 import operator
-from typing import Literal, NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from marl_bgs.core.arena import NUM_MOVES
-from marl_bgs.tdm.actions import flatten, unflatten
-from marl_bgs.tdm.constants import NUM_TARGETS, NUM_ULTIMATE
 from marl_bgs_train.masking import masked_entropy, masked_log_softmax, masked_logits
 
-HeadKind = Literal["factored", "flat"]
-HEAD_KINDS: tuple[HeadKind, ...] = ("factored", "flat")
-NUM_PAIRS = NUM_TARGETS * NUM_ULTIMATE
+
+@dataclass(frozen=True, eq=False)
+class ActionHeads:
+    """One way to choose an action: `sizes` logits per head; `masks(engine_masks)` -> a mask per
+    head [..., size]; `to_env(choices [..., heads])` -> engine actions; `from_env` its inverse."""
+
+    sizes: tuple[int, ...]
+    masks: Callable[[Any], tuple[jax.Array, ...]]
+    to_env: Callable[[jax.Array], jax.Array]
+    from_env: Callable[[jax.Array], jax.Array]
 
 
-def logit_sizes(kind: HeadKind) -> tuple[int, ...]:
-    """The logits each head needs: (9, 22) factored, (198,) flat."""
-    return (NUM_MOVES, NUM_PAIRS) if kind == "factored" else (NUM_MOVES * NUM_PAIRS,)
-
-
-def head_masks(kind: HeadKind, move: jax.Array, pair: jax.Array) -> tuple[jax.Array, ...]:
-    """Masks matching `logit_sizes(kind)` from the engine's move [..., 9] and pair
-    [..., 11, 2] masks."""
-    flat_pair = pair.reshape(*pair.shape[:-2], NUM_PAIRS)
-    if kind == "factored":
-        return move, flat_pair
-    joint = move[..., :, None] & flat_pair[..., None, :]
-    return (joint.reshape(*joint.shape[:-2], NUM_MOVES * NUM_PAIRS),)
+def flat_heads(
+    num_actions: int,
+    unflatten: Callable[[jax.Array], jax.Array],
+    flatten: Callable[[jax.Array], jax.Array],
+) -> ActionHeads:
+    """One head over a mode's `num_actions` flat actions, masked by its flat mask (`.flat` of its
+    engine masks); `unflatten` / `flatten` are the mode's own (`env.mode.unflatten_actions`)."""
+    return ActionHeads(
+        sizes=(num_actions,),
+        masks=lambda masks: (masks.flat,),
+        to_env=lambda choices: unflatten(choices[..., 0]).astype(jnp.int32),
+        from_env=lambda actions: flatten(actions)[..., None].astype(jnp.int32),
+    )
 
 
 class HeadSample(NamedTuple):
@@ -86,19 +90,3 @@ def sample(
         choices = jnp.stack(picks, axis=-1)
     log_prob, entropy = evaluate(logits, masks, choices)
     return HeadSample(choices.astype(jnp.int32), log_prob, entropy)
-
-
-def to_env_actions(kind: HeadKind, choices: jax.Array) -> jax.Array:
-    """Head choices [..., heads] -> the engine's (move, target, Ultimate) int32 [..., 3]."""
-    if kind == "factored":
-        move, pair = choices[..., 0], choices[..., 1]
-        return jnp.stack([move, pair // NUM_ULTIMATE, pair % NUM_ULTIMATE], axis=-1)
-    return unflatten(choices[..., 0]).astype(jnp.int32)
-
-
-def from_env_actions(kind: HeadKind, actions: jax.Array) -> jax.Array:
-    """The inverse of `to_env_actions`: (move, target, Ultimate) [..., 3] -> head choices."""
-    if kind == "factored":
-        pair = actions[..., 1] * NUM_ULTIMATE + actions[..., 2]
-        return jnp.stack([actions[..., 0], pair], axis=-1).astype(jnp.int32)
-    return flatten(actions)[..., None].astype(jnp.int32)

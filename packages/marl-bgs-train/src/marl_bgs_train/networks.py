@@ -1,9 +1,10 @@
 """The baselines' networks (flax): an MLP trunk, an optional GRU, and output heads.
 
-Every network maps one team of one game: `carry [5, H]`, inputs `[T, 5, D]` and episode starts
+Every network maps one team of one game: `carry [A, H]`, inputs `[T, A, D]` and episode starts
 `[T]` (the GRU's memory restarts where a game restarts) to `(carry, outputs)`, each output
-`[T, 5, size]`. Parameters carry a leading group axis for weight sharing: one group for all
-agents (`all`), one per class (`class`, indexed by class id - 1) or one per roster slot (`none`);
+`[T, A, size]` (A: the team's slots). Parameters carry a leading group axis for weight sharing:
+one group for all agents (`all`), one per class (`class`, indexed by class id - 1) or one per
+roster slot (`none`);
 `apply_team` runs each agent on its group's parameters. Vmap it over games with the parameters
 shared (the learner) or per game (an opponent drawn from a pool of saved copies).
 """
@@ -16,25 +17,24 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from marl_bgs.tdm.constants import TEAM_SIZE
-
 Sharing = Literal["all", "class", "none"]
 SHARING: tuple[Sharing, ...] = ("all", "class", "none")
 
 
-def num_groups(sharing: Sharing) -> int:
-    """Parameter groups per network: 1 (`all`) or 5 (one per class or per roster slot)."""
-    return 1 if sharing == "all" else TEAM_SIZE
+def num_groups(sharing: Sharing, team_size: int, num_classes: int) -> int:
+    """Parameter groups per network: 1 (`all`), one per class or one per roster slot."""
+    return {"all": 1, "class": num_classes, "none": team_size}[sharing]
 
 
 def agent_groups(sharing: Sharing, roster_class: jax.Array) -> jax.Array:
-    """Each own agent's parameter group int32 [..., 5] from its team's class ids [..., 5]
-    (1-5; 0 for an empty slot, which reads group 0 and is masked out of every loss)."""
+    """Each own agent's parameter group int32 [..., A] from its team's class ids [..., A]
+    (from 1; 0 for an empty slot, which reads group 0 and is masked out of every loss)."""
     if sharing == "all":
         return jnp.zeros(roster_class.shape, jnp.int32)
     if sharing == "class":
         return jnp.maximum(roster_class.astype(jnp.int32) - 1, 0)
-    return jnp.broadcast_to(jnp.arange(TEAM_SIZE, dtype=jnp.int32), roster_class.shape)
+    slots = jnp.arange(roster_class.shape[-1], dtype=jnp.int32)
+    return jnp.broadcast_to(slots, roster_class.shape)
 
 
 def scaled_init(gain: float) -> nn.initializers.Initializer:
@@ -142,10 +142,11 @@ class Network(nn.Module):
 
 
 def init_groups(net: Network, key: jax.Array, groups: int, input_size: int) -> Any:
-    """Parameters for `groups` groups, stacked on a leading axis."""
-    carry = jnp.zeros((TEAM_SIZE, net.hidden))
-    x = jnp.zeros((1, TEAM_SIZE, input_size))
-    reset = jnp.zeros((1, TEAM_SIZE), bool)
+    """Parameters for `groups` groups, stacked on a leading axis (one agent's shapes: the
+    parameters are the same for any number of agents)."""
+    carry = jnp.zeros((1, net.hidden))
+    x = jnp.zeros((1, 1, input_size))
+    reset = jnp.zeros((1, 1), bool)
     init = jax.jit(jax.vmap(lambda k: net.init(k, carry, x, reset)))
     return init(jax.random.split(key, groups))
 
@@ -158,8 +159,8 @@ def apply_team(
     start: jax.Array,
     group: jax.Array,
 ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
-    """One game's team: carry [5, H], x [T, 5, D], start [T] (episode starts), group [T, 5] ->
-    (carry [5, H], outputs [T, 5, size] each), every agent on its group's parameters. A group
+    """One game's team: carry [A, H], x [T, A, D], start [T] (episode starts), group [T, A] ->
+    (carry [A, H], outputs [T, A, size] each), every agent on its group's parameters. A group
     changes only where an episode starts (a new roster), where the memory restarts too, so each
     group's own memory chain is exact from there on."""
     reset = jnp.broadcast_to(start[:, None], x.shape[:2])
@@ -172,6 +173,6 @@ def apply_team(
     if groups == 1:
         return run(jax.tree_util.tree_map(lambda p: p[0], params))
     carries, outs = jax.vmap(run)(params)
-    last = carries[group[-1], jnp.arange(TEAM_SIZE)]  # [G, 5, H] -> [5, H]
-    index = group[None, :, :, None]  # [1, T, 5, 1] into [G, T, 5, k]
+    last = carries[group[-1], jnp.arange(group.shape[-1])]  # [G, A, H] -> [A, H]
+    index = group[None, :, :, None]  # [1, T, A, 1] into [G, T, A, k]
     return last, tuple(jnp.take_along_axis(o, index, axis=0)[0] for o in outs)

@@ -1,9 +1,9 @@
 """A trained actor as a team policy: the network reads only its team's permitted inputs.
 
-`ActorSpec` is the static description of an actor (sizes, heads, sharing, input scale);
-`team_forward` runs it for one team in many games; `network_policy` wraps parameters as a
-`marl_bgs.Policy` (so any System slot, evaluation, opponent pool or the tournament can use it),
-with memory (GRU state, first-tick flag) started fresh each game.
+`ActorSpec` is the static description of an actor (its mode and game section, sizes, heads,
+sharing, input scale); `team_forward` runs it for one team in many games; `network_policy` wraps
+parameters as a `marl_bgs.Policy` (so any System slot, evaluation, opponent pool or the
+tournament can use it), with memory (GRU state, first-tick flag) started fresh each game.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import jax
 import jax.numpy as jnp
 
 from marl_bgs import Policy, TeamInputs
-from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
-from marl_bgs_train.features import network_input
+from marl_bgs_train.modes import TrainParts, parts
 from marl_bgs_train.networks import Network, Sharing, agent_groups, apply_team
 
 
@@ -25,25 +24,44 @@ from marl_bgs_train.networks import Network, Sharing, agent_groups, apply_team
 class ActorSpec:
     """What it takes to run an actor's parameters."""
 
+    mode: str
+    game: Any  # the mode's game section (its extra inputs read it)
+    team_size: int
     hidden: int
     recurrent: bool
-    heads: heads.HeadKind
+    heads: str  # a head kind of the mode
     sharing: Sharing
     input_scale: float
     q_values: bool = False  # outputs are action values (PQN): norm layers, greedy play
-    free_paths: int = 0  # directions of the free-path feature in the input
+
+    @property
+    def parts(self) -> TrainParts:
+        """The mode's training parts."""
+        return parts(self.mode)
+
+    @property
+    def action_heads(self) -> heads.ActionHeads:
+        """The actor's heads."""
+        return self.parts.action_heads(self.heads)
 
     def network(self) -> Network:
         """The flax module (its outputs are the head logits, or action values)."""
+        sizes = self.action_heads.sizes
         if self.q_values:
-            sizes = heads.logit_sizes(self.heads)
             return Network(self.hidden, sizes, self.recurrent, output_scale=1.0, norm=True)
-        return Network(self.hidden, heads.logit_sizes(self.heads), self.recurrent)
+        return Network(self.hidden, sizes, self.recurrent)
 
+    def inputs(self, obs: jax.Array) -> jax.Array:
+        """A network's input [..., D + extra] from flat observations [..., D]: the observation
+        times `input_scale`, then the mode's added features (none at width 0)."""
+        scaled = obs * self.input_scale
+        if self.parts.feature_width(self.game) == 0:
+            return scaled
+        return jnp.concatenate([scaled, self.parts.features(obs, self.game)], axis=-1)
 
-def roster_classes(inputs: TeamInputs) -> jax.Array:
-    """Class ids of a team's own roster slots [n, 5] (public, read from agent 0's view)."""
-    return inputs.views.public.roster_class[:, 0, :TEAM_SIZE].astype(jnp.int32)
+    def groups(self, inputs: TeamInputs) -> jax.Array:
+        """Each own agent's parameter group [n, A]."""
+        return agent_groups(self.sharing, self.parts.slots(inputs))
 
 
 def team_forward(
@@ -55,8 +73,8 @@ def team_forward(
     group: jax.Array,
     per_game: bool,
 ) -> tuple[jax.Array, tuple[jax.Array, ...]]:
-    """Many games of one team: carry [n, 5, H], x [n, T, 5, D], start [n, T], group [n, T, 5] ->
-    (carry, outputs [n, T, 5, k]). `per_game`: `params` has a leading game axis."""
+    """Many games of one team: carry [n, A, H], x [n, T, A, D], start [n, T], group [n, T, A]
+    -> (carry, outputs [n, T, A, k]). `per_game`: `params` has a leading game axis."""
     run = lambda p, c, xi, s, g: apply_team(net, p, c, xi, s, g)  # noqa: E731
     return jax.vmap(run, in_axes=(0 if per_game else None, 0, 0, 0, 0))(
         params, carry, x, start, group
@@ -66,7 +84,7 @@ def team_forward(
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class ActorMemory:
-    """One game's actor memory: the GRU state [5, H] and whether the next tick is the first."""
+    """One game's actor memory: the GRU state [A, H] and whether the next tick is the first."""
 
     carry: jax.Array
     first: jax.Array
@@ -78,21 +96,21 @@ def network_policy(spec: ActorSpec, params: Any, name: str, greedy: bool = False
     observations and masks only."""
     net = spec.network()
     greedy = greedy or spec.q_values
+    action_heads = spec.action_heads
 
     def init(key: jax.Array) -> ActorMemory:
         del key
-        return ActorMemory(jnp.zeros((TEAM_SIZE, spec.hidden)), jnp.bool_(True))
+        return ActorMemory(jnp.zeros((spec.team_size, spec.hidden)), jnp.bool_(True))
 
     def act(keys: jax.Array, memory: ActorMemory, inputs: TeamInputs) -> tuple[jax.Array, Any]:
-        group = agent_groups(spec.sharing, roster_classes(inputs))
-        x = network_input(inputs.obs, spec.input_scale, spec.free_paths)[:, None]
+        group = spec.groups(inputs)
+        x = spec.inputs(inputs.obs)[:, None]
         carry, logits = team_forward(
             net, params, memory.carry, x, memory.first[:, None], group[:, None], per_game=False
         )
-        masks = heads.head_masks(spec.heads, inputs.masks.move, inputs.masks.pair)
+        masks = action_heads.masks(inputs.masks)
         logits = tuple(lg[:, 0] for lg in logits)
         picked = jax.vmap(lambda k, lg, m: heads.sample(k, lg, m, greedy))(keys, logits, masks)
-        actions = heads.to_env_actions(spec.heads, picked.choices)
-        return actions, ActorMemory(carry, jnp.zeros_like(memory.first))
+        return action_heads.to_env(picked.choices), ActorMemory(carry, jnp.zeros_like(memory.first))
 
     return Policy(name=name, act=act, init=init)

@@ -21,13 +21,11 @@ import optax
 
 from marl_bgs import Policy, TeamInputs, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
-from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import heads
 from marl_bgs_train.config import PPOConfig, validate
-from marl_bgs_train.curriculum import CurriculumState
 from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss
 from marl_bgs_train.networks import Network, init_groups, num_groups
-from marl_bgs_train.policy import ActorSpec, team_forward
+from marl_bgs_train.policy import team_forward
 from marl_bgs_train.selfplay import Opponents, SelfPlay
 
 
@@ -42,13 +40,13 @@ class RunnerState(PyTree):
     value_norm: ValueNorm
     env_state: Any
     start: jax.Array  # bool [N]: the next tick starts an episode (memories restart)
-    actor_carry: jax.Array  # [N, 5, H]
+    actor_carry: jax.Array  # [N, A, H]
     critic_carry: jax.Array
     opponents: Opponents
     copies: Any  # actor parameters of the newest saved copies [K, ...]
     copies_saved: jax.Array  # int32: copies saved so far
     key: jax.Array  # uint32 key data (typed keys do not serialise)
-    curriculum: CurriculumState  # the curriculum's stage
+    curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
     update: jax.Array  # int32: updates done
     steps: jax.Array  # int32: game steps done
@@ -57,17 +55,17 @@ class RunnerState(PyTree):
 class Transition(NamedTuple):
     """One tick of team A's experience, [N, ...] (stacked time-major by the rollout)."""
 
-    x: jax.Array  # [N, 5, D] scaled observations
-    critic_x: jax.Array  # [N, 5, Dc] the critic's input
-    masks: tuple[jax.Array, ...]  # head masks [N, 5, k]
-    choices: jax.Array  # [N, 5, heads]
-    log_prob: jax.Array  # [N, 5]
-    value: jax.Array  # [N, 5] critic output (normalised units)
-    reward: jax.Array  # [N, 5]
+    x: jax.Array  # [N, A, D] scaled observations
+    critic_x: jax.Array  # [N, A, Dc] the critic's input
+    masks: tuple[jax.Array, ...]  # head masks [N, A, k]
+    choices: jax.Array  # [N, A, heads]
+    log_prob: jax.Array  # [N, A]
+    value: jax.Array  # [N, A] critic output (normalised units)
+    reward: jax.Array  # [N, A]
     done: jax.Array  # [N]
     start: jax.Array  # [N] this tick started an episode
-    group: jax.Array  # [N, 5]
-    weight: jax.Array  # [N, 5] 1 for a real roster slot
+    group: jax.Array  # [N, A]
+    weight: jax.Array  # [N, A] 1 for a real roster slot
     outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
     margin: jax.Array  # [N] A's points minus B's at the end of a finished game
     opponent: jax.Array  # [N] kind of team B's player
@@ -83,13 +81,10 @@ class PPOTrainer(SelfPlay):
     ) -> None:
         self.config = config = validate(config)
         super().__init__(config, frozen, teammate)
-        self.actor_spec = ActorSpec(
-            config.hidden, config.recurrent, config.heads, config.sharing, config.input_scale,
-            free_paths=config.free_paths,
-        )  # fmt: skip
+        self.actor_spec = self._actor_spec(config.heads)
         self.actor_net = self.actor_spec.network()
         self.critic_net = Network(config.hidden, (1,), config.recurrent, output_scale=1.0)
-        self.groups = num_groups(config.sharing)
+        self.groups = num_groups(config.sharing, self.team_size, self.parts.num_classes)
         clip = optax.clip_by_global_norm(config.max_grad_norm)
         self.actor_tx = optax.chain(clip, optax.adam(config.actor_lr, eps=1e-5))
         self.critic_tx = optax.chain(clip, optax.adam(config.critic_lr, eps=1e-5))
@@ -101,7 +96,7 @@ class PPOTrainer(SelfPlay):
         k_actor, k_critic, key = jax.random.split(key, 3)
         actor = init_groups(self.actor_net, k_actor, self.groups, self.input_size)
         critic = init_groups(self.critic_net, k_critic, self.groups, self.input_size)
-        zeros = jnp.zeros((cfg.num_envs, TEAM_SIZE, cfg.hidden))
+        zeros = jnp.zeros((cfg.num_envs, self.team_size, cfg.hidden))
         return RunnerState(
             critic=critic,
             actor_opt=self.actor_tx.init(actor),
@@ -122,21 +117,21 @@ class PPOTrainer(SelfPlay):
             self.actor_net, params, carry, self._scale(inputs.obs)[:, None], start[:, None],
             self._groups(inputs)[:, None], per_game,
         )  # fmt: skip
-        masks = heads.head_masks(self.config.heads, inputs.masks.move, inputs.masks.pair)
+        masks = self.actor_spec.action_heads.masks(inputs.masks)
         n = inputs.obs.shape[0]
         picked = jax.vmap(heads.sample)(
             jax.random.split(key, n), tuple(lg[:, 0] for lg in logits), masks
         )
-        return carry, heads.to_env_actions(self.config.heads, picked.choices)
+        return carry, self.actor_spec.action_heads.to_env(picked.choices)
 
     def _critic_input(self, env_state: Any, inputs: TeamInputs) -> jax.Array:
         if self.config.centralised_critic:
-            return self._scale(self.env.global_state(env_state)[:, :TEAM_SIZE])
+            return self._scale(self.env.spec.team_slice(self.env.global_state(env_state), 0))
         return self._scale(inputs.obs)
 
     def _tick(self, state: RunnerState, key: jax.Array) -> tuple[RunnerState, Transition]:
         """One tick of every game: both teams act, the env steps, finished games restart."""
-        cfg, n = self.config, self.config.num_envs
+        n = self.config.num_envs
         k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
         inputs_a, inputs_b = team_inputs(self.env, state.env_state)
         group = self._groups(inputs_a)
@@ -147,14 +142,14 @@ class PPOTrainer(SelfPlay):
             self.actor_net, state.actor, state.actor_carry, x[:, None], start, group[:, None], False
         )
         critic_carry, value = self._values(state, critic_x, group)
-        masks = heads.head_masks(cfg.heads, inputs_a.masks.move, inputs_a.masks.pair)
+        masks = self.actor_spec.action_heads.masks(inputs_a.masks)
         keys = jax.random.split(k_act, n)
         picked = jax.vmap(heads.sample)(keys, tuple(lg[:, 0] for lg in logits), masks)
         b_actions, opponents = self._opponent_actions(
             state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
         )
         a_actions, teammate = self._with_teammate(
-            heads.to_env_actions(cfg.heads, picked.choices), state.teammate, inputs_a, k_mate
+            self.actor_spec.action_heads.to_env(picked.choices), state.teammate, inputs_a, k_mate
         )
         played = self._play(
             state.env_state, a_actions, b_actions, opponents, state.copies_saved,
@@ -184,7 +179,7 @@ class PPOTrainer(SelfPlay):
     def _values(
         self, state: RunnerState, critic_x: jax.Array, group: jax.Array
     ) -> tuple[jax.Array, jax.Array]:
-        """One tick of the critic on team A: (its memory [N, 5, H], values [N, 5])."""
+        """One tick of the critic on team A: (its memory [N, A, H], values [N, A])."""
         carry, (value,) = team_forward(
             self.critic_net, state.critic, state.critic_carry, critic_x[:, None],
             state.start[:, None], group[:, None], False,

@@ -3,7 +3,7 @@
 PQN (parallel Q-learning) needs no replay buffer and no target network: many games in parallel
 give decorrelated data, a normalisation layer after each hidden layer keeps the bootstrapped
 targets stable, and each update learns from its own rollout with TD(lambda) targets. Each agent's
-Q-network (recurrent, weights shared as configured) values the 198 flat actions of its own view;
+Q-network (recurrent, weights shared as configured) values the flat actions of its own view;
 VDN's team value is the sum of the agents' values of their chosen actions, trained towards
 TD(lambda) targets on the team's reward (the mean of its agents' rewards) with the greedy team
 value (the sum of each agent's best legal value) bootstrapping. The learner explores
@@ -22,13 +22,11 @@ import optax
 
 from marl_bgs import Policy, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
-from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs_train import masking
 from marl_bgs_train.config import PQNConfig, validate
-from marl_bgs_train.curriculum import CurriculumState
 from marl_bgs_train.losses import td_lambda, vdn
 from marl_bgs_train.networks import init_groups
-from marl_bgs_train.policy import roster_classes, team_forward
+from marl_bgs_train.policy import team_forward
 from marl_bgs_train.qnet import QLearner
 from marl_bgs_train.selfplay import Opponents
 
@@ -41,12 +39,12 @@ class PQNState(PyTree):
     opt: Any
     env_state: Any
     start: jax.Array  # bool [N]: the next tick starts an episode
-    carry: jax.Array  # [N, 5, H] the Q-network's memory
+    carry: jax.Array  # [N, A, H] the Q-network's memory
     opponents: Opponents
     copies: Any  # Q-network parameters of the newest saved copies [K, ...]
     copies_saved: jax.Array
     key: jax.Array  # uint32 key data
-    curriculum: CurriculumState  # the curriculum's stage
+    curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
     update: jax.Array
     steps: jax.Array
@@ -71,7 +69,7 @@ class PQNTrainer(QLearner):
         params = init_groups(self.q_net, k_net, self.groups, self.input_size)
         return PQNState(
             opt=self.tx.init(params),
-            carry=jnp.zeros((cfg.num_envs, TEAM_SIZE, cfg.hidden)),
+            carry=jnp.zeros((cfg.num_envs, self.team_size, cfg.hidden)),
             **self._fresh(key, params),
         )
 
@@ -92,7 +90,7 @@ class PQNTrainer(QLearner):
         state, traj, key, k_epochs = self._rollout(state)
         inputs_a, _ = team_inputs(self.env, state.env_state)
         _, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
-        last_weight = (roster_classes(inputs_a) > 0).astype(jnp.float32)
+        last_weight = self._weight(inputs_a)
         greedy_team = vdn(traj.greedy, traj.weight)  # [T, N]
         last_team = vdn(masking.greedy_value(values, mask), last_weight)
         next_max = jnp.concatenate([greedy_team[1:], last_team[None]])

@@ -1,6 +1,6 @@
 """Recurrent QMIX (paper Table S10) as `make_train(config) -> train`.
 
-Each agent's recurrent Q-network (shared with PQN-VDN: `QLearner`) values its 198 flat actions;
+Each agent's recurrent Q-network (shared with PQN-VDN: `QLearner`) values its flat actions;
 a mixing network turns the agents' values of their chosen actions into the team's value, with
 weights from hypernetworks of team A's critic-only global state kept non-negative, so the team
 value rises with every agent's value (monotonic: the agents' own greedy choices are the team's).
@@ -23,30 +23,28 @@ import optax
 
 from marl_bgs import Policy, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
-from marl_bgs.tdm.constants import TEAM_SIZE
-from marl_bgs_train import heads
 from marl_bgs_train.config import QMIXConfig, validate
-from marl_bgs_train.curriculum import CurriculumState
 from marl_bgs_train.networks import init_groups
-from marl_bgs_train.policy import roster_classes, team_forward
+from marl_bgs_train.policy import team_forward
 from marl_bgs_train.qnet import QLearner
 from marl_bgs_train.selfplay import Opponents
 
 
 class Mixer(nn.Module):
-    """QMIX's mixing network: team value [...] from agent values [..., 5] and the team state
+    """QMIX's mixing network: team value [...] from agent values [..., A] and the team state
     [..., Ds]; its weights on the agent values are absolute values, so it is monotonic in each."""
 
     embed: int
     hidden: int
+    agents: int
 
     @nn.compact
     def __call__(self, values: jax.Array, state: jax.Array) -> jax.Array:
         hyper = lambda n, name: nn.Sequential(  # noqa: E731
             [nn.Dense(self.hidden, name=f"{name}_0"), nn.relu, nn.Dense(n, name=f"{name}_1")]
         )
-        w1 = jnp.abs(hyper(TEAM_SIZE * self.embed, "w1")(state))
-        w1 = w1.reshape(*state.shape[:-1], TEAM_SIZE, self.embed)
+        w1 = jnp.abs(hyper(self.agents * self.embed, "w1")(state))
+        w1 = w1.reshape(*state.shape[:-1], self.agents, self.embed)
         b1 = nn.Dense(self.embed, name="b1")(state)
         h = nn.elu(jnp.einsum("...a,...ae->...e", values, w1) + b1)
         w2 = jnp.abs(hyper(self.embed, "w2")(state))
@@ -59,14 +57,14 @@ class Replay(PyTree):
     """A ring buffer of `capacity` sequences of T ticks; arrays of T + 1 ticks hold the tick after
     each sequence too (for the bootstrap)."""
 
-    x: jax.Array  # [S, T + 1, 5, D] scaled observations
-    mask: jax.Array  # [S, T + 1, 5, 198] legal actions
+    x: jax.Array  # [S, T + 1, A, D] scaled observations
+    mask: jax.Array  # [S, T + 1, A, flat] legal actions
     team_state: jax.Array  # [S, T + 1, Ds]
-    group: jax.Array  # [S, T + 1, 5]
-    weight: jax.Array  # [S, T + 1, 5]
+    group: jax.Array  # [S, T + 1, A]
+    weight: jax.Array  # [S, T + 1, A]
     start: jax.Array  # [S, T + 1] the tick starts an episode (memory restarts)
-    carry: jax.Array  # [S, 5, H] the memory the sequence started from
-    choice: jax.Array  # [S, T, 5]
+    carry: jax.Array  # [S, A, H] the memory the sequence started from
+    choice: jax.Array  # [S, T, A]
     reward: jax.Array  # [S, T] the team's reward (mean of its agents')
     done: jax.Array  # [S, T]
     size: jax.Array  # int32: sequences stored
@@ -84,13 +82,13 @@ class QMIXState(PyTree):
     opt: Any
     env_state: Any
     start: jax.Array
-    carry: jax.Array  # [N, 5, H]
+    carry: jax.Array  # [N, A, H]
     opponents: Opponents
     copies: Any
     copies_saved: jax.Array
     replay: Replay
     key: jax.Array
-    curriculum: CurriculumState  # the curriculum's stage
+    curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
     update: jax.Array
     steps: jax.Array
@@ -106,7 +104,7 @@ class QMIXTrainer(QLearner):
     ) -> None:
         super().__init__(validate(config), frozen, teammate)
         self.config = config
-        self.mixer_net = Mixer(config.mixer_embed, config.hypernet_hidden)
+        self.mixer_net = Mixer(config.mixer_embed, config.hypernet_hidden, self.team_size)
         self.capacity = config.replay_rows // config.rollout
         self.tx = optax.chain(
             optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.lr)
@@ -118,18 +116,18 @@ class QMIXTrainer(QLearner):
         k_net, k_mix, key = jax.random.split(key, 3)
         actor = init_groups(self.q_net, k_net, self.groups, self.input_size)
         state_size = self.env.spec.state_size
-        mixer = self.mixer_net.init(k_mix, jnp.zeros((TEAM_SIZE,)), jnp.zeros((state_size,)))
-        s, flat = self.capacity, heads.logit_sizes("flat")[0]
+        mixer = self.mixer_net.init(k_mix, jnp.zeros((self.team_size,)), jnp.zeros((state_size,)))
+        s, flat, a = self.capacity, self.actor_spec.action_heads.sizes[0], self.team_size
         zeros = lambda *shape, dtype=jnp.float32: jnp.zeros(shape, dtype)  # noqa: E731
         replay = Replay(
-            x=zeros(s, t + 1, TEAM_SIZE, self.input_size),
-            mask=zeros(s, t + 1, TEAM_SIZE, flat, dtype=bool),
+            x=zeros(s, t + 1, a, self.input_size),
+            mask=zeros(s, t + 1, a, flat, dtype=bool),
             team_state=zeros(s, t + 1, state_size),
-            group=zeros(s, t + 1, TEAM_SIZE, dtype=jnp.int32),
-            weight=zeros(s, t + 1, TEAM_SIZE),
+            group=zeros(s, t + 1, a, dtype=jnp.int32),
+            weight=zeros(s, t + 1, a),
             start=zeros(s, t + 1, dtype=bool),
-            carry=zeros(s, TEAM_SIZE, cfg.hidden),
-            choice=zeros(s, t, TEAM_SIZE, dtype=jnp.int32),
+            carry=zeros(s, a, cfg.hidden),
+            choice=zeros(s, t, a, dtype=jnp.int32),
             reward=zeros(s, t),
             done=zeros(s, t, dtype=bool),
             size=jnp.int32(0),
@@ -140,7 +138,7 @@ class QMIXTrainer(QLearner):
             target_actor=actor,
             target_mixer=mixer,
             opt=self.tx.init((actor, mixer)),
-            carry=jnp.zeros((n, TEAM_SIZE, cfg.hidden)),
+            carry=jnp.zeros((n, self.team_size, cfg.hidden)),
             replay=replay,
             **self._fresh(key, actor),
         )
@@ -148,13 +146,13 @@ class QMIXTrainer(QLearner):
     def _store(self, replay: Replay, first: QMIXState, after: QMIXState, traj: Any) -> Replay:
         """The rollout's sequences (game-major, with the tick after them) into the ring."""
         inputs, _ = team_inputs(self.env, after.env_state)
-        (mask,) = heads.head_masks("flat", inputs.masks.move, inputs.masks.pair)
+        (mask,) = self.actor_spec.action_heads.masks(inputs.masks)
         last = {
             "x": self._scale(inputs.obs),
             "mask": mask,
             "team_state": self._team_state(after.env_state),
             "group": self._groups(inputs),
-            "weight": (roster_classes(inputs) > 0).astype(jnp.float32),
+            "weight": self._weight(inputs),
             "start": after.start,
         }
         games = lambda a: jnp.swapaxes(a, 0, 1)  # noqa: E731
@@ -181,7 +179,7 @@ class QMIXTrainer(QLearner):
         forward = lambda p: team_forward(  # noqa: E731
             self.q_net, p, batch.carry, batch.x, batch.start, batch.group, False
         )[1][0]
-        values, target_values = forward(actor), forward(target_actor)  # [B, T + 1, 5, 198]
+        values, target_values = forward(actor), forward(target_actor)  # [B, T + 1, A, flat]
         weight = batch.weight
         chosen = jnp.take_along_axis(values[:, :-1], batch.choice[..., None], axis=-1)[..., 0]
         # `Module.apply` is typed for `mutable=` too ((out, variables)); without it, it is `out`.

@@ -1,7 +1,7 @@
-"""What the value-based baselines (PQN-VDN, QMIX) share: a Q-network per agent over the 198 flat
-actions (recurrent, LayerNorm, weights shared as configured) that acts epsilon-greedily over legal
-actions, with exploration falling linearly over the first game steps; network opponents play at
-the final epsilon, and a run's System plays greedily."""
+"""What the value-based baselines (PQN-VDN, QMIX) share: a Q-network per agent over the mode's
+flat actions (198 in Team Deathmatch; recurrent, LayerNorm, weights shared as configured) that
+acts epsilon-greedily over legal actions, with exploration falling linearly over the first game
+steps; network opponents play at the final epsilon, and a run's System plays greedily."""
 
 from __future__ import annotations
 
@@ -13,25 +13,25 @@ import jax
 import jax.numpy as jnp
 
 from marl_bgs import Policy, TeamInputs, team_inputs
-from marl_bgs_train import heads, masking
+from marl_bgs_train import masking
 from marl_bgs_train.networks import num_groups
-from marl_bgs_train.policy import ActorSpec, team_forward
+from marl_bgs_train.policy import team_forward
 from marl_bgs_train.selfplay import SelfPlay
 
 
 class QTransition(NamedTuple):
     """One tick of team A's experience, [N, ...] (stacked time-major by the rollout)."""
 
-    x: jax.Array  # [N, 5, D] scaled observations
-    mask: jax.Array  # [N, 5, 198] legal actions (kept for QMIX's next-tick maximum; else [N, 0])
+    x: jax.Array  # [N, A, D] scaled observations
+    mask: jax.Array  # [N, A, flat] legal actions (kept for QMIX's next-tick maximum; else [N, 0])
     team_state: jax.Array  # [N, Ds] team A's critic-only state (QMIX's mixer; else [N, 0])
-    choice: jax.Array  # [N, 5] flat action index
-    greedy: jax.Array  # [N, 5] each agent's best legal value in this tick's state
-    reward: jax.Array  # [N, 5]
+    choice: jax.Array  # [N, A] flat action index
+    greedy: jax.Array  # [N, A] each agent's best legal value in this tick's state
+    reward: jax.Array  # [N, A]
     done: jax.Array  # [N]
     start: jax.Array  # [N]
-    group: jax.Array  # [N, 5]
-    weight: jax.Array  # [N, 5] 1 for a real roster slot
+    group: jax.Array  # [N, A]
+    weight: jax.Array  # [N, A] 1 for a real roster slot
     outcome: jax.Array
     margin: jax.Array
     opponent: jax.Array
@@ -44,19 +44,16 @@ class QLearner(SelfPlay):
 
     def __init__(self, config: Any, frozen: Sequence[Policy], teammate: Policy | None) -> None:
         super().__init__(config, frozen, teammate)
-        self.actor_spec = ActorSpec(
-            config.hidden, config.recurrent, "flat", config.sharing, config.input_scale,
-            q_values=True, free_paths=config.free_paths,
-        )  # fmt: skip
+        self.actor_spec = self._actor_spec("flat", q_values=True)
         self.q_net = self.actor_spec.network()
-        self.groups = num_groups(config.sharing)
+        self.groups = num_groups(config.sharing, self.team_size, self.parts.num_classes)
 
     keeps_state = False  # QMIX keeps masks and the team state in its transitions
 
     def _team_state(self, env_state: Any) -> jax.Array:
         """Team A's critic-only global state [N, Ds] (agent 0's row: the team's frame, all
         visible), or [N, 0] when the learner does not keep it."""
-        full = self.env.global_state(env_state)[:, 0]
+        full = self.env.global_state(env_state)[:, self.env.spec.teams[0][0]]
         # the mixer reads the scaled state alone (the added features are per agent)
         return full * self._config.input_scale if self.keeps_state else full[:, :0]
 
@@ -69,12 +66,12 @@ class QLearner(SelfPlay):
     def _values(
         self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array, per_game: bool
     ) -> tuple[jax.Array, jax.Array, jax.Array]:
-        """One tick of the Q-network for some games: (memory, values [n, 5, 198], mask)."""
+        """One tick of the Q-network for some games: (memory, values [n, A, flat], mask)."""
         carry, (values,) = team_forward(
             self.q_net, params, carry, self._scale(inputs.obs)[:, None], start[:, None],
             self._groups(inputs)[:, None], per_game,
         )  # fmt: skip
-        (mask,) = heads.head_masks("flat", inputs.masks.move, inputs.masks.pair)
+        (mask,) = self.actor_spec.action_heads.masks(inputs.masks)
         return carry, values[:, 0], mask
 
     def _network_actions(
@@ -84,7 +81,7 @@ class QLearner(SelfPlay):
         """A network opponent: epsilon-greedy at the final exploration rate."""
         carry, values, mask = self._values(params, carry, inputs, start, per_game)
         choice = masking.epsilon_greedy(key, values, mask, jnp.float32(self._config.epsilon_finish))
-        return carry, heads.to_env_actions("flat", choice[..., None])
+        return carry, self.actor_spec.action_heads.to_env(choice[..., None])
 
     def _tick(self, state: Any, key: jax.Array) -> tuple[Any, QTransition]:
         """One tick of every game: team A epsilon-greedy, team B from the mix, the env steps,
@@ -97,7 +94,7 @@ class QLearner(SelfPlay):
             state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
         )
         a_actions, teammate = self._with_teammate(
-            heads.to_env_actions("flat", choice[..., None]), state.teammate, inputs_a, k_mate
+            self.actor_spec.action_heads.to_env(choice[..., None]), state.teammate, inputs_a, k_mate
         )
         played = self._play(
             state.env_state, a_actions, b_actions, opponents, state.copies_saved,

@@ -18,40 +18,18 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-import marl_bgs
-from marl_bgs import ConfigError, Policy, StartPool, TeamInputs, scripted_policy
+from marl_bgs import ConfigError, Policy, StartPool, TeamInputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
 from marl_bgs.core.team import act_team
-from marl_bgs.tdm.constants import TEAM_SIZE
-from marl_bgs.tdm.lifecycle import terminal_reward
-from marl_bgs_train import rewards
-from marl_bgs_train.config import RewardSettings
-from marl_bgs_train.curriculum import Curriculum, CurriculumState, vary_layouts
-from marl_bgs_train.features import network_input
-from marl_bgs_train.networks import agent_groups
-from marl_bgs_train.policy import roster_classes
+from marl_bgs_train.modes import parts
+from marl_bgs_train.players import named_policy
+from marl_bgs_train.policy import ActorSpec
 
 
 @cache
 def _scripted(name: str) -> Policy:
     """One policy object per scripted team, so equal configs share compiled programs."""
-    return scripted_policy(name)
-
-
-def reward_function(settings: RewardSettings, gamma: float) -> Any:
-    """The env's `reward_fn` for these settings (cached: equal settings, one compiled step)."""
-    base = rewards.combat_reward(form=settings.form) if settings.combat else terminal_reward
-    shapers = []
-    if settings.score_shaping:
-        shapers.append(rewards.score_shaping(settings.score_shaping))
-    potentials = (
-        (settings.health_potential, rewards.health_potential),
-        (settings.approach_potential, rewards.approach_potential),
-    )
-    for scale, potential in potentials:
-        if scale:
-            shapers.append(rewards.potential_shaping(potential(scale), gamma))
-    return rewards.shaped(base, *shapers) if shapers else base
+    return named_policy(name, "opponents.scripted_teams")
 
 
 def opponent_slices(num_envs: int, weights: Sequence[float]) -> tuple[int, int, int]:
@@ -73,7 +51,7 @@ class Opponents(PyTree):
 
     kind: jax.Array  # int32 [N]: 0 a network from the pool, j >= 1 fixed policy j - 1
     pool_index: jax.Array  # int32 [N]: 0 the current weights, 1 + i saved copy i
-    carry: jax.Array  # float32 [current + copy games, 5, H]: the network's memory
+    carry: jax.Array  # float32 [current + copy games, A, H]: the network's memory
     memories: tuple[Any, ...]  # one per fixed policy, [fixed games, ...]
 
 
@@ -82,35 +60,46 @@ class Played(NamedTuple):
 
     env_state: Any  # the next tick's state (finished games restarted in place)
     opponents: Opponents  # finished games' next players drawn
-    reward: jax.Array  # [N, 5] team A's rewards
+    reward: jax.Array  # [N, A] team A's rewards
     done: jax.Array  # [N] the game ended this tick
     outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
-    margin: jax.Array  # [N] A's points minus B's at the end of a finished game
+    margin: jax.Array  # [N] A's margin at the end of a finished game (the mode's points)
     repaired: jax.Array  # [N] team A's actions the engine had to repair
 
 
 class SelfPlay:
     """The env and the opponent mix of a learner whose `config` has the shared settings
-    (`num_envs`, `maps`, `rosters`, `winning_score`, `tick_limit`, `reward`, `gamma`,
-    `opponents`, `sharing`, `input_scale`)."""
+    (`mode`, `game`, `num_envs`, `gamma`, `opponents`, `sharing`, `input_scale`); what differs
+    between modes comes from the mode's training parts (`marl_bgs_train.modes`)."""
+
+    actor_spec: ActorSpec  # the learner's acting network (each learner sets it)
 
     def __init__(self, config: Any, frozen: Sequence[Policy], teammate: Policy | None) -> None:
-        if bool(config.teammate_slots) != (teammate is not None):
+        self.parts = parts(config.mode)
+        self.env = self.parts.build_env(config.game, config.num_envs, config.gamma)
+        self.team_size = size = self.env.spec.team_size
+        if len(self.env.spec.teams) != 2:
+            raise ConfigError(
+                f"mode: {config.mode!r} has {len(self.env.spec.teams)} team(s) to control; "
+                "these learners play two teams (self-play)"
+            )
+        slots = config.teammate_slots
+        if (
+            any(not 0 <= k < size for k in slots)
+            or len(set(slots)) != len(slots)
+            or (len(slots) == size)
+        ):
+            raise ConfigError(
+                f"teammate_slots: distinct slots of team A in 0-{size - 1}, not all {size}, "
+                f"got {list(slots)}"
+            )
+        if bool(slots) != (teammate is not None):
             raise ConfigError(
                 "teammate_slots: a frozen teammate needs its slots and slots need a teammate "
-                f"(slots {list(config.teammate_slots)}, teammate {getattr(teammate, 'name', None)})"
+                f"(slots {list(slots)}, teammate {getattr(teammate, 'name', None)})"
             )
         self.teammate = teammate
-        self.teammate_slots = jnp.asarray([k in config.teammate_slots for k in range(TEAM_SIZE)])
-        self.env = marl_bgs.make(
-            "tdm",
-            map_id=list(config.maps),
-            num_envs=config.num_envs,
-            rosters=config.rosters,
-            winning_score=config.winning_score,
-            tick_limit=config.tick_limit,
-            reward_fn=reward_function(config.reward, config.gamma),
-        )
+        self.teammate_slots = jnp.asarray([k in slots for k in range(size)])
         mix = config.opponents
         scripted = tuple(_scripted(n) for n in mix.scripted_teams)
         self.fixed: tuple[Policy, ...] = (*frozen, *scripted)
@@ -121,12 +110,15 @@ class SelfPlay:
             config.num_envs, (mix.current + empty, mix.copies, sum(self.fixed_weights))
         )
         self._config = config
-        self.curriculum = (
-            Curriculum(config.curriculum, config.tick_limit, config.layouts)
-            if config.curriculum
-            else None
-        )
-        self.start_pool = vary_layouts(self.env.pool, config.layouts)
+        self.starts = self.parts.starts(self.env, config.game)
+
+    def _actor_spec(self, heads: str, q_values: bool = False) -> ActorSpec:
+        """The learner's actor as a static description (`policy.ActorSpec`)."""
+        cfg = self._config
+        return ActorSpec(
+            cfg.mode, cfg.game, self.team_size, cfg.hidden, cfg.recurrent, heads, cfg.sharing,
+            cfg.input_scale, q_values,
+        )  # fmt: skip
 
     def _teammate_memory(self, key: jax.Array) -> Any:
         """Fresh memories of the frozen teammate for every game (() without one)."""
@@ -150,10 +142,9 @@ class SelfPlay:
             return memory
         return where_games(finished, self._teammate_memory(key), memory)
 
-    def _pool(self, curriculum: CurriculumState) -> StartPool:
-        """The pool new games start from: the curriculum's current stage, or the training maps
-        (with their layout variants)."""
-        return self.start_pool if self.curriculum is None else self.curriculum.pool_at(curriculum)
+    def _pool(self, starts: Any) -> StartPool | None:
+        """The pool new games start from now (the mode's `Starts`: a curriculum's stage, say)."""
+        return self.starts.pool(starts)
 
     def _fresh(self, key: jax.Array, actor: Any) -> dict[str, Any]:
         """The fields every learner's state starts with: the first games (the curriculum's first
@@ -161,7 +152,7 @@ class SelfPlay:
         counters."""
         k_env, k_opp, key = jax.random.split(key, 3)
         cfg = self._config
-        first = CurriculumState.create()
+        first = self.starts.first()
         copies = jax.tree_util.tree_map(
             lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
         )
@@ -179,35 +170,27 @@ class SelfPlay:
             "steps": jnp.int32(0),
         }
 
-    def _next_stage(
-        self, curriculum: CurriculumState, steps: jax.Array, games: dict[str, jax.Array]
-    ) -> CurriculumState:
-        """The curriculum's stage after an update (unchanged without a curriculum)."""
-        if self.curriculum is None:
-            return curriculum
-        return self.curriculum.advance(curriculum, steps, games)
-
     def _scale(self, x: jax.Array) -> jax.Array:
         """Observations (or global-state rows) as the networks read them."""
-        return network_input(x, self._config.input_scale, self._config.free_paths)
+        return self.actor_spec.inputs(x)
 
     @property
     def input_size(self) -> int:
-        """The width of a network's input: the observation and its added features."""
-        return self.env.obs_size + self._config.free_paths
+        """The width of a network's input: the observation and the mode's added features."""
+        return self.env.obs_size + self.parts.feature_width(self._config.game)
 
     def _network_actions(
         self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
         key: jax.Array, per_game: bool,
     ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
-        """A learner's network for one team of some games: (memory [n, 5, H], actions
-        [n, 5, 3]); `per_game`: `params` has a leading game axis."""
+        """A learner's network for one team of some games: (memory [n, A, H], actions
+        [n, A, heads]); `per_game`: `params` has a leading game axis."""
         raise NotImplementedError
 
     def opponents_init(self, key: jax.Array, hidden: int) -> Opponents:
         """Team B's players for the first games."""
         kind, pool_index = self._draw(key, jnp.int32(0))
-        carry = jnp.zeros((self._config.num_envs - self.slices[2], TEAM_SIZE, hidden))
+        carry = jnp.zeros((self._config.num_envs - self.slices[2], self.team_size, hidden))
         return Opponents(kind, pool_index, carry, self._fixed_memories(key))
 
     def _draw(self, key: jax.Array, copies_saved: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -243,7 +226,7 @@ class SelfPlay:
         self, params: Any, copies: Any, opp: Opponents, start: jax.Array, inputs: TeamInputs,
         key: jax.Array,
     ) -> tuple[jax.Array, Opponents]:  # fmt: skip
-        """Team B's actions [N, 5, 3], each slice of games from its own player: `params` the
+        """Team B's actions [N, A, heads], each slice of games from its own player: `params` the
         learner's current weights, `copies` its saved copies [K, ...], `start` [N] the games
         whose tick starts an episode."""
         n_current, n_copies, n_fixed = self.slices
@@ -269,7 +252,7 @@ class SelfPlay:
             network(weights, n_current, n_net, k_copies, True)
         if n_fixed:  # every fixed policy on the fixed games, selected where it plays
             mine = part(inputs, n_net, None)
-            fixed_actions = jnp.zeros((n_fixed, TEAM_SIZE, len(spec.action_heads)), jnp.int32)
+            fixed_actions = jnp.zeros((n_fixed, self.team_size, len(spec.action_heads)), jnp.int32)
             for j, policy in enumerate(self.fixed):
                 keys = jax.random.split(jax.random.fold_in(k_fixed, j), n_fixed)
                 acted, memory = act_team(spec, policy, keys, opp.memories[j], mine)
@@ -283,31 +266,35 @@ class SelfPlay:
         opponents = dataclasses.replace(opp, carry=carry, memories=kept)
         return jnp.concatenate(actions), opponents
 
+    def _weight(self, inputs: TeamInputs) -> jax.Array:
+        """1 for each of team A's slots the learner plays [n, A]: a real roster slot that no
+        frozen teammate plays."""
+        return ((self.parts.slots(inputs) > 0) & ~self.teammate_slots).astype(jnp.float32)
+
     def _groups(self, inputs: TeamInputs) -> jax.Array:
-        """Each own agent's parameter group [n, 5]."""
-        return agent_groups(self._config.sharing, roster_classes(inputs))
+        """Each own agent's parameter group [n, A]."""
+        return self.actor_spec.groups(inputs)
 
     def _play(
         self, env_state: Any, a_actions: jax.Array, b_actions: jax.Array, opponents: Opponents,
-        copies_saved: jax.Array, curriculum: CurriculumState, key: jax.Array,
+        copies_saved: jax.Array, starts: Any, key: jax.Array,
     ) -> Played:  # fmt: skip
-        """Both teams' actions applied to every game; finished games restart (from the
-        curriculum's current stage) with new players."""
+        """Both teams' actions applied to every game; finished games restart (from the mode's
+        `Starts`: a curriculum's current stage, say) with new players."""
         k_step, k_reset, k_draw = jax.random.split(key, 3)
         actions = jnp.concatenate([a_actions, b_actions], axis=1)
         _, ended, reward, done, info = self.env.step(k_step, env_state, actions)
         finished = done["__all__"]
-        score = ended.score
-        _, env_state = self.env.reset_done(k_reset, ended, self._pool(curriculum))
-        rejected = info["facts"].move_rejected | info["facts"].combat_rejected
+        margin, repaired = self.parts.game_end(ended, info)
+        _, env_state = self.env.reset_done(k_reset, ended, self._pool(starts))
         return Played(
             env_state=env_state,
             opponents=self._redraw(opponents, finished, copies_saved, k_draw),
-            reward=self.env.stack(reward)[:, :TEAM_SIZE],
+            reward=self.env.spec.team_slice(self.env.stack(reward), 0),
             done=finished,
             outcome=jnp.where(finished, info["outcome"], 0),
-            margin=jnp.where(finished, score[:, 0] - score[:, 1], 0),
-            repaired=jnp.sum(rejected[:, :TEAM_SIZE], axis=1),
+            margin=jnp.where(finished, margin, 0),
+            repaired=repaired,
         )
 
     def _redraw(
@@ -338,12 +325,10 @@ class SelfPlay:
         )
         return copies, saved + due.astype(jnp.int32)
 
-    def _game_metrics(
-        self, traj: Any, curriculum: CurriculumState, steps: jax.Array
-    ) -> dict[str, jax.Array]:
+    def _game_metrics(self, traj: Any, starts: Any, steps: jax.Array) -> dict[str, jax.Array]:
         """Counts over one update's finished games, from a time-major trajectory with `done`,
-        `outcome`, `margin`, `opponent`, `reward`, `weight` and `repaired`; the curriculum stage
-        the update played in."""
+        `outcome`, `margin`, `opponent`, `reward`, `weight` and `repaired`; the stage of the
+        mode's `Starts` (a curriculum's) the update played in."""
         done = traj.done
         total = lambda m: jnp.sum(done & m)  # noqa: E731
         scripted_kind = 1 + len(self.fixed) - len(self._config.opponents.scripted_teams)
@@ -360,7 +345,7 @@ class SelfPlay:
             "scripted_wins": total(vs_scripted & (traj.outcome == 1)),
             "repaired_actions": jnp.sum(traj.repaired),
             "reward_per_tick": jnp.sum(traj.reward * weight) / jnp.maximum(jnp.sum(weight), 1),
-            "stage": curriculum.stage,
+            "stage": self.starts.stage(starts),
         }
 
     def _record(self, state: Any, inputs_a: TeamInputs, played: Played) -> dict[str, jax.Array]:
@@ -371,7 +356,7 @@ class SelfPlay:
             "done": played.done,
             "start": state.start,
             "group": self._groups(inputs_a),
-            "weight": ((roster_classes(inputs_a) > 0) & ~self.teammate_slots).astype(jnp.float32),
+            "weight": self._weight(inputs_a),
             "outcome": played.outcome,
             "margin": played.margin,
             "opponent": state.opponents.kind,
@@ -423,7 +408,7 @@ class SelfPlay:
             actor=actor,
             copies=copies,
             copies_saved=copies_saved,
-            curriculum=self._next_stage(state.curriculum, steps, games),
+            curriculum=self.starts.advance(state.curriculum, steps, games),
             key=jax.random.key_data(key),
             update=state.update + 1,
             steps=steps,

@@ -10,15 +10,16 @@ from typing import Any
 import jax
 import numpy as np
 
-from marl_bgs_train.config import PRESETS, LearnerConfig, OpponentMix, QMIXConfig
+from marl_bgs_train.config import LearnerConfig, OpponentMix, QMIXConfig, presets
 
 
 def tiny_config(preset: str = "ippo-rnn", **changes: Any) -> Any:
-    """`preset` at test size: 4 games x 4 ticks (two updates), 16 hidden units, one epoch of two
-    minibatches (QMIX: a replay of two rollouts, two gradient steps of 4 sequences), maps 0 and
-    3, a 6-tick limit (games end inside a run), every opponent category weighted (a copy saved
-    every update, `rush` as the scripted team); `changes` override."""
-    preset_config: LearnerConfig = PRESETS[preset]
+    """Team Deathmatch's `preset` at test size: 4 games x 4 ticks (two updates), 16 hidden
+    units, one epoch of two minibatches (QMIX: a replay of two rollouts, two gradient steps of 4
+    sequences), maps 0 and 3, a 6-tick limit (games end inside a run), every opponent category
+    weighted (a copy saved every update, `rush` as the scripted team); `changes` override (a
+    name of the game section, `maps` say, changes it there)."""
+    preset_config: LearnerConfig = presets("tdm")[preset]
     if isinstance(preset_config, QMIXConfig):  # a replay of two rollouts, learning from the first
         learner = {"replay_rows": 32, "batch_sequences": 4, "gradient_steps": 2,
                    "learning_starts": 16, "target_every": 2, "mixer_embed": 8,
@@ -31,9 +32,8 @@ def tiny_config(preset: str = "ippo-rnn", **changes: Any) -> Any:
         num_envs=4,
         rollout=4,
         hidden=16,
-        maps=(0, 3),
+        game=dataclasses.replace(preset_config.game, maps=(0, 3), tick_limit=6),
         total_steps=32,
-        tick_limit=6,
         opponents=OpponentMix(
             current=0.4,
             copies=0.2,
@@ -44,7 +44,10 @@ def tiny_config(preset: str = "ippo-rnn", **changes: Any) -> Any:
             scripted_teams=("rush",),
         ),
     )
-    return dataclasses.replace(base, **changes)
+    own = {f.name for f in dataclasses.fields(base.game)}
+    game = dataclasses.replace(base.game, **{k: v for k, v in changes.items() if k in own})
+    rest = {k: v for k, v in changes.items() if k not in own}
+    return dataclasses.replace(base, **{"game": game, **rest})
 
 
 def assert_trees_equal(a: Any, b: Any) -> None:

@@ -1,52 +1,75 @@
 """Validation against a panel on the validation maps, and the best checkpoint it picks.
 
-A checkpoint plays every panel member (the scripted teams, and any held-out learned model by its
-System name, e.g. `ckpt:runs/other`) on the validation maps (42, 43, 44, 46 by default), spawn
-ends swapped in pairs, through `marl_bgs_eval.evaluate`. Its score is the point margin averaged
-over the map x opponent cells, with kills and deaths beside it. `validate_run` scores a run's saved
+A checkpoint plays every panel member (by default the mode's: Team Deathmatch's scripted teams;
+any held-out learned model by its System name, e.g. `ckpt:runs/other`) on the validation layouts
+(by default the mode's: Team Deathmatch's maps 42, 43, 44, 46), spawn ends swapped in pairs,
+through `marl_bgs_eval.evaluate`. Its score is the margin averaged over the layout x opponent
+cells (the mode's `TrainParts.validation_games`: Team Deathmatch's point margin, with kills and
+deaths beside it). `validate_run` scores a run's saved
 checkpoints, appends them to `validation.csv` and keeps the best one, chosen on this score only,
 as a run of its own in `RUN_DIR/best` (so `ckpt:RUN_DIR/best` is a System). Test maps are refused.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pandas as pd
 
 import marl_bgs_eval as ev
+from marl_bgs import ConfigError
 from marl_bgs_train import checkpoints
-from marl_bgs_train.config import ValidationSettings, check_training_maps
+from marl_bgs_train.config import ValidationSettings
+from marl_bgs_train.modes import parts
 from marl_bgs_train.players import PLAYERS_FILE
 from marl_bgs_train.policy import network_policy
 from marl_bgs_train.runs import load_trainer
 
 VALIDATION_CSV = "validation.csv"
+MEASURES = ("kills", "deaths")  # measures a mode's validation games may add beside the margin
 BEST = "best"
 
 
+def settings_for(mode: str, settings: ValidationSettings) -> ValidationSettings:
+    """`settings` with the mode's own layouts and panel where they are empty (a `ConfigError`
+    for a mode without a validation panel)."""
+    own = parts(mode).validation
+    if own is None:
+        raise ConfigError(f"mode: {mode!r} has no validation panel (its training parts name none)")
+    return dataclasses.replace(
+        settings, maps=settings.maps or own.maps, panel=settings.panel or own.panel
+    )
+
+
 def panel_cells(run_dir: str | Path, step: int, settings: ValidationSettings) -> pd.DataFrame:
-    """One checkpoint against the panel: a row per (opponent, map) cell with its games, wins,
-    draws, losses and mean point margin, kills and deaths (team A is the checkpoint)."""
-    check_training_maps(settings.maps)
+    """One checkpoint against the panel: a row per (opponent, layout) cell with its games,
+    wins, draws, losses and mean margin (and the mean of each measure the mode adds: Team
+    Deathmatch's kills and deaths); team A is the checkpoint. Test layouts are refused."""
     trainer, state = load_trainer(run_dir, step)
+    mode = trainer.config.mode
+    settings = settings_for(mode, settings)
+    parts(mode).check_layouts(settings.maps)
     policy = network_policy(trainer.actor_spec, state.actor, f"ckpt:{run_dir}@{step}")
     learner = ev.system(policy.act, name=policy.name, init=policy.init)
+    limit: dict[str, Any] = (
+        {} if settings.tick_limit is None else {"tick_limit": settings.tick_limit}
+    )
     frames = []
     for opponent in settings.panel:
         games = ev.evaluate(
             learner, opponent, maps=list(settings.maps), games_per_map=settings.games_per_map,
-            seed=settings.seed, metrics="none", batch_size=settings.batch_size,
-            tick_limit=settings.tick_limit,
+            seed=settings.seed, metrics="none", batch_size=settings.batch_size, mode=mode,
+            **limit,
         )  # fmt: skip
         games["opponent"] = opponent
-        frames.append(games)
+        frames.append(parts(mode).validation_games(games))
     games = pd.concat(frames, ignore_index=True)
-    games["margin"] = games["points_a"] - games["points_b"]
     for result in ("win", "draw", "loss"):
         games[result] = games["result"] == result
+    measures = [c for c in MEASURES if c in games.columns]
     return (
         games.groupby(["opponent", "map"], sort=False)
         .agg(
@@ -55,8 +78,7 @@ def panel_cells(run_dir: str | Path, step: int, settings: ValidationSettings) ->
             draws=("draw", "sum"),
             losses=("loss", "sum"),
             margin=("margin", "mean"),
-            kills=("a_kills", "mean"),
-            deaths=("a_deaths", "mean"),
+            **{m: (m, "mean") for m in measures},
         )
         .reset_index()
     )
@@ -67,8 +89,7 @@ def score(cells: pd.DataFrame) -> dict[str, float]:
     deaths, W-D-L totals and the mean margin against each opponent."""
     row = {
         "score": float(cast(pd.Series, cells["margin"]).mean()),
-        "kills": float(cast(pd.Series, cells["kills"]).mean()),
-        "deaths": float(cast(pd.Series, cells["deaths"]).mean()),
+        **{m: float(cast(pd.Series, cells[m]).mean()) for m in MEASURES if m in cells},
         **{k: int(cast(pd.Series, cells[k]).sum()) for k in ("wins", "draws", "losses")},
     }
     margins = cast(pd.Series, cells.groupby("opponent", sort=False)["margin"].mean())

@@ -1,5 +1,6 @@
-"""What the baselines' networks read: the flat observation times `input_scale`, and optionally
-features worked out from that observation alone (so a policy still reads only its permitted view).
+"""Team Deathmatch's added network inputs: besides the flat observation times `input_scale`,
+optionally features worked out from that observation alone (so a policy still reads only its
+permitted view).
 
 `free_paths`: how far the agent could walk straight in each of N evenly spaced directions
 before its body touches an obstacle or the map border (the engine's exact body sweep over the
@@ -16,6 +17,7 @@ import numpy as np
 from marl_bgs.core.arena import MAP_WIDTH, MAX_OBSTACLES
 from marl_bgs.core.geometry import Obstacles, sweep_reach
 from marl_bgs.tdm.views import view_field_names
+from marl_bgs_train.tdm.game import TDMGame
 
 
 def _offsets() -> dict[str, int]:
@@ -57,10 +59,7 @@ def free_paths(obs: jax.Array, directions: int) -> jax.Array:
     return sweep_reach(x, y, px, py, obstacles)
 
 
-def network_input(obs: jax.Array, input_scale: float, directions: int) -> jax.Array:
-    """A network's input [..., D + directions]: the observation times `input_scale`, then the
-    free paths (none when `directions` is 0)."""
-    scaled = obs * input_scale
-    if directions == 0:
-        return scaled
-    return jnp.concatenate([scaled, free_paths(obs, directions)], axis=-1)
+def features(obs: jax.Array, game: TDMGame) -> jax.Array:
+    """The inputs a network reads besides the scaled observation: the free paths in
+    `game.free_paths` directions (`TrainParts.features`)."""
+    return free_paths(obs, game.free_paths)

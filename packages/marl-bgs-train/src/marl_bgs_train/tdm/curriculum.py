@@ -12,13 +12,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from marl_bgs import StartPool, concat_pools
+from marl_bgs import BatchedEnv, StartPool, concat_pools
 from marl_bgs.core.arena import MAX_OBSTACLES
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.config import RuleValues
 from marl_bgs.tdm.mode import tdm_pool
 from marl_bgs.tdm.start import with_active_obstacles
-from marl_bgs_train.config import LayoutVariation, Stage
+from marl_bgs_train.tdm.game import LayoutVariation, Stage, TDMGame
 
 
 def vary_layouts(pool: StartPool, variation: LayoutVariation) -> StartPool:
@@ -106,3 +106,28 @@ class Curriculum:
         return CurriculumState(
             state.stage + move.astype(jnp.int32), jnp.where(move, steps, state.entered)
         )
+
+
+class TDMStarts:
+    """Where a Team Deathmatch run's new games start (`marl_bgs_train.modes.Starts`): the
+    curriculum's current stage, or else the training maps with their layout variants."""
+
+    def __init__(self, env: BatchedEnv, game: TDMGame) -> None:
+        self.curriculum = (
+            Curriculum(game.curriculum, game.tick_limit, game.layouts) if game.curriculum else None
+        )
+        self.start_pool = vary_layouts(env.pool, game.layouts)
+
+    def first(self) -> CurriculumState:
+        return CurriculumState.create()
+
+    def pool(self, state: CurriculumState) -> StartPool:
+        return self.start_pool if self.curriculum is None else self.curriculum.pool_at(state)
+
+    def advance(
+        self, state: CurriculumState, steps: jax.Array, games: dict[str, jax.Array]
+    ) -> CurriculumState:
+        return state if self.curriculum is None else self.curriculum.advance(state, steps, games)
+
+    def stage(self, state: CurriculumState) -> jax.Array:
+        return state.stage

@@ -1,0 +1,121 @@
+"""What training needs from a mode, by mode id: `TrainParts`, found through `PARTS`.
+
+A mode's training parts are registered with `register(mode, parts)` or through the entry-point
+group `marl_bgs_train.modes` (name: the mode's alias, value: "module:PARTS"). The learners
+(`ppo`, `pqn`, `qmix` over `selfplay`), the config family, validation and the command line read
+everything that differs between modes from here: the game settings section of a config and its
+checks, the env with the learner's reward, the action heads, each slot's class, extra network
+inputs, where new games start (a curriculum), what a finished game scores, the validation panel
+and the presets. Team Deathmatch's parts are `marl_bgs_train.tdm.PARTS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import jax
+import jax.numpy as jnp
+
+from marl_bgs import BatchedEnv, ConfigError, PartRegistry, StartPool, TeamInputs
+from marl_bgs_train.heads import ActionHeads
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Starts(Protocol):
+    """Where a run's new games start: a pytree state in the trainer's carry, the start pool it
+    draws from now (None: the env's own), and how an update's game metrics move it on."""
+
+    def first(self) -> Any: ...
+    def pool(self, state: Any) -> StartPool | None: ...
+    def advance(self, state: Any, steps: jax.Array, games: dict[str, jax.Array]) -> Any: ...
+    def stage(self, state: Any) -> jax.Array: ...
+
+
+class SamePool:
+    """`Starts` of a mode without a curriculum: every game starts from the env's own pool."""
+
+    def first(self) -> jax.Array:
+        return jnp.int32(0)
+
+    def pool(self, state: Any) -> None:
+        del state
+
+    def advance(self, state: Any, steps: jax.Array, games: dict[str, jax.Array]) -> Any:
+        del steps, games
+        return state
+
+    def stage(self, state: Any) -> jax.Array:
+        return jnp.asarray(state, jnp.int32)
+
+
+def every_slot(inputs: TeamInputs) -> jax.Array:
+    """Class 1 for every own slot [n, team] (a mode without classes or empty slots)."""
+    return jnp.ones(inputs.obs.shape[:2], jnp.int32)
+
+
+def no_game_end(ended: Any, info: dict[str, Any]) -> tuple[jax.Array, jax.Array]:
+    """A finished game's point margin and each agent's repaired actions, both 0."""
+    n = info["outcome"].shape[0]
+    del ended
+    return jnp.zeros((n,), jnp.int32), jnp.zeros((n,), jnp.int32)
+
+
+def result_margin(games: pd.DataFrame) -> pd.DataFrame:
+    """Per evaluated game: a margin of +1 for a win, -1 for a loss and 0 for a draw."""
+    result = games["result"]
+    return games.assign(margin=(result == "win").astype(float) - (result == "loss").astype(float))
+
+
+def _no_check(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class TrainParts:
+    """A mode's training parts; every field after `heads` has a default that fits a mode without
+    classes, curricula, extra inputs, validation panel or presets."""
+
+    settings: type  # the frozen dataclass of a config's `game` section (its defaults the mode's)
+    build_env: Callable[[Any, int, float], BatchedEnv]  # (game, num_envs, gamma) -> env
+    heads: Mapping[str, ActionHeads]  # by kind; every mode has `flat` (`heads.flat_heads`)
+    check: Callable[[Any], Any] = _no_check  # the game section checked (ConfigError), returned
+    check_layouts: Callable[[Any], Any] = _no_check  # layouts a run may play (never test ones)
+    slots: Callable[[TeamInputs], jax.Array] = every_slot  # class id per own slot, 0: empty
+    num_classes: int = 1  # class ids 1..num_classes (parameter groups of `sharing="class"`)
+    features: Callable[[jax.Array, Any], jax.Array] = lambda obs, game: obs[..., :0]  # extras
+    feature_width: Callable[[Any], int] = lambda game: 0  # the width `features` adds
+    starts: Callable[[BatchedEnv, Any], Starts] = lambda env, game: SamePool()
+    game_end: Callable[[Any, dict[str, Any]], tuple[jax.Array, jax.Array]] = no_game_end
+    validation: Any = None  # the default `ValidationSettings` (None: no validation panel)
+    validation_games: Callable[[pd.DataFrame], pd.DataFrame] = result_margin  # adds `margin`
+    presets: Callable[[], Mapping[str, Any]] = dict  # learner name -> config of this mode
+    layout_setting: str = ""  # the game setting read with the layout grammar (`maps`)
+    curriculum: Callable[[Any, str], Any] | None = None  # (game, source) -> game with its stages
+
+    def with_curriculum(self, config: Any, source: str) -> Any:
+        """`config` with the curriculum `source` names (`--curriculum`), or a `ConfigError` for
+        a mode without curricula."""
+        if self.curriculum is None:
+            raise ConfigError(f"--curriculum: mode {config.mode!r} has no curricula")
+        return dataclasses.replace(config, game=self.curriculum(config.game, source))
+
+    def action_heads(self, kind: str) -> ActionHeads:
+        """The heads of `kind` (a `ConfigError` naming the mode's kinds)."""
+        if kind not in self.heads:
+            raise ConfigError(f"heads: {kind!r}; allowed: {self.head_kinds}")
+        return self.heads[kind]
+
+    @property
+    def head_kinds(self) -> list[str]:
+        """Every head kind of the mode."""
+        return list(self.heads)
+
+
+PARTS = PartRegistry("marl_bgs_train.modes", "training parts", TrainParts)
+register = PARTS.register  # give a mode (an id or alias) its training parts
+parts = PARTS.get  # the training parts of a mode id or alias
