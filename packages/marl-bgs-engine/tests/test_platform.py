@@ -375,3 +375,23 @@ def test_team_rollout_restarts_games_with_fresh_memories():
     np.testing.assert_array_equal(counts[:, 0], [1, 2, 3, 1, 2, 3, 1])
     np.testing.assert_array_equal(done[:, 0], [False, False, True] * 2 + [False])
     np.testing.assert_array_equal(ticks[:, 0], [1, 2, 3, 1, 2, 3, 1])
+
+
+def test_restart_finished_restarts_exactly_the_ended_games_and_their_memories(env47):
+    # The one rule after a game's end (every loop over many games uses it): ended games get their
+    # next episode and fresh memories; running games keep both, untouched.
+    _, state = env47.reset(jax.random.key(0))
+    ended = jnp.asarray([False, True, False, True])
+    state = state.replace(outcome=jnp.where(ended, 3, 0).astype(state.outcome.dtype))
+    memories = {"count": jnp.arange(1, 5), "seen": jnp.ones((4, 2), bool)}
+    fresh = {"count": jnp.zeros(4, jnp.int32), "seen": jnp.zeros((4, 2), bool)}
+    key = jax.random.key(7)
+    nxt, kept = marl_bgs.restart_finished(env47, key, state, memories, fresh)
+    np.testing.assert_array_equal(kept["count"], [1, 0, 3, 0])
+    np.testing.assert_array_equal(kept["seen"], [[True] * 2, [False] * 2] * 2)
+    want = env47.reset_done(key, state)[1]
+    leaves = (jax.tree.leaves(t) for t in (nxt, want, state))
+    for a, b, old in zip(*leaves, strict=True):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(np.asarray(a)[[0, 2]], np.asarray(old)[[0, 2]])
+    assert (np.asarray(nxt.outcome) == 0).all()

@@ -1,7 +1,7 @@
 """The acid test of the mode kits (issue 43): a third mode, written only here, is registered
 through the public API and then played by Systems, evaluated, rated, recorded, replayed, drawn
-to a GIF and exported as a System file, with no edit anywhere else. docs/architecture.md's
-"Adding a mode" walks through this module.
+to a GIF, exported as a System file and trained by the baselines, with no edit anywhere else.
+docs/architecture.md's "Adding a mode" walks through this module.
 
 The mode: a duel on a line of cells. Two gunners start at opposite ends; each tick each one
 stays, steps toward the other (legal while more than two cells apart, so both stepping
@@ -28,6 +28,7 @@ from typer.testing import CliRunner
 import marl_bgs
 import marl_bgs_clients.modes
 import marl_bgs_eval as ev
+import marl_bgs_train.modes
 from marl_bgs import BatchedEnv, Layouts, ModeKit, ModeSpec
 from marl_bgs.core.conformance import check_env
 from marl_bgs.core.mode import OneHead
@@ -37,6 +38,9 @@ from marl_bgs_eval import episode_replays, replay_files
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.modes import EvalParts
 from marl_bgs_tournament.portable import export_system, load_system
+from marl_bgs_train import OpponentMix, PPOConfig, train_run
+from marl_bgs_train.heads import flat_heads
+from marl_bgs_train.modes import TrainParts
 
 ARENAS = {"short": 7, "long": 11}  # layout name -> cells
 HEALTH, REACH, STAY, TOWARD, AWAY, SHOOT = 3, 2, 0, 1, 2, 3
@@ -205,6 +209,26 @@ ev.modes.register("duel", DuelParts(replay=episode_replays.episode_schema()))
 marl_bgs_clients.modes.PARTS.register("duel", DuelDrawing())
 
 
+@dataclass(frozen=True)
+class DuelGame:
+    """The games a duel learner trains on (a training config's `game` section)."""
+
+    arena: tuple[str, ...] = ("short", "long")
+    tick_limit: int = 30
+
+
+def _training_games(game: DuelGame, num_envs: int, gamma: float) -> BatchedEnv:
+    del gamma  # the duel's own reward: +1 win, -1 loss
+    return marl_bgs.make("duel", arena=list(game.arena), num_envs=num_envs,
+                         tick_limit=game.tick_limit)  # fmt: skip
+
+
+marl_bgs_train.modes.register("duel", TrainParts(
+    settings=DuelGame, build_env=_training_games, layout_setting="arena",
+    heads={"flat": flat_heads(4, Duel().unflatten_actions, Duel().flatten_actions)},
+))  # fmt: skip
+
+
 def _closer(keys: jax.Array, memory: Any, inputs: Any) -> tuple[jax.Array, Any]:
     """Shoot when in reach, else step toward the other gunner."""
     can = inputs.masks.flat
@@ -285,3 +309,21 @@ def test_it_is_exported_as_a_system_file_that_plays_as_the_original(
     assert loaded.mode == "duel-v1"
     want = games[games["system_a"] == "closer"].reset_index(drop=True)
     pd.testing.assert_frame_equal(ev.evaluate(loaded, "random", **SETTINGS), want)
+
+
+def test_the_baselines_train_on_it_and_the_run_is_a_system(tmp_path: Path) -> None:
+    # Feedforward IPPO in self-play (with the current weights and saved copies as team B).
+    config = PPOConfig(
+        mode="duel", recurrent=False, num_envs=8, rollout=8, total_steps=256, hidden=16,
+        epochs=1, minibatches=2, opponents=OpponentMix(current=0.5, copies=0.5, frozen=0.0,
+        scripted=0.0, num_copies=2, copy_every=64),
+    )  # fmt: skip
+    logged: list[dict[str, float]] = []
+    state = train_run(config, tmp_path, progress=False, on_update=logged.append)
+    assert int(state.steps) == 256
+    assert len(logged) == 4
+    assert sum(row["games"] for row in logged) > 0  # games ended and restarted inside the run
+    assert all(row["repaired_actions"] == 0 for row in logged)  # the masks hold: all legal
+    games = ev.evaluate(f"ckpt:{tmp_path}", "random", **SETTINGS)
+    assert set(games["mode"]) == {"duel-v1"}
+    assert len(games) == 8

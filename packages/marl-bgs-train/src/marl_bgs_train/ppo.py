@@ -152,8 +152,8 @@ class PPOTrainer(SelfPlay):
             self.actor_spec.action_heads.to_env(picked.choices), state.teammate, inputs_a, k_mate
         )
         played = self._play(
-            state.env_state, a_actions, b_actions, opponents, state.copies_saved,
-            state.curriculum, k_play,
+            state.env_state, a_actions, b_actions, opponents, teammate, state.copies_saved,
+            state.curriculum, k_play, k_fresh,
         )  # fmt: skip
         transition = Transition(
             x=x,
@@ -171,7 +171,7 @@ class PPOTrainer(SelfPlay):
             actor_carry=actor_carry,
             critic_carry=critic_carry,
             opponents=played.opponents,
-            teammate=self._teammate_after(teammate, played.done, k_fresh),
+            teammate=played.teammate,
         )
         return state, transition
 

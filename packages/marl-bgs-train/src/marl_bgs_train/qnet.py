@@ -97,8 +97,8 @@ class QLearner(SelfPlay):
             self.actor_spec.action_heads.to_env(choice[..., None]), state.teammate, inputs_a, k_mate
         )
         played = self._play(
-            state.env_state, a_actions, b_actions, opponents, state.copies_saved,
-            state.curriculum, k_play,
+            state.env_state, a_actions, b_actions, opponents, teammate, state.copies_saved,
+            state.curriculum, k_play, k_fresh,
         )  # fmt: skip
         transition = QTransition(
             x=self._scale(inputs_a.obs),
@@ -114,6 +114,6 @@ class QLearner(SelfPlay):
             start=played.done,
             carry=carry,
             opponents=played.opponents,
-            teammate=self._teammate_after(teammate, played.done, k_fresh),
+            teammate=played.teammate,
         )
         return state, transition

@@ -18,6 +18,7 @@ import jax
 import numpy as np
 
 from marl_bgs import ConfigError, Policy
+from marl_bgs_eval import System, system
 from marl_bgs_eval.progress import progress_bar
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
@@ -180,3 +181,10 @@ def run_policy(run_dir: str | Path, step: int | None = None, greedy: bool = Fals
     trainer, state = load_trainer(run_dir, step)
     name = f"ckpt:{run_dir}" + ("" if step is None else f"@{step}")
     return network_policy(trainer.actor_spec, state.actor, name, greedy=greedy)
+
+
+def run_system(run_dir: str | Path, step: int | None = None, greedy: bool = False) -> System:
+    """A checkpoint's actor as an evaluation System of the run's mode (`run_policy`)."""
+    policy = run_policy(run_dir, step, greedy)
+    mode = checkpoints.load_config(run_dir).mode
+    return system(policy.act, name=policy.name, init=policy.init, mode=mode)

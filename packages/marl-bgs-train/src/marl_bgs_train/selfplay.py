@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from marl_bgs import ConfigError, Policy, StartPool, TeamInputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
-from marl_bgs.core.team import act_team
+from marl_bgs.core.team import act_team, restart_finished
 from marl_bgs_train.modes import parts
 from marl_bgs_train.players import named_policy
 from marl_bgs_train.policy import ActorSpec
@@ -60,6 +60,7 @@ class Played(NamedTuple):
 
     env_state: Any  # the next tick's state (finished games restarted in place)
     opponents: Opponents  # finished games' next players drawn
+    teammate: Any  # the frozen teammate's memory, fresh in restarted games
     reward: jax.Array  # [N, A] team A's rewards
     done: jax.Array  # [N] the game ended this tick
     outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
@@ -135,12 +136,6 @@ class SelfPlay:
         keys = jax.random.split(key, self._config.num_envs)
         acted, memory = act_team(self.env.spec, self.teammate, keys, memory, inputs)
         return jnp.where(self.teammate_slots[None, :, None], acted, actions), memory
-
-    def _teammate_after(self, memory: Any, finished: jax.Array, key: jax.Array) -> Any:
-        """The teammate's memory for the next tick: fresh where a game restarted."""
-        if self.teammate is None:
-            return memory
-        return where_games(finished, self._teammate_memory(key), memory)
 
     def _pool(self, starts: Any) -> StartPool | None:
         """The pool new games start from now (the mode's `Starts`: a curriculum's stage, say)."""
@@ -277,19 +272,23 @@ class SelfPlay:
 
     def _play(
         self, env_state: Any, a_actions: jax.Array, b_actions: jax.Array, opponents: Opponents,
-        copies_saved: jax.Array, starts: Any, key: jax.Array,
+        teammate: Any, copies_saved: jax.Array, starts: Any, key: jax.Array, k_fresh: jax.Array,
     ) -> Played:  # fmt: skip
         """Both teams' actions applied to every game; finished games restart (from the mode's
-        `Starts`: a curriculum's current stage, say) with new players."""
+        `Starts`: a curriculum's current stage, say) with new players and a fresh teammate
+        memory (`k_fresh`)."""
         k_step, k_reset, k_draw = jax.random.split(key, 3)
         actions = jnp.concatenate([a_actions, b_actions], axis=1)
         _, ended, reward, done, info = self.env.step(k_step, env_state, actions)
         finished = done["__all__"]
         margin, repaired = self.parts.game_end(ended, info)
-        _, env_state = self.env.reset_done(k_reset, ended, self._pool(starts))
+        env_state, teammate = restart_finished(
+            self.env, k_reset, ended, teammate, self._teammate_memory(k_fresh), self._pool(starts)
+        )
         return Played(
             env_state=env_state,
             opponents=self._redraw(opponents, finished, copies_saved, k_draw),
+            teammate=teammate,
             reward=self.env.spec.team_slice(self.env.stack(reward), 0),
             done=finished,
             outcome=jnp.where(finished, info["outcome"], 0),

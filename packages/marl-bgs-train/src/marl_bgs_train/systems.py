@@ -5,8 +5,8 @@ ckpt:runs/ippo tdm-beta`, `marl_bgs_eval.get_system`)."""
 from __future__ import annotations
 
 from marl_bgs import ConfigError
-from marl_bgs_eval import EvalError, System, system
-from marl_bgs_train.runs import run_policy
+from marl_bgs_eval import EvalError, System
+from marl_bgs_train.runs import run_system
 
 
 def checkpoint_system(argument: str) -> System:
@@ -16,7 +16,6 @@ def checkpoint_system(argument: str) -> System:
     if sep and not step.isdecimal():
         raise EvalError(f"system: ckpt:{argument}: expected RUN_DIR@UPDATE with a number")
     try:
-        policy = run_policy(path, int(step) if sep else None)
+        return run_system(path, int(step) if sep else None)
     except ConfigError as err:
         raise EvalError(f"system: ckpt:{argument}: {err}") from None
-    return system(policy.act, name=policy.name, init=policy.init)

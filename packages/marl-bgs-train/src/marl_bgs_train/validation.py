@@ -25,8 +25,7 @@ from marl_bgs_train import checkpoints
 from marl_bgs_train.config import ValidationSettings
 from marl_bgs_train.modes import parts
 from marl_bgs_train.players import PLAYERS_FILE
-from marl_bgs_train.policy import network_policy
-from marl_bgs_train.runs import load_trainer
+from marl_bgs_train.runs import load_trainer, run_system
 
 VALIDATION_CSV = "validation.csv"
 MEASURES = ("kills", "deaths")  # measures a mode's validation games may add beside the margin
@@ -48,12 +47,10 @@ def panel_cells(run_dir: str | Path, step: int, settings: ValidationSettings) ->
     """One checkpoint against the panel: a row per (opponent, layout) cell with its games,
     wins, draws, losses and mean margin (and the mean of each measure the mode adds: Team
     Deathmatch's kills and deaths); team A is the checkpoint. Test layouts are refused."""
-    trainer, state = load_trainer(run_dir, step)
-    mode = trainer.config.mode
+    mode = checkpoints.load_config(run_dir).mode
     settings = settings_for(mode, settings)
     parts(mode).check_layouts(settings.maps)
-    policy = network_policy(trainer.actor_spec, state.actor, f"ckpt:{run_dir}@{step}")
-    learner = ev.system(policy.act, name=policy.name, init=policy.init)
+    learner = run_system(run_dir, step)
     limit: dict[str, Any] = (
         {} if settings.tick_limit is None else {"tick_limit": settings.tick_limit}
     )

@@ -21,9 +21,9 @@ import jax.numpy as jnp
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.inputs import check_actions
-from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
+from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.core.spaces import Box, Discrete, MultiDiscrete
-from marl_bgs.core.team import TeamPolicy, act_team, team_inputs
+from marl_bgs.core.team import TeamPolicy, act_team, restart_finished, team_inputs
 
 _OPPONENT_MEMORY = 1  # fold-in tags of the keys the env derives for the opponent
 _OPPONENT_ACT = 2
@@ -145,9 +145,9 @@ class OpponentEnv:
     def reset_done(self, key: jax.Array, state: OpponentState) -> tuple[dict, OpponentState]:
         """Restart finished games and, in them, the opponent's memory: (obs, state)."""
         k_game, k_mem = jax.random.split(key)
-        done = state.game.outcome != 0
-        _, game = self.env.reset_done(k_game, state.game)
-        memory = where_games(done, self._fresh_memory(k_mem), state.memory)
+        game, memory = restart_finished(
+            self.env, k_game, state.game, state.memory, self._fresh_memory(k_mem)
+        )
         nxt = OpponentState(game=game, memory=memory)
         return self.get_obs(nxt), nxt
 

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 from marl_bgs.core.env import BatchedEnv
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.mode import Mode, ModeSpec
+from marl_bgs.core.pool import StartPool
 from marl_bgs.core.pytree import where_games
 
 
@@ -147,6 +148,23 @@ def team_step(
     return step
 
 
+def restart_finished(
+    env: BatchedEnv,
+    key: jax.Array,
+    state: Any,
+    memories: Any = (),
+    fresh: Any = (),
+    pool: StartPool | None = None,
+) -> tuple[Any, Any]:
+    """The one rule for what follows a game's end, for every loop over many games: the games
+    that ended restart in place (`env.reset_done`: the next episode from `pool`, default the env's
+    own) and, in exactly those games, `memories` (any pytree of per-game memories) become
+    `fresh` (the same structure). Returns (state, memories)."""
+    done = state.outcome != 0
+    _, state = env.reset_done(key, state, pool)
+    return state, where_games(done, fresh, memories)
+
+
 def team_rollout(
     env: BatchedEnv,
     policies: Sequence[TeamPolicy],
@@ -173,8 +191,7 @@ def team_rollout(
             state, memories, key = carry
             key, k_reset, *k_teams = jax.random.split(key, 2 + len(policies))
             out = step(state, memories, [jax.random.split(k, n) for k in k_teams])
-            _, state = env.reset_done(k_reset, out.state)
-            memories = where_games(out.done, fresh, out.memories)
+            state, memories = restart_finished(env, k_reset, out.state, out.memories, fresh)
             return (state, memories, key), summarize(out)
 
         return jax.lax.scan(tick, (state, fresh, key), None, length=ticks)[1]

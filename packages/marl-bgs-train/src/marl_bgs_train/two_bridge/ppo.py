@@ -12,6 +12,7 @@ import optax
 
 from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
+from marl_bgs.core.team import restart_finished
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs_train.losses import gae, ppo_actor_loss, ppo_value_loss
 from marl_bgs_train.masking import masked_logits
@@ -110,7 +111,7 @@ class PPOTrainer:
             r, d = reward[env.agents[0]], done["__all__"]
             scale = scale.update(r, d, cfg.gamma)
             r = scale.scale(r) if cfg.reward_standardization else r
-            _, nxt = env.reset_done(k_reset, nxt)
+            nxt, _ = restart_finished(env, k_reset, nxt)
             row = Batch(obs, world, mask, action, log_prob, value, r, d, info["outcome"])
             return (nxt, scale, key), row
 

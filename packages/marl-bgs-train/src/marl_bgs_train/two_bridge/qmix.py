@@ -17,6 +17,7 @@ import optax
 
 from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
+from marl_bgs.core.team import restart_finished
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs.two_bridge.views import MINIMAP_SIZE
 from marl_bgs_train.masking import masked_logits
@@ -124,7 +125,7 @@ class QMIXTrainer:
             r, d = reward[env.agents[0]], done["__all__"]
             scale = s.scale.update(r, d, cfg.gamma)
             r = scale.scale(r) if cfg.reward_standardization else r
-            _, nxt = env.reset_done(k_reset, nxt)
+            nxt, _ = restart_finished(env, k_reset, nxt)
             rp, row = s.replay, s.replay.cursor
             rp = rp.replace(
                 obs_map=rp.obs_map.at[row].set(obs[:, :MINIMAP_SIZE].astype(jnp.uint8)),
