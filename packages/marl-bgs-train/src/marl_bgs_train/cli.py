@@ -74,12 +74,39 @@ def _overrides(items: list[str] | None, mode: str) -> list[str]:
     return read
 
 
+def _sweep(items: list[str] | None) -> dict[str, list[str]]:
+    """`--sweep setting=v1,v2` items as {setting: [values]} (a setting once)."""
+    from marl_bgs import ConfigError
+
+    swept: dict[str, list[str]] = {}
+    for item in items or []:
+        key, sep, values = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--sweep {item!r}: expected setting=v1,v2,...")
+        if key.strip() in swept:
+            raise ConfigError(f"--sweep {key.strip()!r}: given twice")
+        swept[key.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+    return swept
+
+
 def _train_command(preset: str) -> None:
     def command(
         steps: Annotated[float | None, typer.Option(help="Game steps to train (e.g. 2e6)")] = None,
         envs: Annotated[int | None, typer.Option(help="Games per update")] = None,
         rollout: Annotated[int | None, typer.Option(help="Ticks per game per update")] = None,
-        seed: Annotated[int, typer.Option(help="Root seed of the run")] = 0,
+        seed: Annotated[
+            int, typer.Option(help="Root seed of the run (the first, with --seeds)")
+        ] = 0,
+        seeds: Annotated[
+            int, typer.Option(help="Runs from seeds SEED, SEED+1, ...: one program, a folder each")
+        ] = 1,
+        sweep: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="setting=v1,v2,...: a run per value (per seed), in one program "
+                "(learning rates, entropy_coef, clip, gae_lambda, td_lambda)"
+            ),
+        ] = None,
         mode: Mode = "tdm",
         out: Annotated[Path | None, typer.Option(help="Run folder (default runs/PRESET)")] = None,
         override: Annotated[
@@ -117,6 +144,8 @@ def _train_command(preset: str) -> None:
         ] = False,
         quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     ) -> None:
+        from marl_bgs import ConfigError
+        from marl_bgs_train.batch import CURVES, plan, train_batch
         from marl_bgs_train.config import apply_overrides, preset_of, validate
         from marl_bgs_train.modes import parts
         from marl_bgs_train.players import named_policy, save_players
@@ -135,11 +164,25 @@ def _train_command(preset: str) -> None:
         mate = named_policy(teammate, "--teammate") if teammate else None
         settings = _settings(panel, validation_games)
         run_dir = out or Path("runs") / preset
-        on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
+        if seeds < 1:
+            raise ConfigError(f"--seeds: at least 1, got {seeds}")
         console.print(f"{preset}: {config.num_updates} updates of {config.steps_per_update:,} "
                       f"game steps into {run_dir}")  # fmt: skip
         run_dir.mkdir(parents=True, exist_ok=True)
         save_players(run_dir, frozen or [], teammate)
+        if seeds > 1 or sweep:
+            runs = plan(config, range(seed, seed + seeds), _sweep(sweep))
+            dirs = [run_dir / r.name for r in runs]
+            for d in dirs:
+                d.mkdir(parents=True, exist_ok=True)
+                save_players(d, frozen or [], teammate)
+            check = lambda i, step: validate_run(dirs[i], settings, [step])  # noqa: E731
+            train_batch(runs, run_dir, frozen=pool, teammate=mate, save_every=save_every,
+                        progress=not quiet, on_save=check if validate_each else None,
+                        tensorboard=tensorboard)  # fmt: skip
+            console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
+            return
+        on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
         train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
                   progress=not quiet, on_save=on_save, tensorboard=tensorboard)  # fmt: skip
         console.print(f"done: {run_dir / 'log.csv'}, {run_dir / CURVE}, {run_dir / 'checkpoints'}")
@@ -170,6 +213,7 @@ def resume(
     """Continue a run of any mode from its newest saved state (it repeats the uninterrupted run
     exactly); with `--steps`, to a new total (the same as a run started with that total)."""
     from marl_bgs_train import checkpoints
+    from marl_bgs_train.batch import is_batch, load_batch, train_batch
     from marl_bgs_train.players import load_players
     from marl_bgs_train.runs import train_run
 
@@ -179,11 +223,20 @@ def resume(
             total = None if steps is None else whole_steps(steps)
             own.resume(run_dir, total, progress=not quiet, tensorboard=tensorboard)
             return
+    pool, mate = load_players(run_dir)
+    if is_batch(run_dir):  # every run of the batch, in one program
+        runs = load_batch(run_dir)
+        if steps is not None:
+            runs = [dataclasses.replace(r, config=_longer(r.config, steps)) for r in runs]
+            for r in runs:
+                checkpoints.save_config(run_dir / r.name, r.config)
+        train_batch(runs, run_dir, resume=True, frozen=pool, teammate=mate,
+                    save_every=save_every, progress=not quiet)  # fmt: skip
+        return
     config = checkpoints.load_config(run_dir)
     if steps is not None:
         config = _longer(config, steps)
         checkpoints.save_config(run_dir, config)
-    pool, mate = load_players(run_dir)
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
               save_every=save_every, progress=not quiet)  # fmt: skip
 

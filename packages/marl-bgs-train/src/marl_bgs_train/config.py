@@ -17,7 +17,7 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from marl_bgs import ConfigError
 from marl_bgs.core.checks import shown
@@ -106,6 +106,10 @@ class PPOConfig(LearnerConfig):
     """One PPO baseline (recurrent or feedforward; local or centralised critic). Defaults: paper
     Table S10 and Section S6 for recurrent IPPO."""
 
+    SWEEPABLE: ClassVar[tuple[str, ...]] = (
+        "actor_lr", "critic_lr", "entropy_coef", "clip", "gae_lambda",
+    )  # fmt: skip  # settings a run reads as data (`marl_bgs_train.hypers`)
+
     name: str = "ippo-rnn"
     centralised_critic: bool = False  # MAPPO: the critic reads the critic-only global state
     gae_lambda: float = 0.95
@@ -139,6 +143,8 @@ class PQNConfig(ValueConfig):
     normalisation layer after each hidden layer, exploration 1.0 -> 0.01 over the first 2.2M
     game steps, 768 games per update). Acts on the flat action."""
 
+    SWEEPABLE: ClassVar[tuple[str, ...]] = ("lr", "td_lambda")
+
     name: str = "pqn-vdn"
     td_lambda: float = 0.85
     epsilon_finish: float = 0.01
@@ -153,6 +159,8 @@ class QMIXConfig(ValueConfig):
     """Recurrent QMIX (paper Table S10: discount 0.99, a hard target copy every 128 updates,
     exploration 1.0 -> 0.05 over 2M game steps, a replay of 132,096 rows, 768 games per update).
     A replay row is one game step of team A; rows are kept as whole `rollout`-tick sequences."""
+
+    SWEEPABLE: ClassVar[tuple[str, ...]] = ("lr",)
 
     name: str = "qmix"
     replay_rows: int = 132_096  # game steps kept, as replay_rows // rollout sequences

@@ -16,7 +16,7 @@ def gae(
     dones: jax.Array,
     last_value: jax.Array,
     gamma: float,
-    lam: float,
+    lam: float | jax.Array,
 ) -> tuple[jax.Array, jax.Array]:
     """Generalised advantage estimates and returns, time-major.
 
@@ -40,7 +40,7 @@ def gae(
 
 
 def td_lambda(
-    rewards: jax.Array, dones: jax.Array, next_max: jax.Array, gamma: float, lam: float
+    rewards: jax.Array, dones: jax.Array, next_max: jax.Array, gamma: float, lam: float | jax.Array
 ) -> jax.Array:
     """TD(lambda) targets (Peng's Q(lambda), as PQN uses them), time-major [T, ...].
 
@@ -70,8 +70,8 @@ def ppo_actor_loss(
     advantages: jax.Array,
     entropy: jax.Array,
     weight: jax.Array,
-    clip: float,
-    entropy_coef: float,
+    clip: float | jax.Array,
+    entropy_coef: float | jax.Array,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The clipped surrogate minus the entropy bonus, averaged over entries with `weight` 1
     (empty roster slots weigh 0). Advantages are normalised over the weighted entries."""
@@ -93,7 +93,11 @@ def ppo_actor_loss(
 
 
 def ppo_value_loss(
-    values: jax.Array, old_values: jax.Array, targets: jax.Array, weight: jax.Array, clip: float
+    values: jax.Array,
+    old_values: jax.Array,
+    targets: jax.Array,
+    weight: jax.Array,
+    clip: float | jax.Array,
 ) -> jax.Array:
     """The clipped value loss (the larger of the plain and the clipped squared error, halved),
     averaged over entries with `weight` 1; all three in the same (normalised) units."""

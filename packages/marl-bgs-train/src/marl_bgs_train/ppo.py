@@ -23,6 +23,7 @@ from marl_bgs import Policy, TeamInputs, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train import heads
 from marl_bgs_train.config import PPOConfig, validate
+from marl_bgs_train.hypers import Hyper, descend, hyper_of
 from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss
 from marl_bgs_train.networks import Network, init_groups, num_groups
 from marl_bgs_train.policy import team_forward
@@ -86,8 +87,8 @@ class PPOTrainer(SelfPlay):
         self.critic_net = Network(config.hidden, (1,), config.recurrent, output_scale=1.0)
         self.groups = num_groups(config.sharing, self.team_size, self.parts.num_classes)
         clip = optax.clip_by_global_norm(config.max_grad_norm)
-        self.actor_tx = optax.chain(clip, optax.adam(config.actor_lr, eps=1e-5))
-        self.critic_tx = optax.chain(clip, optax.adam(config.critic_lr, eps=1e-5))
+        self.actor_tx = optax.chain(clip, optax.scale_by_adam(eps=1e-5))  # at `actor_lr`
+        self.critic_tx = optax.chain(clip, optax.scale_by_adam(eps=1e-5))  # at `critic_lr`
 
     # ----------------------------------------------------------------------------- start
     def init(self, key: jax.Array) -> RunnerState:
@@ -193,10 +194,9 @@ class PPOTrainer(SelfPlay):
         return self._values(state, self._critic_input(state.env_state, inputs_a), group)[1]
 
     def _losses(
-        self, actor: Any, critic: Any, batch: dict[str, Any]
+        self, actor: Any, critic: Any, batch: dict[str, Any], hyper: Hyper
     ) -> tuple[jax.Array, jax.Array, dict[str, jax.Array]]:
         """Actor and critic losses on game-major sequences [n, T, ...]."""
-        cfg = self.config
         _, logits = team_forward(
             self.actor_net, actor, batch["actor_carry"], batch["x"], batch["start"],
             batch["group"], False,
@@ -204,20 +204,23 @@ class PPOTrainer(SelfPlay):
         log_prob, entropy = heads.evaluate(logits, batch["masks"], batch["choices"])
         actor_loss, stats = ppo_actor_loss(
             log_prob, batch["log_prob"], batch["advantages"], entropy, batch["weight"],
-            cfg.clip, cfg.entropy_coef,
+            hyper["clip"], hyper["entropy_coef"],
         )  # fmt: skip
         _, (value,) = team_forward(
             self.critic_net, critic, batch["critic_carry"], batch["critic_x"], batch["start"],
             batch["group"], False,
         )  # fmt: skip
         value_loss = ppo_value_loss(
-            value[..., 0], batch["value"], batch["targets"], batch["weight"], cfg.clip
+            value[..., 0], batch["value"], batch["targets"], batch["weight"], hyper["clip"]
         )
         return actor_loss, value_loss, {**stats, "value_loss": value_loss}
 
-    def update(self, state: RunnerState) -> tuple[RunnerState, dict[str, jax.Array]]:
-        """One update: a rollout of every game, GAE, then the PPO epochs."""
-        cfg = self.config
+    def update(
+        self, state: RunnerState, hyper: Hyper | None = None
+    ) -> tuple[RunnerState, dict[str, jax.Array]]:
+        """One update: a rollout of every game, GAE, then the PPO epochs (`hyper`: the sweepable
+        settings as data, default the config's)."""
+        cfg, hyper = self.config, hyper_of(self.config) if hyper is None else hyper
         first = state
         state, traj, key, k_epochs = self._rollout(state)
         norm = state.value_norm
@@ -225,7 +228,7 @@ class PPOTrainer(SelfPlay):
         done = jnp.broadcast_to(traj.done[..., None], traj.reward.shape)
         advantages, returns = gae(
             traj.reward, denorm(traj.value), done, denorm(self._last_value(state)),
-            cfg.gamma, cfg.gae_lambda,
+            cfg.gamma, hyper["gae_lambda"],
         )  # fmt: skip
         if cfg.value_norm:
             norm = norm.update(returns, traj.weight, cfg.value_norm_beta)
@@ -253,16 +256,16 @@ class PPOTrainer(SelfPlay):
             actor, critic, actor_opt, critic_opt = carry
 
             def total(a: Any, c: Any) -> tuple[jax.Array, dict[str, jax.Array]]:
-                actor_loss, value_loss, stats = self._losses(a, c, mb)
+                actor_loss, value_loss, stats = self._losses(a, c, mb, hyper)
                 return actor_loss + value_loss, stats  # disjoint parameters: separate gradients
 
             (_, stats), grads = jax.value_and_grad(total, argnums=(0, 1), has_aux=True)(
                 actor, critic
             )
-            a_updates, actor_opt = self.actor_tx.update(grads[0], actor_opt, actor)
-            c_updates, critic_opt = self.critic_tx.update(grads[1], critic_opt, critic)
-            actor = optax.apply_updates(actor, a_updates)
-            critic = optax.apply_updates(critic, c_updates)
+            actor, actor_opt = descend(self.actor_tx, hyper["actor_lr"], grads[0], actor_opt, actor)
+            critic, critic_opt = descend(
+                self.critic_tx, hyper["critic_lr"], grads[1], critic_opt, critic
+            )
             return (actor, critic, actor_opt, critic_opt), stats
 
         params = (state.actor, state.critic, state.actor_opt, state.critic_opt)

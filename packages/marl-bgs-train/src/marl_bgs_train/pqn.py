@@ -24,6 +24,7 @@ from marl_bgs import Policy, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train import masking
 from marl_bgs_train.config import PQNConfig, validate
+from marl_bgs_train.hypers import Hyper, descend, hyper_of
 from marl_bgs_train.losses import td_lambda, vdn
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import team_forward
@@ -59,7 +60,8 @@ class PQNTrainer(QLearner):
         super().__init__(validate(config), frozen, teammate)
         self.config = config
         self.tx = optax.chain(
-            optax.clip_by_global_norm(config.max_grad_norm), optax.radam(config.lr)
+            optax.clip_by_global_norm(config.max_grad_norm),
+            optax.scale_by_radam(),  # at `lr`
         )
 
     def init(self, key: jax.Array) -> PQNState:
@@ -83,9 +85,12 @@ class PQNTrainer(QLearner):
         team = vdn(chosen, batch["weight"])
         return 0.5 * jnp.mean(jnp.square(team - batch["targets"])), jnp.mean(team)
 
-    def update(self, state: PQNState) -> tuple[PQNState, dict[str, jax.Array]]:
-        """One update: a rollout of every game, TD(lambda) targets, then the epochs."""
-        cfg = self.config
+    def update(
+        self, state: PQNState, hyper: Hyper | None = None
+    ) -> tuple[PQNState, dict[str, jax.Array]]:
+        """One update: a rollout of every game, TD(lambda) targets, then the epochs (`hyper`:
+        the sweepable settings as data, default the config's)."""
+        cfg, hyper = self.config, hyper_of(self.config) if hyper is None else hyper
         first = state
         state, traj, key, k_epochs = self._rollout(state)
         inputs_a, _ = team_inputs(self.env, state.env_state)
@@ -97,7 +102,7 @@ class PQNTrainer(QLearner):
         team_reward = jnp.sum(traj.reward * traj.weight, -1) / jnp.maximum(
             jnp.sum(traj.weight, -1), 1.0
         )
-        targets = td_lambda(team_reward, traj.done, next_max, cfg.gamma, cfg.td_lambda)
+        targets = td_lambda(team_reward, traj.done, next_max, cfg.gamma, hyper["td_lambda"])
         game_major = lambda a: jnp.swapaxes(a, 0, 1)  # noqa: E731
         batch = {
             "x": game_major(traj.x),
@@ -112,8 +117,8 @@ class PQNTrainer(QLearner):
         def minibatch_step(carry: tuple, mb: dict[str, Any]) -> tuple[tuple, dict]:
             params, opt = carry
             (loss, team), grads = jax.value_and_grad(self._loss, has_aux=True)(params, mb)
-            updates, opt = self.tx.update(grads, opt, params)
-            return (optax.apply_updates(params, updates), opt), {"loss": loss, "q_team": team}
+            params, opt = descend(self.tx, hyper["lr"], grads, opt, params)
+            return (params, opt), {"loss": loss, "q_team": team}
 
         (params, opt), stats = self._epochs(
             (state.actor, state.opt), batch, minibatch_step, k_epochs, cfg.epochs,

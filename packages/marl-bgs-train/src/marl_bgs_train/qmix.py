@@ -24,6 +24,7 @@ import optax
 from marl_bgs import Policy, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train.config import QMIXConfig, validate
+from marl_bgs_train.hypers import Hyper, descend, hyper_of
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import team_forward
 from marl_bgs_train.qnet import QLearner
@@ -107,7 +108,8 @@ class QMIXTrainer(QLearner):
         self.mixer_net = Mixer(config.mixer_embed, config.hypernet_hidden, self.team_size)
         self.capacity = config.replay_rows // config.rollout
         self.tx = optax.chain(
-            optax.clip_by_global_norm(config.max_grad_norm), optax.adam(config.lr)
+            optax.clip_by_global_norm(config.max_grad_norm),
+            optax.scale_by_adam(),  # at `lr`
         )
 
     def init(self, key: jax.Array) -> QMIXState:
@@ -192,10 +194,13 @@ class QMIXTrainer(QLearner):
         targets = jax.lax.stop_gradient(batch.reward + self.config.gamma * live * next_team)
         return 0.5 * jnp.mean(jnp.square(team - targets)), jnp.mean(team)
 
-    def update(self, state: QMIXState) -> tuple[QMIXState, dict[str, jax.Array]]:
+    def update(
+        self, state: QMIXState, hyper: Hyper | None = None
+    ) -> tuple[QMIXState, dict[str, jax.Array]]:
         """One update: a rollout into the replay, then gradient steps on sampled sequences
-        (once the replay holds `learning_starts` game steps), then the target copy if due."""
-        cfg = self.config
+        (once the replay holds `learning_starts` game steps), then the target copy if due
+        (`hyper`: the sweepable settings as data, default the config's)."""
+        cfg, hyper = self.config, hyper_of(self.config) if hyper is None else hyper
         first = state
         state, traj, key, k_learn = self._rollout(state)
         replay = self._store(state.replay, first, state, traj)
@@ -208,8 +213,8 @@ class QMIXTrainer(QLearner):
             (loss, team), grads = jax.value_and_grad(self._loss, has_aux=True)(
                 params, target, batch
             )
-            updates, opt = self.tx.update(grads, opt, params)
-            return (optax.apply_updates(params, updates), opt), {"loss": loss, "q_team": team}
+            params, opt = descend(self.tx, hyper["lr"], grads, opt, params)
+            return (params, opt), {"loss": loss, "q_team": team}
 
         start = ((state.actor, state.mixer), state.opt)
         learned, stats = jax.lax.scan(step, start, jax.random.split(k_learn, cfg.gradient_steps))

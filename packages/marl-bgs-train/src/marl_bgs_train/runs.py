@@ -1,5 +1,7 @@
-"""A training run on disk: the update loop with a progress bar, logs (JSONL and CSV, one row per
-update), checkpoints, a learning-curve picture, and loading a run's policy back.
+"""Training runs on disk: the update loop with a progress bar, logs (JSONL and CSV, one row per
+update), checkpoints, a learning-curve picture, and loading a run's policy back. One run trains
+alone (`train_run`); many runs that differ only in their seeds and sweepable settings train as
+one compiled program, each in its own folder (`train_runs`).
 
 Layout of `run_dir`: `config.json`, `checkpoints/<update>/`, `log.jsonl`, `log.csv`,
 `curve.png`, and with `tensorboard` the event files in `tensorboard/`.
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs import ConfigError, Policy
@@ -22,6 +25,7 @@ from marl_bgs_eval import System, system
 from marl_bgs_eval.progress import progress_bar
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
+from marl_bgs_train.hypers import hyper_of, program_config, sweepable
 from marl_bgs_train.learners import Trainer, make_train
 from marl_bgs_train.players import load_players
 from marl_bgs_train.policy import network_policy
@@ -60,45 +64,112 @@ def train_run(
     `on_save(update)` runs after each checkpoint is on disk (e.g. validation). `tensorboard`:
     also write every logged scalar for TensorBoard into `run_dir/tensorboard` (needs
     `marl-bgs-train[tensorboard]`). Returns the final state."""
-    run_dir = Path(run_dir)
-    trainer = make_train(config, frozen, teammate)
-    mgr = checkpoints.manager(run_dir)
+    (state,) = train_runs(
+        [config], [seed], [Path(run_dir)], batched=False, resume=resume, frozen=frozen,
+        teammate=teammate, save_every=save_every, progress=progress,
+        on_update=None if on_update is None else (lambda i, row: on_update(row)),
+        on_save=None if on_save is None else (lambda i, update: on_save(update)),
+        tensorboard=tensorboard,
+    )  # fmt: skip
+    return state
+
+
+def train_runs(
+    configs: Sequence[PPOConfig | PQNConfig | QMIXConfig],
+    seeds: Sequence[int],
+    run_dirs: Sequence[Path],
+    batched: bool = True,
+    resume: bool = False,
+    frozen: Sequence[Policy] = (),
+    teammate: Policy | None = None,
+    save_every: int = 50,
+    progress: bool = True,
+    on_update: Callable[[int, dict[str, float]], None] | None = None,
+    on_save: Callable[[int, int], object] | None = None,
+    tensorboard: bool = False,
+) -> list[Any]:
+    """Train run i (`configs[i]` from `seeds[i]`) into `run_dirs[i]`, every run a folder of its
+    own (config, logs, checkpoints, curve). `batched`: all runs in one compiled program (`vmap`;
+    their configs may differ only in sweepable settings, `hypers`); else one run, alone.
+    `on_update(i, row)` and `on_save(i, update)` name the run. Returns each run's final state."""
+    first = configs[0]
+    differ = [c for c in configs if program_config(c) != program_config(first)]
+    if differ or len({c.total_steps for c in configs}) > 1:
+        raise ConfigError(
+            "configs: runs trained as one program may differ only in "
+            f"{list(sweepable(first))} and their seeds"
+        )
+    if not batched and len(configs) != 1:
+        raise ConfigError(f"configs: one run trains alone, got {len(configs)}")
+    trainer = make_train(first, frozen, teammate)
+    managers = [checkpoints.manager(d) for d in run_dirs]
     if resume:
-        state = checkpoints.restore(mgr, jax.eval_shape(trainer.init, jax.random.key(seed)))
+        like = jax.eval_shape(trainer.init, jax.random.key(0))
+        states = [checkpoints.restore(m, like) for m in managers]
+        if len({int(s.update) for s in states}) > 1:
+            raise ConfigError(f"run_dir: the runs' newest checkpoints differ in update: {run_dirs}")
     else:
-        checkpoints.save_config(run_dir, config)
-        state = jax.jit(trainer.init)(jax.random.key(seed))
-        for name in (LOG_JSONL, LOG_CSV):
-            (run_dir / name).unlink(missing_ok=True)
-    done, total, per = int(state.update), config.num_updates, config.steps_per_update
-    writer = tensorboard_writer(run_dir) if tensorboard else None
-    with progress_bar(progress, total * per, config.name, "steps", start=done * per,
-                      status="compiling", transient=False) as show:  # fmt: skip
+        for config, run_dir in zip(configs, run_dirs, strict=True):
+            checkpoints.save_config(run_dir, config)
+            for name in (LOG_JSONL, LOG_CSV):
+                (run_dir / name).unlink(missing_ok=True)
+        keys = jnp.stack([jax.random.key(s) for s in seeds])
+        states = [jax.jit(trainer.init)(keys[0])] if not batched else _unstack(
+            trainer.init_many(keys), len(seeds)
+        )  # fmt: skip
+    hypers = _stack([hyper_of(c) for c in configs])
+    done, total, per = int(states[0].update), first.num_updates, first.steps_per_update
+    writers = [tensorboard_writer(d) if tensorboard else None for d in run_dirs]
+    name = first.name if len(configs) == 1 else f"{first.name} x {len(configs)} runs"
+    with progress_bar(progress, total * per * len(configs), name, "steps",
+                      start=done * per * len(configs), status="compiling",
+                      transient=False) as show:  # fmt: skip
         while done < total:
             started = time.perf_counter()
-            state, metrics = trainer.run(state, 1)
-            metrics = jax.device_get(metrics)
-            row = log_row(metrics, time.perf_counter() - started, config.steps_per_update)
-            done = int(state.update)
-            _append(run_dir, {"update": done, **row})
-            if writer is not None:
-                for name, value in row.items():
-                    writer.add_scalar(name, value, global_step=int(row["steps"]))
-                writer.flush()
+            if batched:
+                stacked, metrics = trainer.run_many(_stack(states), 1, hypers)
+                states = _unstack(stacked, len(states))
+                metrics = jax.device_get(metrics)
+                per_run = [{k: v[i] for k, v in metrics.items()} for i in range(len(states))]
+            else:
+                state, metrics = trainer.run(states[0], 1)
+                states, per_run = [state], [jax.device_get(metrics)]
+            seconds = time.perf_counter() - started
+            done = int(states[0].update)
+            rows = [log_row(m, seconds, per * len(states)) for m in per_run]
+            for i, (row, run_dir, writer) in enumerate(zip(rows, run_dirs, writers, strict=True)):
+                _append(run_dir, {"update": done, **row})
+                if writer is not None:
+                    for key, value in row.items():
+                        writer.add_scalar(key, value, global_step=int(row["steps"]))
+                    writer.flush()
+                if on_update is not None:
+                    on_update(i, row)
+            row = rows[0]
             status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
-            show(done * per, done * per, status)
+            show(done * per * len(states), done * per * len(states), status)
             if done % save_every == 0 or done == total:
-                checkpoints.save(mgr, state)
-                if on_save is not None:
-                    show(done * per, done * per, "validating")
-                    on_save(done)
-            if on_update is not None:
-                on_update(row)
-    if writer is not None:
-        writer.close()
-    plot_curve(run_dir)
-    return state
+                for i, (mgr, state) in enumerate(zip(managers, states, strict=True)):
+                    checkpoints.save(mgr, state)
+                    if on_save is not None:
+                        show(done * per * len(states), done * per * len(states), "validating")
+                        on_save(i, done)
+    for run_dir, writer in zip(run_dirs, writers, strict=True):
+        if writer is not None:
+            writer.close()
+        plot_curve(run_dir)
+    return states
+
+
+def _stack(trees: Sequence[Any]) -> Any:
+    """Pytrees stacked on a new leading axis (typed keys too)."""
+    return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *trees)
+
+
+def _unstack(tree: Any, n: int) -> list[Any]:
+    """The `n` pytrees stacked on `tree`'s leading axis."""
+    return [jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], tree) for i in range(n)]
 
 
 # What installs the [tensorboard] extra's one package (the train tests check it is the extra's).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from functools import cache, partial
+from functools import cache
 from typing import Any, NamedTuple
 
 import jax
@@ -21,6 +21,7 @@ import jax.numpy as jnp
 from marl_bgs import ConfigError, Policy, StartPool, TeamInputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
 from marl_bgs.core.team import act_team, restart_finished
+from marl_bgs_train.hypers import Hyper, hyper_of, program_config
 from marl_bgs_train.modes import parts
 from marl_bgs_train.players import named_policy
 from marl_bgs_train.policy import ActorSpec
@@ -66,6 +67,10 @@ class Played(NamedTuple):
     outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
     margin: jax.Array  # [N] A's margin at the end of a finished game (the mode's points)
     repaired: jax.Array  # [N] team A's actions the engine had to repair
+
+
+PROGRAMS: dict[Any, Any] = {}  # compiled functions, shared by trainers with one program config
+PROGRAMS_KEPT = 64  # the oldest is dropped beyond this many
 
 
 class SelfPlay:
@@ -415,7 +420,7 @@ class SelfPlay:
         return state, games
 
     # ------------------------------------------------------------------------ the run
-    def update(self, state: Any) -> tuple[Any, dict[str, jax.Array]]:
+    def update(self, state: Any, hyper: Hyper | None = None) -> tuple[Any, dict[str, jax.Array]]:
         """One update of the learner: (state, its metrics)."""
         raise NotImplementedError
 
@@ -423,34 +428,46 @@ class SelfPlay:
         """A fresh run's state."""
         raise NotImplementedError
 
-    def __hash__(self) -> int:
-        return hash((type(self), self._program_config(), tuple(id(p) for p in self._players())))
-
-    def _program_config(self) -> Any:
-        """The config as the programs see it: a run's length (`total_steps`) only says how many
-        updates to run, so runs that differ in it alone share compiled code."""
-        return dataclasses.replace(self._config, total_steps=1)
-
     def _players(self) -> tuple[Policy, ...]:
         """The fixed policies this trainer's programs call (opponents, then the teammate)."""
         return (*self.fixed, *([self.teammate] if self.teammate is not None else []))
 
-    def __eq__(self, other: object) -> bool:
-        """Trainers of one kind with equal configs (but for `total_steps`) and the same opponent
-        policies build the same programs, so they share compiled code (`run` is compiled per
-        trainer, keyed on this)."""
-        return (
-            type(other) is type(self)
-            and isinstance(other, SelfPlay)
-            and self._program_config() == other._program_config()
-            and len(self._players()) == len(other._players())
-            and all(a is b for a, b in zip(self._players(), other._players(), strict=True))
+    def _program(self, what: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """The compiled function `what` of this trainer, built once for every trainer of its
+        kind with the same program config and the same fixed players (`PROGRAMS`)."""
+        players = tuple(id(p) for p in self._players())
+        key = (type(self), program_config(self._config), players, *what)
+        if key not in PROGRAMS:
+            if len(PROGRAMS) >= PROGRAMS_KEPT:
+                PROGRAMS.pop(next(iter(PROGRAMS)))
+            PROGRAMS[key] = build()
+        return PROGRAMS[key]
+
+    def _updates(self, num_updates: int) -> Callable[[Any, Hyper], tuple[Any, dict]]:
+        """`num_updates` updates as one scan, the sweepable settings as data."""
+        return lambda state, hyper: jax.lax.scan(
+            lambda s, _: self.update(s, hyper), state, None, length=num_updates
         )
 
-    @partial(jax.jit, static_argnums=(0, 2))
-    def run(self, state: Any, num_updates: int) -> tuple[Any, dict]:
-        """`num_updates` more updates from `state`: (state, metrics stacked per update)."""
-        return jax.lax.scan(lambda s, _: self.update(s), state, None, length=num_updates)
+    def run(
+        self, state: Any, num_updates: int, hyper: Hyper | None = None
+    ) -> tuple[Any, dict[str, jax.Array]]:
+        """`num_updates` more updates from `state`: (state, metrics stacked per update);
+        `hyper` defaults to the config's sweepable settings."""
+        program = self._program(("run", num_updates), lambda: jax.jit(self._updates(num_updates)))
+        return program(state, hyper_of(self._config) if hyper is None else hyper)
+
+    def init_many(self, keys: jax.Array) -> Any:
+        """Fresh states of many runs, stacked on a leading run axis ([R] keys)."""
+        return self._program(("init_many",), lambda: jax.jit(jax.vmap(self.init)))(keys)
+
+    def run_many(
+        self, states: Any, num_updates: int, hypers: Hyper
+    ) -> tuple[Any, dict[str, jax.Array]]:
+        """`run` for a batch of runs in one program (`vmap` over the leading run axis of
+        `states` and `hypers`): (states, metrics [R, updates])."""
+        build = lambda: jax.jit(jax.vmap(self._updates(num_updates)))  # noqa: E731
+        return self._program(("run_many", num_updates), build)(states, hypers)
 
     def __call__(self, key: jax.Array) -> tuple[Any, dict]:
         """The whole configured run from `key` (purejaxrl's `train(key)`)."""

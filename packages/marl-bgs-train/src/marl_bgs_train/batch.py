@@ -1,0 +1,154 @@
+"""Batches of runs: several seeds and a sweep over settings that keep shapes, trained as one
+compiled program (`vmap` over runs), each run in a folder of its own.
+
+    runs = plan(PRESETS["ippo-rnn"], seeds=[0, 1, 2], sweep={"entropy_coef": ["0.01", "0.003"]})
+    train_batch(runs, "runs/ippo")   # runs/ippo/entropy_coef=0.01-s0/, ... and batch.json
+
+`batch.json` in the batch folder lists the runs (folder name and seed); each run folder is an
+ordinary run (config, logs, checkpoints, curve), so `ckpt:runs/ippo/s0` is a System and
+`validate` scores it. `resume` continues every run of a batch in one program, as uninterrupted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from marl_bgs import ConfigError, Policy
+from marl_bgs.core.checks import shown
+from marl_bgs_train import checkpoints
+from marl_bgs_train.config import Config, apply_overrides, validate
+from marl_bgs_train.hypers import sweepable
+from marl_bgs_train.runs import read_log, train_runs
+
+BATCH_FILE = "batch.json"
+CURVES = "curves.png"  # every run's learning curve in one figure
+_NAME = re.compile(r"^[A-Za-z0-9_.,=+-]{1,120}$")  # a run's folder name (no path separators)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of a batch: its folder name, config and seed."""
+
+    name: str
+    config: Config
+    seed: int
+
+
+def plan(
+    config: Config, seeds: Sequence[int], sweep: Mapping[str, Sequence[str]] = {}
+) -> list[Run]:
+    """Every combination of the swept settings' values (as `--set` reads them), each with every
+    seed. Only sweepable settings may be swept (they keep the program: `hypers`)."""
+    allowed, sweep = sweepable(config), sweep or {}
+    for name, values in sweep.items():
+        if name not in allowed:
+            raise ConfigError(
+                f"--sweep {shown(name, 40)}: not a setting runs of {config.name} share a program "
+                f"over; allowed: {list(allowed)}"
+            )
+        if not values:
+            raise ConfigError(f"--sweep {name}: give at least one value")
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ConfigError(f"seeds: distinct seeds, at least one, got {list(seeds)}")
+    runs = []
+    choices = [[(name, value) for value in values] for name, values in sweep.items()]
+    for combo in itertools.product(*choices):
+        swept = validate(apply_overrides(config, [f"{k}={v}" for k, v in combo]))
+        label = ",".join(f"{k}={v}" for k, v in combo)
+        runs += [Run(f"{label}-s{seed}" if label else f"s{seed}", swept, seed) for seed in seeds]
+    return runs
+
+
+def train_batch(
+    runs: Sequence[Run],
+    batch_dir: str | Path,
+    resume: bool = False,
+    frozen: Sequence[Policy] = (),
+    teammate: Policy | None = None,
+    **settings: Any,
+) -> list[Any]:
+    """Train `runs` as one program into `batch_dir/<run name>/` (or continue them with
+    `resume`), writing `batch.json` and, at the end, every run's curve in `curves.png`.
+    `settings` go to `runs.train_runs` (save_every, progress, on_update, on_save,
+    tensorboard). Returns each run's final state."""
+    batch_dir = Path(batch_dir)
+    if not resume:
+        batch_dir.mkdir(parents=True, exist_ok=True)
+        records = [{"name": r.name, "seed": r.seed} for r in runs]
+        (batch_dir / BATCH_FILE).write_text(json.dumps({"runs": records}, indent=2) + "\n")
+    states = train_runs(
+        [r.config for r in runs], [r.seed for r in runs], [batch_dir / r.name for r in runs],
+        batched=True, resume=resume, frozen=frozen, teammate=teammate, **settings,
+    )  # fmt: skip
+    plot_batch(batch_dir, runs)
+    return states
+
+
+def is_batch(path: str | Path) -> bool:
+    """Whether `path` holds a batch of runs (its `batch.json`)."""
+    return (Path(path) / BATCH_FILE).is_file()
+
+
+def load_batch(batch_dir: str | Path) -> list[Run]:
+    """The runs of a batch folder, checked: `batch.json` lists distinct safe folder names with
+    integer seeds, and each folder holds a valid run config."""
+    path = Path(batch_dir) / BATCH_FILE
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"run_dir: {path} is not a batch file ({err})") from None
+    records = data.get("runs") if isinstance(data, dict) else None
+    if not isinstance(records, list) or not records:
+        raise ConfigError(f"run_dir: {path}: runs: expected a non-empty list of runs")
+    runs = []
+    for i, record in enumerate(records):
+        where = f"run_dir: {path}: runs[{i}]"
+        if not isinstance(record, dict) or set(record) != {"name", "seed"}:
+            raise ConfigError(
+                f"{where}: expected an object with name and seed, got {shown(record)}"
+            )
+        name, seed = record["name"], record["seed"]
+        if not isinstance(name, str) or not _NAME.match(name) or name in (".", ".."):
+            raise ConfigError(f"{where}.name: expected a run folder name, got {shown(name)}")
+        if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**31:
+            raise ConfigError(f"{where}.seed: expected an integer in [0, 2^31), got {shown(seed)}")
+        runs.append(Run(name, checkpoints.load_config(Path(batch_dir) / name), seed))
+    if len({r.name for r in runs}) != len(runs):
+        raise ConfigError(f"run_dir: {path}: runs: folder names repeat")
+    return runs
+
+
+def plot_batch(batch_dir: str | Path, runs: Sequence[Run], window: int = 10) -> Path | None:
+    """`curves.png`: every run's win rate against game steps (moving averages over `window`
+    updates), one line per run, beside each run's own `curve.png`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    logs = {r.name: read_log(Path(batch_dir) / r.name) for r in runs}
+    if not any(logs.values()):
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
+    for name, rows in logs.items():
+        steps = np.asarray([row["steps"] for row in rows])
+        for ax, key in zip(axes, ("win_rate", "reward_per_tick"), strict=True):
+            values = np.asarray([row[key] for row in rows])
+            k = max(1, min(window, len(values)))
+            ax.plot(steps[k - 1 :], np.convolve(values, np.ones(k) / k, mode="valid"), label=name)
+    for ax, title in zip(axes, ("win rate (finished games)", "reward per agent tick"), strict=True):
+        ax.set_xlabel("game steps")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small")
+    path = Path(batch_dir) / CURVES
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
