@@ -23,8 +23,6 @@ from marl_bgs_tournament.tdm import replay_key
 from marl_bgs_tournament.two_bridge import replay_key as bridge_key
 from marl_bgs_tournament.web import heatmap, tables
 
-EPISODE = Path(__file__).parents[2] / "marl-bgs-eval/tests/data/two-bridge-v1.episode.zip"
-
 
 def _get(url: str) -> httpx.Response:
     return httpx.get(url, timeout=60)
@@ -245,9 +243,9 @@ def test_records_read_a_real_results_file(web_recorded: Path) -> None:
 
 
 def test_the_replay_key_is_the_seasons_modes(web_season_dir: Path, tmp_path: Path, serve) -> None:
-    """The key, its colours and the canvas's colours follow the season's mode, never Team
-    Deathmatch's by default: a Two-Bridge season's replay page shows Two-Bridge's key and draws
-    with its colours (`marl_bgs_eval.two_bridge.legend`, as the clients' pictures do)."""
+    """The key and its colours follow the season's mode, never Team Deathmatch's by default: a
+    Two-Bridge season's replay page shows Two-Bridge's key (`marl_bgs_eval.two_bridge.legend`,
+    as the clients' pictures do; the canvas's colours: test_web_replay_modes)."""
     import shutil
 
     from marl_bgs_tournament.web import create_app
@@ -255,24 +253,15 @@ def test_the_replay_key_is_the_seasons_modes(web_season_dir: Path, tmp_path: Pat
     folder = shutil.copytree(web_season_dir, tmp_path / "bridge")
     season = json.loads((folder / "season.json").read_text())
     (folder / "season.json").write_text(json.dumps({**season, "mode": "two-bridge-v1"}))
-    entry = json.loads((folder / "replays.json").read_text())[0]
-    game = entry["game"]
-    shutil.copyfile(EPISODE, folder / entry["file"])  # the game's file: a Two-Bridge episode
+    game = json.loads((folder / "replays.json").read_text())[0]["game"]
     tdm_lines = {f"</span> {e['meaning']}</li>" for e in replay_key.entries()}
+    bridge_lines = {f"</span> {e.meaning}</li>" for g in bridge_key.GROUPS
+                    for e in bridge_legend.GROUPS[g]}  # fmt: skip
+    assert "</span> enemy Marines (built in)</li>" in bridge_lines
     with serve(create_app(folder)) as url:
         assert _get(url + "/key.css").text == bridge_key.css()
         shown = html.unescape(_get(f"{url}/replays/{game}").text)
-        bridge_lines = {f"</span> {e.meaning}</li>" for g in bridge_key.GROUPS
-                        for e in bridge_legend.GROUPS[g]}  # fmt: skip
-        assert "</span> enemy Marines (built in)</li>" in bridge_lines
         assert {line for line in bridge_lines | tdm_lines if line in shown} == bridge_lines
-        colours = _get(f"{url}/api/replays/{game}").json()["colours"]
-    hexed, tb = heatmap.hex_colour, bridge_legend
-    assert colours["team"] == [hexed(tb.FRIEND), hexed(tb.ENEMY)]
-    assert colours["team"][0] != hexed(legend.TEAM_COLOURS[0])  # not Team Deathmatch's blue
-    want = {"dead": tb.DEAD, "health": tb.HEALTH, "mark": tb.BEACON, "field": tb.GROUND,
-            "obstacle": tb.CLIFF}  # fmt: skip
-    assert {k: colours[k] for k in want} == {k: hexed(c) for k, c in want.items()}
     with serve(create_app(web_season_dir)) as url:
         assert _get(url + "/key.css").text == replay_key.css() != bridge_key.css()
         assert "sample key-" in _get(f"{url}/replays/{game}").text
