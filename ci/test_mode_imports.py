@@ -9,6 +9,9 @@ at its top level (`from marl_bgs import GameState`).
 
 The engine's, eval's and train's top-level `__init__.py` are public faces that re-export the
 modes' names (`PUBLIC_FACE`) and are not generic code.
+
+Nor does a mode's folder import another mode's (`cross_mode_imports`): what two modes both use
+(a key's entry, the web page's key) has a generic owner.
 """
 
 from __future__ import annotations
@@ -80,3 +83,19 @@ def test_the_scan_sees_each_kind_of_mode_import(tmp_path):
     assert _mode_imports(src) == [
         "marl_bgs.GameState", "marl_bgs.tdm.maps", "marl_bgs_eval.two_bridge"
     ]  # fmt: skip
+
+
+def cross_mode_imports() -> dict[str, list[str]]:
+    """Every module in one mode's folder that imports another mode's folder, with what."""
+    out = {}
+    for path in sorted(ROOT.glob("packages/*/src/**/*.py")):
+        own = MODE_FOLDERS & set(path.relative_to(ROOT).parts[3:-1])
+        found = [n for n in _mode_imports(path) if own and (MODE_FOLDERS - own) & set(n.split("."))]
+        if found:
+            out[path.relative_to(ROOT).as_posix()] = found
+    return out
+
+
+def test_no_mode_imports_another_mode():
+    found = cross_mode_imports()
+    assert not found, f"a mode imports another mode (give what both use a generic owner): {found}"

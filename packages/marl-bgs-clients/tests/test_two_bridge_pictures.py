@@ -19,6 +19,7 @@ from marl_bgs_clients.two_bridge import pictures
 from marl_bgs_clients.two_bridge.drawing import BridgeDrawing
 from marl_bgs_clients.viewer import TIMELINE_HEIGHT, ReplayViewer
 from marl_bgs_eval import EvalError, episode_replays
+from marl_bgs_eval.two_bridge import legend
 
 SETTINGS = {"variant": "V1_Combat", "tick_limit": 40}
 
@@ -75,8 +76,8 @@ def test_pictures_have_a_title_the_step_the_outcome_and_a_key(episode) -> None:
     assert ink[:top].sum() > 200  # the title is written
     assert ink[top + 512 : below].sum() > 300  # the status line is written
     key = image[below:]
-    for kind, colour, meaning in pictures.KEY:  # every sample's colour is in the key
-        assert np.all(key == np.asarray(colour), axis=-1).any(), (kind, meaning)
+    for e in legend.KEY:  # every sample's colour is in the key
+        assert np.all(key == np.asarray(e.colour), axis=-1).any(), e
 
 
 def test_a_frame_shows_the_state(episode) -> None:
@@ -85,15 +86,15 @@ def test_a_frame_shows_the_state(episode) -> None:
     image = pictures.frame(state)
     assert image.shape == (512, 512, 3)
     assert image.dtype == np.uint8
-    assert _at(image, (32.0, 5.0)) == pictures.CLIFF
-    assert _at(image, (32.0, 17.0)) == pictures.GROUND  # a bridge
+    assert _at(image, (32.0, 5.0)) == legend.CLIFF
+    assert _at(image, (32.0, 17.0)) == legend.GROUND  # a bridge
     for pos in np.asarray(state.friend_pos):
-        assert _at(image, pos) == pictures.FRIEND
-    assert _at(image, np.asarray(state.beacon)) == pictures.BEACON
+        assert _at(image, pos) == legend.FRIEND
+    assert _at(image, np.asarray(state.beacon)) == legend.BEACON
     health = np.array(state.friend_health)
     health[0] = 0.0
     dead = state.replace(friend_health=health)
-    assert _at(pictures.frame(dead), np.asarray(state.friend_pos[0])) == pictures.DEAD
+    assert _at(pictures.frame(dead), np.asarray(state.friend_pos[0])) == legend.DEAD
 
 
 def test_the_gif_has_a_frame_per_state(episode, tmp_path) -> None:

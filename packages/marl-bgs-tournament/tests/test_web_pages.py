@@ -17,8 +17,10 @@ from markupsafe import escape
 from marl_bgs_eval import replay_files
 from marl_bgs_eval.distinct import REPEATS_NOTE, ZERO_WIDTH_NOTE
 from marl_bgs_eval.tdm import legend
+from marl_bgs_eval.two_bridge import legend as bridge_legend
 from marl_bgs_tournament.sandbox.limits import LIMITS
 from marl_bgs_tournament.tdm import replay_key
+from marl_bgs_tournament.two_bridge import replay_key as bridge_key
 from marl_bgs_tournament.web import heatmap, tables
 
 
@@ -241,8 +243,9 @@ def test_records_read_a_real_results_file(web_recorded: Path) -> None:
 
 
 def test_the_replay_key_is_the_seasons_modes(web_season_dir: Path, tmp_path: Path, serve) -> None:
-    """A season of a mode without a key of its own (`WebParts.key`) shows none: the key and its
-    colours follow the season's mode, never Team Deathmatch's by default."""
+    """The key and its colours follow the season's mode, never Team Deathmatch's by default: a
+    Two-Bridge season's replay page shows Two-Bridge's key (`marl_bgs_eval.two_bridge.legend`,
+    as the clients' pictures do; the canvas's colours: test_web_replay_modes)."""
     import shutil
 
     from marl_bgs_tournament.web import create_app
@@ -251,9 +254,14 @@ def test_the_replay_key_is_the_seasons_modes(web_season_dir: Path, tmp_path: Pat
     season = json.loads((folder / "season.json").read_text())
     (folder / "season.json").write_text(json.dumps({**season, "mode": "two-bridge-v1"}))
     game = json.loads((folder / "replays.json").read_text())[0]["game"]
+    tdm_lines = {f"</span> {e['meaning']}</li>" for e in replay_key.entries()}
+    bridge_lines = {f"</span> {e.meaning}</li>" for g in bridge_key.GROUPS
+                    for e in bridge_legend.GROUPS[g]}  # fmt: skip
+    assert "</span> enemy Marines (built in)</li>" in bridge_lines
     with serve(create_app(folder)) as url:
-        assert _get(url + "/key.css").text == ""
-        assert "sample key-" not in _get(f"{url}/replays/{game}").text
+        assert _get(url + "/key.css").text == bridge_key.css()
+        shown = html.unescape(_get(f"{url}/replays/{game}").text)
+        assert {line for line in bridge_lines | tdm_lines if line in shown} == bridge_lines
     with serve(create_app(web_season_dir)) as url:
-        assert _get(url + "/key.css").text == replay_key.css() != ""
+        assert _get(url + "/key.css").text == replay_key.css() != bridge_key.css()
         assert "sample key-" in _get(f"{url}/replays/{game}").text

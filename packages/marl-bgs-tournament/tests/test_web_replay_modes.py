@@ -1,6 +1,7 @@
 """The browser viewer's JSON is built by each mode's web part (`web.modes.PARTS`): a Two-Bridge
 replay (the committed tiny episode of the eval package's tests) is drawn like a Team Deathmatch
-one, with its cliff as obstacles, the beacon as a mark and a caption per step."""
+one, with its cliff as obstacles, the beacon as a mark, a caption per step and the colours of
+Two-Bridge's legend (the clients' pictures'), not Team Deathmatch's."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import pytest
 
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs_eval import episode_replays, replay_files
+from marl_bgs_eval.tdm import legend as tdm_legend
+from marl_bgs_eval.two_bridge import legend
+from marl_bgs_tournament.web.heatmap import hex_colour
 from marl_bgs_tournament.web.modes import PARTS
 from marl_bgs_tournament.web.replay_json import replay_json
 
@@ -25,6 +29,12 @@ def test_a_two_bridge_replay_becomes_the_viewers_json() -> None:
     assert (got["mode"], got["ticks"], len(got["frames"])) == ("two-bridge-v1", 6, 7)
     assert (got["width"], got["height"]) == (lay.FIELD, lay.FIELD)
     assert got["status"].endswith(f"in {replay.ticks} steps")
+    colours = got["colours"]
+    assert colours["team"] == [hex_colour(legend.FRIEND), hex_colour(legend.ENEMY)]
+    assert colours["team"][0] != hex_colour(tdm_legend.TEAM_COLOURS[0])  # not TDM's blue
+    want = {"dead": legend.DEAD, "health": legend.HEALTH, "mark": legend.BEACON,
+            "field": legend.GROUND, "obstacle": legend.CLIFF}  # fmt: skip
+    assert {k: colours[k] for k in want} == {k: hex_colour(c) for k, c in want.items()}
     for t, frame in enumerate(got["frames"]):
         friends = [u for u in frame["units"] if u["team"] == 0]
         enemies = [u for u in frame["units"] if u["team"] == 1]

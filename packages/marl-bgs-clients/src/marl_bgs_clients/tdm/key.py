@@ -17,7 +17,8 @@ import pygame
 
 from marl_bgs_clients.canvas import TEXT, font
 from marl_bgs_clients.tdm.render import draw_badge
-from marl_bgs_eval.tdm.legend import GROUPS, Colour, Entry
+from marl_bgs_eval.picture_key import Colour, Entry
+from marl_bgs_eval.tdm.legend import GROUPS
 
 LINES = (("teams", "classes"), ("badges",), ("rings", "zones"), ("health", "marks"))  # per line
 PAPER: Colour = (255, 255, 255)

@@ -27,6 +27,7 @@ from marl_bgs.tdm.maps.symmetry import wall_corners
 from marl_bgs.tdm.mode import AGENTS
 from marl_bgs_clients.canvas import BACKGROUND, SELECTED, TEXT, font
 from marl_bgs_clients.tdm.scene import NO_SLOT, Arrow, Obstacle, Scene, UnitDraw
+from marl_bgs_eval.picture_key import Colour
 from marl_bgs_eval.tdm.legend import (  # the key's colours: one owner for every picture
     BADGES,
     DAMAGE,
@@ -37,7 +38,6 @@ from marl_bgs_eval.tdm.legend import (  # the key's colours: one owner for every
     RED_ZONE,
     SHIELD,
     TEAM_COLOURS,
-    Colour,
 )
 
 FIELD: Colour = (236, 233, 224)

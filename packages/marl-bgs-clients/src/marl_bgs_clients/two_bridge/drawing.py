@@ -13,6 +13,7 @@ from marl_bgs_clients.modes import ReplayDrawing
 from marl_bgs_clients.two_bridge import pictures
 from marl_bgs_eval import episode_replays
 from marl_bgs_eval.array_zip import Replay
+from marl_bgs_eval.two_bridge import legend
 
 
 class BridgeDrawing(ReplayDrawing):
@@ -54,7 +55,7 @@ class BridgeDrawing(ReplayDrawing):
         title, status = pictures.title_lines(self._at(replay, tick)[0], str(h["system"]))
         lines = [
             title, f"game {h['game']} of key {h['key']}", f"settings: {h['settings']}",
-            f"{h['ticks']} steps", "", *wrap(status, 48), "", *wrap(pictures.RULE, 48),
+            f"{h['ticks']} steps", "", *wrap(status, 48), "", *wrap(legend.RULE, 48),
         ]  # fmt: skip
         text(surface, (10, 8), lines)
 

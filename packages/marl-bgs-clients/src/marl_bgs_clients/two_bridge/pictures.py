@@ -10,7 +10,8 @@ bridges, the six spawn regions outlined, the beacon with its capture radius, liv
 (blue) and enemies (red) with health bars, the dead as grey crosses, a shot line from each Marine
 that fired, and the elapsed share of the step limit as a bar along the bottom edge. A whole
 picture (`picture`) adds a title above it (variant and team), and below it the status line (step,
-Marines alive, outcome) and the key (`KEY`: what each colour and mark means).
+Marines alive, outcome) and the key: the colours, the key's entries (`KEY`) and the rule (`RULE`)
+are `marl_bgs_eval.two_bridge.legend`'s, which the tournament's web replay page draws too.
 """
 
 from __future__ import annotations
@@ -30,26 +31,11 @@ from marl_bgs_clients.canvas import TEXT, font, pixels
 from marl_bgs_eval import episode_replays
 from marl_bgs_eval.array_zip import Replay
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.two_bridge import legend
 
 SCALE = 8  # pixels per raw unit: a 512 x 512 picture
-GROUND, CLIFF, REGION = (222, 214, 190), (92, 78, 64), (170, 160, 130)
-FRIEND, ENEMY, DEAD, BEACON = (40, 90, 220), (210, 40, 40), (120, 120, 120), (230, 190, 20)
-CLOCK = (30, 30, 30)
 PAPER = (255, 255, 255)
 TITLE_HEIGHT, STATUS_HEIGHT, ROW, GLYPH = 28, 22, 19, 14
-KEY: tuple[tuple[str, Any, str], ...] = (
-    ("disc", FRIEND, "the team's Marines (the agents)"),
-    ("disc", ENEMY, "enemy Marines (built in)"),
-    ("cross", DEAD, "dead"),
-    ("bar", (40, 180, 60), "health"),
-    ("line", FRIEND, "a shot (in the shooter's colour)"),
-    ("beacon", BEACON, f"beacon; ring: within {lay.BEACON_RADIUS:g} wins"),
-    ("box", CLIFF, "cliff"),
-    ("box", GROUND, "ground and the two bridges"),
-    ("outline", REGION, "spawn regions"),
-    ("box", CLOCK, "steps used (bottom edge)"),
-)  # (how the sample is drawn, its colour, what it means)
-RULE = "win: a Marine at the beacon, or every enemy dead; loss: every Marine dead, or the limit"
 
 
 @cache
@@ -58,11 +44,11 @@ def _field() -> np.ndarray:
     ys, xs = (np.mgrid[0:size, 0:size] + 0.5) / SCALE
     y = lay.FIELD - ys  # row 0 is the top of the field
     walkable = lay.PATHABLE[np.floor(y / lay.CELL).astype(int), np.floor(xs / lay.CELL).astype(int)]
-    image = np.where(walkable[..., None], GROUND, CLIFF).astype(np.uint8)
+    image = np.where(walkable[..., None], legend.GROUND, legend.CLIFF).astype(np.uint8)
     for x0, x1, y0, y1 in lay.REGIONS:
         inside = (xs >= x0) & (xs <= x1) & (y >= y0) & (y <= y1)
         edge = inside & ~((xs >= x0 + 0.4) & (xs <= x1 - 0.4) & (y >= y0 + 0.4) & (y <= y1 - 0.4))
-        image[edge] = REGION
+        image[edge] = legend.REGION
     return image
 
 
@@ -98,36 +84,36 @@ def _unit(image: np.ndarray, pos: np.ndarray, health: float, colour: Any) -> Non
         for d in range(-4, 5):
             for rr, cc in ((r + d, c + d), (r + d, c - d)):
                 if 0 <= rr < image.shape[0] and 0 <= cc < image.shape[1]:
-                    image[rr, cc] = DEAD
+                    image[rr, cc] = legend.DEAD
         return
     _disk(image, pos, 0.6 * SCALE, colour)
     r, c = (int(v) for v in _pixel(pos))
     width = round(health / lay.MARINE_HEALTH * 10)
     top = max(r - 9, 0)
-    image[top : top + 2, max(c - 5, 0) : max(c - 5, 0) + 10] = DEAD
-    image[top : top + 2, max(c - 5, 0) : max(c - 5, 0) + width] = (40, 180, 60)
+    image[top : top + 2, max(c - 5, 0) : max(c - 5, 0) + 10] = legend.DEAD
+    image[top : top + 2, max(c - 5, 0) : max(c - 5, 0) + width] = legend.HEALTH
 
 
 def frame(state: BridgeState, facts: BridgeFacts | None = None) -> np.ndarray:
     """uint8 [512, 512, 3]: one state (one game, no batch axis), with the shots of `facts`."""
     image = _field().copy()
     beacon = np.asarray(state.beacon)
-    _disk(image, beacon, lay.BEACON_RADIUS * SCALE, BEACON, ring=True)
-    _disk(image, beacon, 0.8 * SCALE, BEACON)
+    _disk(image, beacon, lay.BEACON_RADIUS * SCALE, legend.BEACON, ring=True)
+    _disk(image, beacon, 0.8 * SCALE, legend.BEACON)
     friends, enemies = np.asarray(state.friend_pos), np.asarray(state.enemy_pos)
     if facts is not None:
         for i, j in enumerate(np.asarray(facts.friend_target)):
             if j >= 0:
-                _line(image, friends[i], enemies[j], FRIEND)
+                _line(image, friends[i], enemies[j], legend.FRIEND)
         for j, i in enumerate(np.asarray(facts.enemy_target)):
             if i >= 0:
-                _line(image, enemies[j], friends[i], ENEMY)
+                _line(image, enemies[j], friends[i], legend.ENEMY)
     for pos, health in zip(enemies, np.asarray(state.enemy_health), strict=True):
-        _unit(image, pos, float(health), ENEMY)
+        _unit(image, pos, float(health), legend.ENEMY)
     for pos, health in zip(friends, np.asarray(state.friend_health), strict=True):
-        _unit(image, pos, float(health), FRIEND)
+        _unit(image, pos, float(health), legend.FRIEND)
     elapsed = float(np.asarray(state.tick)) / max(float(np.asarray(state.tick_limit)), 1.0)
-    image[-4:, : round(elapsed * image.shape[1])] = CLOCK
+    image[-4:, : round(elapsed * image.shape[1])] = legend.CLOCK
     return image
 
 
@@ -175,20 +161,21 @@ def _sample(surface: pygame.Surface, kind: str, colour: Any, box: pygame.Rect) -
 
 
 def key_band(width: int) -> pygame.Surface:
-    """The key: a sample and a meaning per `KEY` entry, wrapped to `width`, then the rule."""
+    """The key: a sample and a meaning per entry of the legend's `KEY`, wrapped to `width`, then
+    its `RULE`."""
     spots, x, y = [], 6, 6
-    for kind, colour, meaning in KEY:
-        w = GLYPH + 5 + font(16).size(meaning)[0]
+    for e in legend.KEY:
+        w = GLYPH + 5 + font(16).size(e.meaning)[0]
         if x > 6 and x + w > width - 6:
             x, y = 6, y + ROW
-        spots.append((x, y, kind, colour, meaning))
+        spots.append((x, y, e.symbol, e.colour, e.meaning))
         x += w + 14
     band = pygame.Surface((width, y + 2 * ROW + 6))
     band.fill(PAPER)
     for x, y, kind, colour, meaning in spots:
         _sample(band, kind, colour, pygame.Rect(x, y, GLYPH, GLYPH))
         band.blit(font(16).render(meaning, False, TEXT), (x + GLYPH + 5, y + 1))
-    band.blit(font(16).render(RULE, False, TEXT), (6, y + ROW + 1))
+    band.blit(font(16).render(legend.RULE, False, TEXT), (6, y + ROW + 1))
     return band
 
 

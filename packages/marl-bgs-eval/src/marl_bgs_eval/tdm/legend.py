@@ -14,13 +14,12 @@ here, and the numbers in the meanings from the engine's rule tables.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.lifecycle import RED_ZONE_DEATH_POINTS
+from marl_bgs_eval.picture_key import Colour, Entry
 
-Colour = tuple[int, int, int]
 TEAM_COLOURS: tuple[Colour, Colour] = ((47, 111, 214), (214, 58, 47))  # team A blue, team B red
 SHIELD: Colour = (230, 180, 30)
 RED_ZONE: Colour = (243, 201, 196)
@@ -30,16 +29,6 @@ HEAL: Colour = (30, 150, 60)
 MOVE: Colour = (120, 120, 120)
 DEAD: Colour = (140, 140, 140)
 PAD_COLOURS: tuple[Colour, Colour] = ((140, 175, 235), (235, 150, 140))  # paler: not a unit
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One line of the key: the `symbol` as drawn (a letter, or the mark's short name), its
-    `colour` (None: drawn in the unit's team colour or as plain text) and what it `means`."""
-
-    symbol: str
-    meaning: str
-    colour: Colour | None = None
 
 
 _MAGE, _WARRIOR = C.CLASS_NAMES[C.MAGE].capitalize(), C.CLASS_NAMES[C.WARRIOR].capitalize()

@@ -1,7 +1,8 @@
 """Two-Bridge's part of the browser viewer's JSON (`PARTS`, see `web.replay_json`): the 64 x 64
 field with its cliff as obstacles, the beacon and its capture radius as a mark, every step's
-Marines (team A, blue) and enemies (team B, red) with their health, and a caption per step
-(Marines and enemies alive); the states come from the engine-verified episode replay."""
+Marines (team A, blue) and enemies (team B, red) with their health, a caption per step (Marines
+and enemies alive) and the colours of `marl_bgs_eval.two_bridge.legend` (`replay_key`, also the
+page's key); the states come from the engine-verified episode replay."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from marl_bgs.two_bridge import OUTCOMES
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs_eval import episode_replays
 from marl_bgs_eval.array_zip import Replay
-from marl_bgs_tournament.tdm import replay_key
+from marl_bgs_tournament.two_bridge import replay_key
 from marl_bgs_tournament.web.modes import WebParts
 
 BODY_RADIUS = 0.6  # as the clients draw a Marine
@@ -62,10 +63,10 @@ def replay_json(replay: Replay) -> dict[str, Any]:
         f"(red): {OUTCOMES[h['outcome']]} in {h['ticks']} steps",
         "width": lay.FIELD, "height": lay.FIELD, "body_radius": BODY_RADIUS,
         "red_zone_depth": 0.0, "aura_radius": 0.0, "aura_classes": [],
-        "colours": replay_key.canvas_colours(), "obstacles": cliff(),  # the same team colours
+        "colours": replay_key.canvas_colours(), "obstacles": cliff(),
         "marks": [{"x": float(beacon[0]), "y": float(beacon[1]), "radius": lay.BEACON_RADIUS}],
         "frames": frames,
     }  # fmt: skip
 
 
-PARTS = WebParts(replay_json=replay_json)
+PARTS = WebParts(replay_json=replay_json, key=replay_key.entries, key_css=replay_key.css)

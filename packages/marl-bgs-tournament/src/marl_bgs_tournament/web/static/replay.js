@@ -1,12 +1,12 @@
 // The replay viewer: fetches the game's JSON (the page's data-api; any mode, from its web part)
 // and draws one tick at a time on the canvas; play/pause, one-tick steps, a slider, and ?tick=N
 // to open at tick N. The key's colours (teams, Red Zone, health, shield, badges, the dead) come
-// with the JSON, from the same legend the desktop clients draw.
+// with the JSON, from the same legend the desktop clients draw; it may also set PLAIN's.
 "use strict";
 
 (function () {
   const PLAIN = { field: "#ece9e0", obstacle: "#3b3b3b", healthBack: "#464646", outline: "#ffffff",
-    text: "#1e1e1e" };
+    text: "#1e1e1e", mark: "#1e1e1e" };
   let COLOURS = null; // PLAIN and the JSON's legend colours
   const root = document.getElementById("replay");
   const canvas = document.getElementById("field");
@@ -66,7 +66,7 @@
   }
 
   function drawMark(m) {
-    ctx.strokeStyle = COLOURS.text;
+    ctx.strokeStyle = COLOURS.mark;
     ctx.lineWidth = 2;
     ctx.beginPath();
     ctx.arc(px(m.x), py(m.y), px(m.radius), 0, 2 * Math.PI);
