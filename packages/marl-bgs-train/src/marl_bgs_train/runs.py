@@ -106,7 +106,7 @@ def train_runs(
     if resume:
         like = jax.eval_shape(trainer.init, jax.random.key(0))
         states = [checkpoints.restore(m, like) for m in managers]
-        if len({int(s.update) for s in states}) > 1:
+        if len({int(st.update) for st in states}) > 1:
             raise ConfigError(f"run_dir: the runs' newest checkpoints differ in update: {run_dirs}")
     else:
         for config, run_dir in zip(configs, run_dirs, strict=True):
@@ -114,29 +114,33 @@ def train_runs(
             for name in (LOG_JSONL, LOG_CSV):
                 (run_dir / name).unlink(missing_ok=True)
         keys = jnp.stack([jax.random.key(s) for s in seeds])
-        states = [jax.jit(trainer.init)(keys[0])] if not batched else _unstack(
-            trainer.init_many(keys), len(seeds)
+        states = (
+            trainer.init_many(keys) if batched else jax.jit(trainer.init)(keys[0])
         )  # fmt: skip
+    if resume:
+        states = _stack(states) if batched else states[0]
     hypers = _stack([hyper_of(c) for c in configs])
-    done, total, per = int(states[0].update), first.num_updates, first.steps_per_update
+    count = len(configs)
+    done, total, per = _update(states), first.num_updates, first.steps_per_update
     writers = [tensorboard_writer(d) if tensorboard else None for d in run_dirs]
-    name = first.name if len(configs) == 1 else f"{first.name} x {len(configs)} runs"
-    with progress_bar(progress, total * per * len(configs), name, "steps",
-                      start=done * per * len(configs), status="compiling",
-                      transient=False) as show:  # fmt: skip
+    name = first.name if count == 1 else f"{first.name} x {count} runs"
+    with progress_bar(progress, total * per * count, name, "steps", start=done * per * count,
+                      status="compiling", transient=False) as show:  # fmt: skip
         while done < total:
             started = time.perf_counter()
             if batched:
-                stacked, metrics = trainer.run_many(_stack(states), 1, hypers)
-                states = _unstack(stacked, len(states))
-                metrics = jax.device_get(metrics)
-                per_run = [{k: v[i] for k, v in metrics.items()} for i in range(len(states))]
+                states, metrics = trainer.run_many(states, 1, hypers)
             else:
-                state, metrics = trainer.run(states[0], 1)
-                states, per_run = [state], [jax.device_get(metrics)]
+                states, metrics = trainer.run(states, 1)
+            metrics = jax.device_get(metrics)
             seconds = time.perf_counter() - started
-            done = int(states[0].update)
-            rows = [log_row(m, seconds, per * len(states)) for m in per_run]
+            done = _update(states)
+            per_run = (
+                [{k: v[i] for k, v in metrics.items()} for i in range(count)]
+                if batched
+                else [metrics]
+            )
+            rows = [log_row(m, seconds, per * count) for m in per_run]
             for i, (row, run_dir, writer) in enumerate(zip(rows, run_dirs, writers, strict=True)):
                 _append(run_dir, {"update": done, **row})
                 if writer is not None:
@@ -148,28 +152,52 @@ def train_runs(
             row = rows[0]
             status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
-            show(done * per * len(states), done * per * len(states), status)
+            show(done * per * count, done * per * count, status)
             if done % save_every == 0 or done == total:
-                for i, (mgr, state) in enumerate(zip(managers, states, strict=True)):
+                each = _unstack(states, count) if batched else [states]
+                for i, (mgr, state) in enumerate(zip(managers, each, strict=True)):
                     checkpoints.save(mgr, state)
                     if on_save is not None:
-                        show(done * per * len(states), done * per * len(states), "validating")
+                        show(done * per * count, done * per * count, "validating")
                         on_save(i, done)
     for run_dir, writer in zip(run_dirs, writers, strict=True):
         if writer is not None:
             writer.close()
         plot_curve(run_dir)
-    return states
+    return _unstack(states, count) if batched else [states]
+
+
+def _update(states: Any) -> int:
+    """The updates done (every run of a batch has done as many)."""
+    return int(np.asarray(states.update).reshape(-1)[0])
+
+
+def _host(leaf: Any) -> np.ndarray:
+    """A leaf's values on the host (a typed key as its raw data)."""
+    is_key = jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key)
+    return np.asarray(jax.random.key_data(leaf) if is_key else leaf)
 
 
 def _stack(trees: Sequence[Any]) -> Any:
-    """Pytrees stacked on a new leading axis (typed keys too)."""
-    return jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *trees)
+    """Pytrees stacked on a new leading axis, on the host (no program per leaf shape)."""
+
+    def stack(*leaves: Any) -> Any:
+        stacked = jnp.asarray(np.stack([_host(leaf) for leaf in leaves]))
+        is_key = jnp.issubdtype(leaves[0].dtype, jax.dtypes.prng_key)
+        return jax.random.wrap_key_data(stacked) if is_key else stacked
+
+    return jax.tree_util.tree_map(stack, *trees)
 
 
 def _unstack(tree: Any, n: int) -> list[Any]:
-    """The `n` pytrees stacked on `tree`'s leading axis."""
-    return [jax.tree_util.tree_map(lambda leaf, i=i: leaf[i], tree) for i in range(n)]
+    """The `n` pytrees stacked on `tree`'s leading axis, cut on the host."""
+
+    def cut(leaf: Any, i: int) -> Any:
+        if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            return jax.random.wrap_key_data(jnp.asarray(_host(leaf)[i]))
+        return jnp.asarray(_host(leaf)[i])
+
+    return [jax.tree_util.tree_map(lambda leaf, i=i: cut(leaf, i), tree) for i in range(n)]
 
 
 # What installs the [tensorboard] extra's one package (the train tests check it is the extra's).

@@ -79,7 +79,11 @@ def terrain(obs: Obstacles) -> Terrain:
 def empty_terrain() -> Terrain:
     """The terrain of a game not worked out yet (no steps)."""
     near = jnp.zeros((*NEAR_GRID, NEAR_OBSTACLES), jnp.int8)
-    return jnp.zeros((*SHAPE, 2), jnp.float32), jnp.full((*SHAPE, len(STEPS)), FAR), near
+    return (
+        jnp.zeros((*SHAPE, 2), jnp.float32),
+        jnp.full((*SHAPE, len(STEPS)), FAR, jnp.float32),
+        near,
+    )
 
 
 def prepare(ready: jax.Array, grid: Terrain, obs: Obstacles) -> Terrain:

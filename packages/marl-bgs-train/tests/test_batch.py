@@ -1,0 +1,165 @@
+"""Batches of runs (issue 44): seeds and a sweep of sweepable settings train as one program, each
+run in its own folder; run i equals the same config trained alone; a stopped batch resumes every
+run exactly; `batch.json` is checked like every run file."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from marl_bgs import ConfigError
+from marl_bgs_eval import get_system
+from marl_bgs_train import checkpoints, make_train
+from marl_bgs_train.batch import (
+    BATCH_FILE,
+    CURVES,
+    Run,
+    is_batch,
+    load_batch,
+    plan,
+    train_batch,
+)
+from marl_bgs_train.cli import app
+from marl_bgs_train.runs import train_runs
+from marl_bgs_train.testing import assert_trees_equal, tiny_config
+
+CONFIG = tiny_config("ippo-rnn")  # two updates of 4 games x 4 ticks
+SWEEP = {"entropy_coef": ["0.01", "0.05"]}
+
+
+def _steps(run: Run, total: int) -> Run:
+    return dataclasses.replace(run, config=dataclasses.replace(run.config, total_steps=total))
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Run], Path, list]:
+    runs = plan(CONFIG, [0, 1], SWEEP)
+    out = tmp_path_factory.mktemp("batch")
+    return runs, out, train_batch(runs, out, progress=False, save_every=1)
+
+
+def test_a_plan_is_every_swept_value_with_every_seed():
+    runs = plan(CONFIG, [0, 1], SWEEP)
+    assert [r.name for r in runs] == [
+        "entropy_coef=0.01-s0", "entropy_coef=0.01-s1", "entropy_coef=0.05-s0",
+        "entropy_coef=0.05-s1",
+    ]  # fmt: skip
+    assert [r.config.entropy_coef for r in runs] == [0.01, 0.01, 0.05, 0.05]
+    assert [r.seed for r in runs] == [0, 1, 0, 1]
+    assert [r.name for r in plan(CONFIG, [3])] == ["s3"]
+    with pytest.raises(ConfigError, match=r"--sweep 'hidden': not a setting .* \['actor_lr"):
+        plan(CONFIG, [0], {"hidden": ["8", "16"]})  # it changes the program's shapes
+    with pytest.raises(ConfigError, match="seeds: distinct"):
+        plan(CONFIG, [1, 1])
+    with pytest.raises(ConfigError, match="clip"):
+        plan(CONFIG, [0], {"clip": ["-1"]})  # each swept value is checked
+
+
+def test_each_run_of_a_batch_equals_the_run_trained_alone(batch):
+    # vmap batches the matrix products and sums; XLA's CPU backend may add them in another order,
+    # so floats agree to rounding (1e-5), and everything the games decide agrees exactly.
+    runs, _, states = batch
+    for i in (1, 2):
+        alone, _ = make_train(runs[i].config)(jax.random.key(runs[i].seed))
+        pairs = zip(jax.tree.leaves(alone), jax.tree.leaves(states[i]), strict=True)
+        for a, b in pairs:
+            a, b = np.asarray(a), np.asarray(b)
+            if a.dtype.kind == "f":
+                np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+            else:
+                np.testing.assert_array_equal(a, b)
+
+
+def test_the_runs_differ_by_their_seed_and_setting(batch):
+    _, _, states = batch
+    actors = [jax.tree.leaves(s.actor)[0] for s in states]
+    assert not np.array_equal(actors[0], actors[1])  # another seed
+    assert not np.array_equal(actors[0], actors[2])  # another entropy coefficient
+
+
+def test_a_stopped_batch_resumes_every_run_exactly(batch, tmp_path):
+    runs, _, states = batch
+    short = [_steps(r, 16) for r in runs]
+    train_batch(short, tmp_path, progress=False)  # one update, then stopped
+    resumed = train_runs(
+        [r.config for r in runs], [r.seed for r in runs], [tmp_path / r.name for r in runs],
+        resume=True, progress=False,
+    )  # fmt: skip
+    for a, b in zip(resumed, states, strict=True):
+        assert_trees_equal(a, b)
+
+
+def test_every_run_is_a_folder_of_its_own(batch):
+    runs, out, _ = batch
+    assert is_batch(out)
+    assert (out / CURVES).is_file()
+    assert load_batch(out) == runs
+    for r in runs:
+        assert checkpoints.load_config(out / r.name) == r.config
+        assert len((out / r.name / "log.csv").read_text().splitlines()) == 3  # header + 2
+        assert checkpoints.manager(out / r.name, keep=None).all_steps() == [1, 2]
+    assert get_system(f"ckpt:{out / runs[0].name}").mode == "tdm-v2"
+
+
+@pytest.mark.fuzz_family("training run files")
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(runs=[]), "runs: expected a non-empty list"),
+        (lambda d: d.update(runs="s0"), "runs: expected a non-empty list"),
+        (lambda d: d["runs"][0].update(name="../s1"), r"runs\[0\].name"),
+        (lambda d: d["runs"][0].update(name=7), r"runs\[0\].name"),
+        (lambda d: d["runs"][1].update(seed=-1), r"runs\[1\].seed"),
+        (lambda d: d["runs"][1].update(seed=True), r"runs\[1\].seed"),
+        (lambda d: d["runs"][1].update(extra=1), r"runs\[1\]: expected an object"),
+        (lambda d: d["runs"].append(dict(d["runs"][0])), "names repeat"),
+        (lambda d: d["runs"][0].update(name="s9"), "config.json not found"),
+    ],
+)
+def test_a_malformed_batch_file_is_refused_naming_the_field(batch, tmp_path, edit, message):
+    runs, out, _ = batch
+    data = json.loads((out / BATCH_FILE).read_text())
+    edit(data)
+    for r in runs:
+        (tmp_path / r.name).mkdir()
+        checkpoints.save_config(tmp_path / r.name, r.config)
+    (tmp_path / BATCH_FILE).write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=message):
+        load_batch(tmp_path)
+    (tmp_path / BATCH_FILE).write_text("{")
+    with pytest.raises(ConfigError, match="not a batch file"):
+        load_batch(tmp_path)
+
+
+TINY = [
+    "--envs", "4", "--rollout", "4", "--steps", "16", "--quiet", "--set", "epochs=1",
+    "--set", "minibatches=2", "--set", "hidden=16", "--set", "game.maps=0,3",
+    "--set", "game.tick_limit=6", "--set", "opponents.current=0.4", "--set", "opponents.copies=0.2",
+    "--set", "opponents.frozen=0.2", "--set", "opponents.scripted=0.2",
+    "--set", "opponents.num_copies=2", "--set", "opponents.copy_every=16",
+    "--set", "opponents.scripted_teams=rush",
+]  # fmt: skip  # the tiny config (`tiny_config("ippo-rnn")`), so the batch program is shared
+
+
+def test_the_command_line_trains_a_batch_and_resumes_it(batch, tmp_path):
+    runs, _, states = batch
+    cli = CliRunner()
+    args = ["ippo-rnn", "--seeds", "2", "--sweep", "entropy_coef=0.01,0.05", "--out", str(tmp_path)]
+    done = cli.invoke(app, [*args, *TINY])
+    assert done.exit_code == 0, done.output
+    assert load_batch(tmp_path) == [_steps(r, 16) for r in runs]
+    longer = cli.invoke(app, ["resume", str(tmp_path), "--steps", "32", "--quiet"])
+    assert longer.exit_code == 0, longer.output
+    for r, want in zip(runs, states, strict=True):
+        like = jax.eval_shape(make_train(r.config).init, jax.random.key(0))
+        got = checkpoints.restore(checkpoints.manager(tmp_path / r.name), like)
+        assert_trees_equal(got, want)  # the same as the uninterrupted batch
+    bad = cli.invoke(app, ["ippo-rnn", "--sweep", "hidden=8,16", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2
+    assert "--sweep 'hidden'" in bad.stderr
