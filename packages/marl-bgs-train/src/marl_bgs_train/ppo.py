@@ -215,23 +215,33 @@ class PPOTrainer(SelfPlay):
         )
         return actor_loss, value_loss, {**stats, "value_loss": value_loss}
 
-    def update(self, state: RunnerState) -> tuple[RunnerState, dict[str, jax.Array]]:
-        """One update: a rollout of every game, GAE, then the PPO epochs."""
+    def targets(
+        self, traj: Transition, last_value: jax.Array, norm: ValueNorm
+    ) -> tuple[jax.Array, jax.Array, ValueNorm]:
+        """GAE on a time-major trajectory, cut where a game ended. The critic's values
+        (`traj.value`, and `last_value` [N, A] of the state after the rollout) are in its own
+        units: with value normalisation they are denormalised by `norm`, the returns folded into
+        it, and the critic's targets normalised by the result. Returns (advantages [T, N, A],
+        critic targets [T, N, A], the new `norm`)."""
         cfg = self.config
-        first = state
-        state, traj, key, k_epochs = self._rollout(state)
-        norm = state.value_norm
         denorm = norm.denormalize if cfg.value_norm else (lambda v: v)
         done = jnp.broadcast_to(traj.done[..., None], traj.reward.shape)
         advantages, returns = gae(
-            traj.reward, denorm(traj.value), done, denorm(self._last_value(state)),
-            cfg.gamma, cfg.gae_lambda,
-        )  # fmt: skip
+            traj.reward, denorm(traj.value), done, denorm(last_value), cfg.gamma, cfg.gae_lambda
+        )
         if cfg.value_norm:
             norm = norm.update(returns, traj.weight, cfg.value_norm_beta)
             targets = norm.normalize(returns)
         else:
             targets = returns
+        return advantages, targets, norm
+
+    def update(self, state: RunnerState) -> tuple[RunnerState, dict[str, jax.Array]]:
+        """One update: a rollout of every game, GAE, then the PPO epochs."""
+        cfg = self.config
+        first = state
+        state, traj, key, k_epochs = self._rollout(state)
+        advantages, targets, norm = self.targets(traj, self._last_value(state), state.value_norm)
         game_major = lambda a: jnp.swapaxes(a, 0, 1)  # noqa: E731
         batch = {
             "x": game_major(traj.x),
