@@ -215,6 +215,30 @@ class PPOTrainer(SelfPlay):
         )
         return actor_loss, value_loss, {**stats, "value_loss": value_loss}
 
+    def targets(
+        self, traj: Transition, last_value: jax.Array, norm: ValueNorm,
+        gae_lambda: float | jax.Array | None = None,
+    ) -> tuple[jax.Array, jax.Array, ValueNorm]:  # fmt: skip
+        """GAE on a time-major trajectory, cut where a game ended. The critic's values
+        (`traj.value`, and `last_value` [N, A] of the state after the rollout) are in its own
+        units: with value normalisation they are denormalised by `norm`, the returns folded into
+        it, and the critic's targets normalised by the result; lambda is `gae_lambda` (default
+        the config's). Returns (advantages [T, N, A], critic targets [T, N, A], the new
+        `norm`)."""
+        cfg = self.config
+        lam = cfg.gae_lambda if gae_lambda is None else gae_lambda
+        denorm = norm.denormalize if cfg.value_norm else (lambda v: v)
+        done = jnp.broadcast_to(traj.done[..., None], traj.reward.shape)
+        advantages, returns = gae(
+            traj.reward, denorm(traj.value), done, denorm(last_value), cfg.gamma, lam
+        )
+        if cfg.value_norm:
+            norm = norm.update(returns, traj.weight, cfg.value_norm_beta)
+            targets = norm.normalize(returns)
+        else:
+            targets = returns
+        return advantages, targets, norm
+
     def update(
         self, state: RunnerState, hyper: Hyper | None = None
     ) -> tuple[RunnerState, dict[str, jax.Array]]:
@@ -223,18 +247,9 @@ class PPOTrainer(SelfPlay):
         cfg, hyper = self.config, hyper_of(self.config) if hyper is None else hyper
         first = state
         state, traj, key, k_epochs = self._rollout(state)
-        norm = state.value_norm
-        denorm = norm.denormalize if cfg.value_norm else (lambda v: v)
-        done = jnp.broadcast_to(traj.done[..., None], traj.reward.shape)
-        advantages, returns = gae(
-            traj.reward, denorm(traj.value), done, denorm(self._last_value(state)),
-            cfg.gamma, hyper["gae_lambda"],
-        )  # fmt: skip
-        if cfg.value_norm:
-            norm = norm.update(returns, traj.weight, cfg.value_norm_beta)
-            targets = norm.normalize(returns)
-        else:
-            targets = returns
+        advantages, targets, norm = self.targets(
+            traj, self._last_value(state), state.value_norm, hyper["gae_lambda"]
+        )
         game_major = lambda a: jnp.swapaxes(a, 0, 1)  # noqa: E731
         batch = {
             "x": game_major(traj.x),

@@ -28,7 +28,7 @@ from marl_bgs_train.hypers import Hyper, descend, hyper_of
 from marl_bgs_train.losses import td_lambda, vdn
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import team_forward
-from marl_bgs_train.qnet import QLearner
+from marl_bgs_train.qnet import QLearner, QTransition
 from marl_bgs_train.selfplay import Opponents
 
 
@@ -85,6 +85,22 @@ class PQNTrainer(QLearner):
         team = vdn(chosen, batch["weight"])
         return 0.5 * jnp.mean(jnp.square(team - batch["targets"])), jnp.mean(team)
 
+    def targets(
+        self, traj: QTransition, last_team: jax.Array, td_lambda_: float | jax.Array | None = None
+    ) -> jax.Array:
+        """The TD(lambda) targets [T, N] of a time-major trajectory: the team's reward (the mean
+        over its real slots) bootstrapped by the greedy team value of the NEXT tick's state
+        (`last_team` [N] for the state after the rollout), cut where a game ended; lambda is
+        `td_lambda_` (default the config's)."""
+        cfg = self.config
+        lam = cfg.td_lambda if td_lambda_ is None else td_lambda_
+        greedy_team = vdn(traj.greedy, traj.weight)  # [T, N]
+        next_max = jnp.concatenate([greedy_team[1:], last_team[None]])
+        team_reward = jnp.sum(traj.reward * traj.weight, -1) / jnp.maximum(
+            jnp.sum(traj.weight, -1), 1.0
+        )
+        return td_lambda(team_reward, traj.done, next_max, cfg.gamma, lam)
+
     def update(
         self, state: PQNState, hyper: Hyper | None = None
     ) -> tuple[PQNState, dict[str, jax.Array]]:
@@ -96,13 +112,8 @@ class PQNTrainer(QLearner):
         inputs_a, _ = team_inputs(self.env, state.env_state)
         _, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
         last_weight = self._weight(inputs_a)
-        greedy_team = vdn(traj.greedy, traj.weight)  # [T, N]
         last_team = vdn(masking.greedy_value(values, mask), last_weight)
-        next_max = jnp.concatenate([greedy_team[1:], last_team[None]])
-        team_reward = jnp.sum(traj.reward * traj.weight, -1) / jnp.maximum(
-            jnp.sum(traj.weight, -1), 1.0
-        )
-        targets = td_lambda(team_reward, traj.done, next_max, cfg.gamma, hyper["td_lambda"])
+        targets = self.targets(traj, last_team, hyper["td_lambda"])
         game_major = lambda a: jnp.swapaxes(a, 0, 1)  # noqa: E731
         batch = {
             "x": game_major(traj.x),
