@@ -18,7 +18,7 @@ from marl_bgs import ConfigError, team_inputs
 from marl_bgs_eval import get_system
 from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
-from marl_bgs_train.learners import make_train
+from marl_bgs_train.hypers import program_config
 from marl_bgs_train.tdm.game import LayoutVariation
 from marl_bgs_train.testing import tensorboard_scalars, tiny_config
 
@@ -88,7 +88,7 @@ def test_an_interrupted_run_resumed_from_the_command_line_equals_the_whole(finis
 def test_a_short_run_resumed_to_a_longer_total_equals_the_longer_run(finished, tmp_path):
     short = tmp_path / "short"
     one = dataclasses.replace(CONFIG, total_steps=CONFIG.steps_per_update)  # one update
-    assert make_train(one) == make_train(CONFIG)  # the length compiles nothing new
+    assert program_config(one) == program_config(CONFIG)  # the length compiles nothing new
     runs.train_run(one, short, seed=7, progress=False)
     lower = CliRunner().invoke(app, ["resume", str(short), "--steps", "1", "--quiet"])
     assert lower.exit_code != 0

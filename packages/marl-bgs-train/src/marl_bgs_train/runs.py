@@ -141,14 +141,12 @@ def train_runs(
                 else [metrics]
             )
             rows = [log_row(m, seconds, per * count) for m in per_run]
-            for i, (row, run_dir, writer) in enumerate(zip(rows, run_dirs, writers, strict=True)):
+            for row, run_dir, writer in zip(rows, run_dirs, writers, strict=True):
                 _append(run_dir, {"update": done, **row})
                 if writer is not None:
                     for key, value in row.items():
                         writer.add_scalar(key, value, global_step=int(row["steps"]))
                     writer.flush()
-                if on_update is not None:
-                    on_update(i, row)
             row = rows[0]
             status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
@@ -160,6 +158,9 @@ def train_runs(
                     if on_save is not None:
                         show(done * per * count, done * per * count, "validating")
                         on_save(i, done)
+            if on_update is not None:  # after the checkpoint: a stop here loses nothing
+                for i, row in enumerate(rows):
+                    on_update(i, row)
     for run_dir, writer in zip(run_dirs, writers, strict=True):
         if writer is not None:
             writer.close()
