@@ -449,13 +449,17 @@ class SelfPlay:
             lambda s, _: self.update(s, hyper), state, None, length=num_updates
         )
 
+    def hyper(self) -> Hyper:
+        """The config's sweepable settings as data (what `run` uses unless given others)."""
+        return hyper_of(self._config)
+
     def run(
         self, state: Any, num_updates: int, hyper: Hyper | None = None
     ) -> tuple[Any, dict[str, jax.Array]]:
         """`num_updates` more updates from `state`: (state, metrics stacked per update);
         `hyper` defaults to the config's sweepable settings."""
         program = self._program(("run", num_updates), lambda: jax.jit(self._updates(num_updates)))
-        return program(state, hyper_of(self._config) if hyper is None else hyper)
+        return program(state, self.hyper() if hyper is None else hyper)
 
     def init_many(self, keys: jax.Array) -> Any:
         """Fresh states of many runs, stacked on a leading run axis ([R] keys)."""
