@@ -19,10 +19,12 @@ from marl_bgs_train import checkpoints, make_train
 from marl_bgs_train.batch import (
     BATCH_FILE,
     CURVES,
+    SUITE,
     Run,
     is_batch,
     load_batch,
     plan,
+    plot_suite,
     train_batch,
 )
 from marl_bgs_train.cli import app
@@ -163,3 +165,17 @@ def test_the_command_line_trains_a_batch_and_resumes_it(batch, tmp_path):
     bad = cli.invoke(app, ["ippo-rnn", "--sweep", "hidden=8,16", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2
     assert "--sweep 'hidden'" in bad.stderr
+
+
+def test_a_suite_trains_each_learner_as_a_batch_and_draws_them_in_one_figure(tmp_path):
+    # Four seeds of the tiny recurrent IPPO: the same program as the batch above (its four runs).
+    cli = CliRunner()
+    done = cli.invoke(app, ["suite", "--seeds", "4", "--learner", "ippo-rnn", "--out",
+                            str(tmp_path), *TINY])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / SUITE).is_file()
+    assert [r.name for r in load_batch(tmp_path / "ippo-rnn")] == ["s0", "s1", "s2", "s3"]
+    assert plot_suite(tmp_path, ["ippo-rnn"]) == tmp_path / SUITE
+    bad = cli.invoke(app, ["suite", "--learner", "ppo", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2
+    assert "--learner 'ppo': allowed for tdm" in bad.stderr

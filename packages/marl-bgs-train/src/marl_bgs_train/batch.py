@@ -28,6 +28,7 @@ from marl_bgs_train.runs import read_log, train_runs
 
 BATCH_FILE = "batch.json"
 CURVES = "curves.png"  # every run's learning curve in one figure
+SUITE = "suite.png"  # every learner's curves (mean and range over its runs) in one figure
 _NAME = re.compile(r"^[A-Za-z0-9_.,=+-]{1,120}$")  # a run's folder name (no path separators)
 
 
@@ -142,13 +143,58 @@ def plot_batch(batch_dir: str | Path, runs: Sequence[Run], window: int = 10) -> 
         for ax, key in zip(axes, ("win_rate", "reward_per_tick"), strict=True):
             values = np.asarray([row[key] for row in rows])
             k = max(1, min(window, len(values)))
-            ax.plot(steps[k - 1 :], np.convolve(values, np.ones(k) / k, mode="valid"), label=name)
+            smooth = np.convolve(values, np.ones(k) / k, mode="valid")
+            ax.plot(steps[k - 1 :], smooth, marker="o" if len(smooth) < 20 else None, label=name)
     for ax, title in zip(axes, ("win rate (finished games)", "reward per agent tick"), strict=True):
         ax.set_xlabel("game steps")
         ax.set_title(title)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
     path = Path(batch_dir) / CURVES
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_suite(out_dir: str | Path, learners: Sequence[str], window: int = 10) -> Path | None:
+    """`suite.png`: each learner's win rate and reward per tick against game steps, from its
+    batch folder `out_dir/<learner>`: the mean over its runs (moving averages over `window`
+    updates), the range from its lowest to its highest run shaded."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
+    drawn = False
+    for learner in learners:
+        logs = [
+            read_log(Path(out_dir) / learner / r.name) for r in load_batch(Path(out_dir) / learner)
+        ]
+        updates = min(len(rows) for rows in logs)
+        if updates == 0:
+            continue
+        steps = np.asarray([row["steps"] for row in logs[0][:updates]])
+        k = max(1, min(window, updates))
+        for ax, key in zip(axes, ("win_rate", "reward_per_tick"), strict=True):
+            runs = np.asarray([[row[key] for row in rows[:updates]] for rows in logs])
+            smooth = np.stack([np.convolve(r, np.ones(k) / k, mode="valid") for r in runs])
+            dots = "o" if updates - k < 20 else None  # a short run: its few points shown
+            line = ax.plot(steps[k - 1 :], smooth.mean(0), marker=dots,
+                           label=f"{learner} ({len(logs)} runs)")  # fmt: skip
+            ax.fill_between(steps[k - 1 :], smooth.min(0), smooth.max(0), alpha=0.2,
+                            color=line[0].get_color())  # fmt: skip
+        drawn = True
+    if not drawn:
+        plt.close(fig)
+        return None
+    for ax, title in zip(axes, ("win rate (finished games)", "reward per agent tick"), strict=True):
+        ax.set_xlabel("game steps")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize="small")
+    path = Path(out_dir) / SUITE
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

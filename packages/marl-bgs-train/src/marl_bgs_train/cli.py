@@ -277,6 +277,54 @@ def whole_steps(steps: float) -> int:
 
 
 @app.command()
+def suite(
+    seeds: Annotated[int, typer.Option(help="Runs of each learner, from seeds 0, 1, ...")] = 3,
+    learner: Annotated[
+        list[str] | None, typer.Option(help="A learner (repeatable; default: the mode's all)")
+    ] = None,
+    steps: Annotated[float | None, typer.Option(help="Game steps of each run (e.g. 2e6)")] = None,
+    envs: Annotated[int | None, typer.Option(help="Games per update, in each run")] = None,
+    rollout: Annotated[int | None, typer.Option(help="Ticks per game per update")] = None,
+    out: Annotated[Path, typer.Option(help="A batch folder per learner: OUT/<learner>")] = Path(
+        "runs/suite"
+    ),
+    override: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="section.field=value for every learner (one they all have)"),
+    ] = None,
+    mode: Mode = "tdm",
+    quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
+) -> None:
+    """Every baseline of a mode with SEEDS runs each: one program per learner, its batch folder
+    OUT/<learner> (`resume` continues one), and every learner's curves in one figure
+    (OUT/suite.png: the mean over its runs, the range shaded)."""
+    from marl_bgs import ConfigError
+    from marl_bgs_train.batch import SUITE, plan, plot_suite, train_batch
+    from marl_bgs_train.config import apply_overrides, validate
+    from marl_bgs_train.config import presets as mode_presets
+
+    chosen = mode_presets(mode)
+    names = learner or list(chosen)
+    unknown = [n for n in names if n not in chosen]
+    if unknown:
+        raise ConfigError(f"--learner {unknown[0]!r}: allowed for {mode}: {list(chosen)}")
+    if seeds < 1:
+        raise ConfigError(f"--seeds: at least 1, got {seeds}")
+    sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
+    batches = []
+    for name in names:  # every config checked before the first trains
+        config = dataclasses.replace(
+            chosen[name], **{k: int(v) for k, v in sizes.items() if v is not None}
+        )
+        config = validate(apply_overrides(config, _overrides(override, mode)))
+        batches.append((name, plan(config, range(seeds))))
+    for name, runs in batches:
+        console.print(f"{name}: {len(runs)} runs of {runs[0].config.total_steps:,} game steps")
+        train_batch(runs, out / name, progress=not quiet)
+    console.print(f"done: {out / SUITE}" if plot_suite(out, names) else f"done: {out}")
+
+
+@app.command()
 def presets(mode: Mode = "tdm") -> None:
     """A mode's baselines and their settings."""
     import pandas as pd
