@@ -6,11 +6,10 @@ game's point margin and repaired actions, the validation panel and the six prese
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
-import pandas as pd
 
 import marl_bgs
 from marl_bgs import BatchedEnv, TeamInputs
@@ -31,6 +30,9 @@ from marl_bgs_train.tdm.game import (
     load_curriculum,
 )
 from marl_bgs_train.tdm.presets import presets
+
+if TYPE_CHECKING:  # pandas is imported where validation runs
+    import pandas as pd
 
 
 def reward_function(settings: RewardSettings, gamma: float) -> Any:
