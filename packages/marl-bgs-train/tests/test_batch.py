@@ -1,11 +1,10 @@
 """Batches of runs (issue 44): seeds and a sweep of sweepable settings train as one program, each
 run in its own folder; run i equals the same config trained alone; a stopped batch resumes every
-run exactly; `batch.json` is checked like every run file."""
+run exactly; `batch.json` is checked like every run file (test_fuzz_run_files.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import jax
@@ -17,7 +16,6 @@ from marl_bgs import ConfigError
 from marl_bgs_eval import get_system
 from marl_bgs_train import checkpoints, make_train
 from marl_bgs_train.batch import (
-    BATCH_FILE,
     CURVES,
     SUITE,
     Run,
@@ -107,36 +105,6 @@ def test_every_run_is_a_folder_of_its_own(batch):
         assert len((out / r.name / "log.csv").read_text().splitlines()) == 3  # header + 2
         assert checkpoints.manager(out / r.name, keep=None).all_steps() == [1, 2]
     assert get_system(f"ckpt:{out / runs[0].name}").mode == "tdm-v2"
-
-
-@pytest.mark.fuzz_family("training run files")
-@pytest.mark.parametrize(
-    ("edit", "message"),
-    [
-        (lambda d: d.update(runs=[]), "runs: expected a non-empty list"),
-        (lambda d: d.update(runs="s0"), "runs: expected a non-empty list"),
-        (lambda d: d["runs"][0].update(name="../s1"), r"runs\[0\].name"),
-        (lambda d: d["runs"][0].update(name=7), r"runs\[0\].name"),
-        (lambda d: d["runs"][1].update(seed=-1), r"runs\[1\].seed"),
-        (lambda d: d["runs"][1].update(seed=True), r"runs\[1\].seed"),
-        (lambda d: d["runs"][1].update(extra=1), r"runs\[1\]: expected an object"),
-        (lambda d: d["runs"].append(dict(d["runs"][0])), "names repeat"),
-        (lambda d: d["runs"][0].update(name="s9"), "config.json not found"),
-    ],
-)
-def test_a_malformed_batch_file_is_refused_naming_the_field(batch, tmp_path, edit, message):
-    runs, out, _ = batch
-    data = json.loads((out / BATCH_FILE).read_text())
-    edit(data)
-    for r in runs:
-        (tmp_path / r.name).mkdir()
-        checkpoints.save_config(tmp_path / r.name, r.config)
-    (tmp_path / BATCH_FILE).write_text(json.dumps(data))
-    with pytest.raises(ConfigError, match=message):
-        load_batch(tmp_path)
-    (tmp_path / BATCH_FILE).write_text("{")
-    with pytest.raises(ConfigError, match="not a batch file"):
-        load_batch(tmp_path)
 
 
 TINY = [

@@ -1,5 +1,5 @@
-"""Fuzz: malformed training-run files, a run's `config.json` (`checkpoints.load_config`) and
-curriculum files (`load_curriculum`).
+"""Fuzz: malformed training-run files, a run's `config.json` (`checkpoints.load_config`),
+curriculum files (`load_curriculum`) and a batch's `batch.json` (`batch.load_batch`).
 
 Every input is generated from real configs (each learner, with a curriculum) by walking every
 setting with its declared type: removing it, adding an unknown one, and writing a value of each
@@ -23,6 +23,7 @@ import pytest
 
 from marl_bgs import ConfigError
 from marl_bgs_train import checkpoints
+from marl_bgs_train.batch import BATCH_FILE, load_batch, plan
 from marl_bgs_train.config import to_dict
 from marl_bgs_train.tdm.game import Stage, TDMGame, load_curriculum
 from marl_bgs_train.testing import tiny_config
@@ -174,3 +175,40 @@ def test_a_curriculum_file_loads_as_written(tmp_path, record_property):
     path.write_text(json.dumps([to_dict(stage) for stage in STAGES]))
     assert load_curriculum(str(path)) == STAGES
     record_property("outcome", "accepted")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(runs=[]), "runs: expected a non-empty list"),
+        (lambda d: d.update(runs="s0"), "runs: expected a non-empty list"),
+        (lambda d: d.pop("runs"), "runs: expected a non-empty list"),
+        (lambda d: d["runs"][0].update(name="../s1"), r"runs\[0\].name"),
+        (lambda d: d["runs"][0].update(name=7), r"runs\[0\].name"),
+        (lambda d: d["runs"][0].update(name=".."), r"runs\[0\].name"),
+        (lambda d: d["runs"][1].update(seed=-1), r"runs\[1\].seed"),
+        (lambda d: d["runs"][1].update(seed=True), r"runs\[1\].seed"),
+        (lambda d: d["runs"][1].update(seed=1.5), r"runs\[1\].seed"),
+        (lambda d: d["runs"][1].update(extra=1), r"runs\[1\]: expected an object"),
+        (lambda d: d["runs"][1].pop("seed"), r"runs\[1\]: expected an object"),
+        (lambda d: d["runs"].append(dict(d["runs"][0])), "names repeat"),
+        (lambda d: d["runs"][0].update(name="s9"), "config.json not found"),
+    ],
+)
+def test_a_malformed_batch_file_is_refused_naming_the_field(tmp_path, record_property, edit,
+                                                             message):  # fmt: skip
+    runs = plan(BASES["ppo"], [0, 1])
+    for r in runs:
+        checkpoints.save_config(tmp_path / r.name, r.config)
+    data = {"runs": [{"name": r.name, "seed": r.seed} for r in runs]}
+    (tmp_path / BATCH_FILE).write_text(json.dumps(data))
+    assert load_batch(tmp_path) == runs  # the file as written loads
+    edit(data)
+    (tmp_path / BATCH_FILE).write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=message):
+        load_batch(tmp_path)
+    for text in ("{", "[1]", ""):
+        (tmp_path / BATCH_FILE).write_text(text)
+        with pytest.raises(ConfigError, match="batch"):
+            load_batch(tmp_path)
+    record_property("outcome", "error")

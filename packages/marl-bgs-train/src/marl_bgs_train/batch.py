@@ -24,7 +24,7 @@ from marl_bgs.core.checks import shown
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import Config, apply_overrides, validate
 from marl_bgs_train.hypers import sweepable
-from marl_bgs_train.runs import read_log, train_runs
+from marl_bgs_train.runs import moving_average, read_log, train_runs
 
 BATCH_FILE = "batch.json"
 CURVES = "curves.png"  # every run's learning curve in one figure
@@ -126,75 +126,57 @@ def load_batch(batch_dir: str | Path) -> list[Run]:
 
 
 def plot_batch(batch_dir: str | Path, runs: Sequence[Run], window: int = 10) -> Path | None:
-    """`curves.png`: every run's win rate against game steps (moving averages over `window`
-    updates), one line per run, beside each run's own `curve.png`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    logs = {r.name: read_log(Path(batch_dir) / r.name) for r in runs}
-    if not any(logs.values()):
-        return None
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
-    for name, rows in logs.items():
-        steps = np.asarray([row["steps"] for row in rows])
-        for ax, key in zip(axes, ("win_rate", "reward_per_tick"), strict=True):
-            values = np.asarray([row[key] for row in rows])
-            k = max(1, min(window, len(values)))
-            smooth = np.convolve(values, np.ones(k) / k, mode="valid")
-            ax.plot(steps[k - 1 :], smooth, marker="o" if len(smooth) < 20 else None, label=name)
-    for ax, title in zip(axes, ("win rate (finished games)", "reward per agent tick"), strict=True):
-        ax.set_xlabel("game steps")
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize="small")
-    path = Path(batch_dir) / CURVES
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    """`curves.png`: every run's win rate and reward per tick against game steps (moving
+    averages over `window` updates), one line per run, beside each run's own `curve.png`."""
+    groups = {r.name: [read_log(Path(batch_dir) / r.name)] for r in runs}
+    return _plot_groups(groups, Path(batch_dir) / CURVES, window)
 
 
 def plot_suite(out_dir: str | Path, learners: Sequence[str], window: int = 10) -> Path | None:
     """`suite.png`: each learner's win rate and reward per tick against game steps, from its
     batch folder `out_dir/<learner>`: the mean over its runs (moving averages over `window`
     updates), the range from its lowest to its highest run shaded."""
+    groups = {}
+    for learner in learners:
+        folder = Path(out_dir) / learner
+        runs = load_batch(folder)
+        groups[f"{learner} ({len(runs)} runs)"] = [read_log(folder / r.name) for r in runs]
+    return _plot_groups(groups, Path(out_dir) / SUITE, window)
+
+
+PANELS = (("win_rate", "win rate (finished games)"), ("reward_per_tick", "reward per agent tick"))
+
+
+def _plot_groups(groups: dict[str, list[list[dict]]], path: Path, window: int) -> Path | None:
+    """One line per group of runs' logs (the mean over its runs over the updates they all have,
+    the range between its lowest and highest run shaded), a panel per `PANELS` entry, saved at
+    `path`; None when no group has an update yet."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
-    drawn = False
-    for learner in learners:
-        logs = [
-            read_log(Path(out_dir) / learner / r.name) for r in load_batch(Path(out_dir) / learner)
-        ]
-        updates = min(len(rows) for rows in logs)
-        if updates == 0:
-            continue
-        steps = np.asarray([row["steps"] for row in logs[0][:updates]])
-        k = max(1, min(window, updates))
-        for ax, key in zip(axes, ("win_rate", "reward_per_tick"), strict=True):
-            runs = np.asarray([[row[key] for row in rows[:updates]] for rows in logs])
-            smooth = np.stack([np.convolve(r, np.ones(k) / k, mode="valid") for r in runs])
-            dots = "o" if updates - k < 20 else None  # a short run: its few points shown
-            line = ax.plot(steps[k - 1 :], smooth.mean(0), marker=dots,
-                           label=f"{learner} ({len(logs)} runs)")  # fmt: skip
-            ax.fill_between(steps[k - 1 :], smooth.min(0), smooth.max(0), alpha=0.2,
-                            color=line[0].get_color())  # fmt: skip
-        drawn = True
+    drawn = {label: logs for label, logs in groups.items() if min(map(len, logs)) > 0}
     if not drawn:
-        plt.close(fig)
         return None
-    for ax, title in zip(axes, ("win rate (finished games)", "reward per agent tick"), strict=True):
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(11, 3.8), constrained_layout=True)
+    for label, logs in drawn.items():
+        updates = min(map(len, logs))
+        for ax, (key, _) in zip(axes, PANELS, strict=True):
+            runs = moving_average(np.asarray([[r[key] for r in rows[:updates]] for rows in logs]),
+                                  window)  # fmt: skip
+            steps = [row["steps"] for row in logs[0][updates - runs.shape[-1] : updates]]
+            dots = "o" if len(steps) < 20 else None  # a short run: its few points shown
+            line = ax.plot(steps, runs.mean(0), marker=dots, label=label)
+            if len(logs) > 1:
+                ax.fill_between(steps, runs.min(0), runs.max(0), alpha=0.2,
+                                color=line[0].get_color())  # fmt: skip
+    for ax, (_, title) in zip(axes, PANELS, strict=True):
         ax.set_xlabel("game steps")
         ax.set_title(title)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
-    path = Path(out_dir) / SUITE
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -59,7 +59,7 @@ def every_slot(inputs: TeamInputs) -> jax.Array:
 
 
 def no_game_end(ended: Any, info: dict[str, Any]) -> tuple[jax.Array, jax.Array]:
-    """A finished game's point margin and each agent's repaired actions, both 0."""
+    """Each game's margin and its team A actions the engine repaired [n], both 0."""
     n = info["outcome"].shape[0]
     del ended
     return jnp.zeros((n,), jnp.int32), jnp.zeros((n,), jnp.int32)

@@ -252,10 +252,9 @@ def plot_curve(run_dir: str | Path, window: int = 10) -> Path | None:
         strict=True,
     ):
         values = np.asarray([r[key] for r in rows])
-        k = max(1, min(window, len(values)))
-        smooth = np.convolve(values, np.ones(k) / k, mode="valid")
+        smooth = moving_average(values, window)
         ax.plot(steps, values, alpha=0.3, color="tab:blue")
-        ax.plot(steps[k - 1 :], smooth, color="tab:blue")
+        ax.plot(steps[len(steps) - smooth.shape[-1] :], smooth, color="tab:blue")
         ax.set_xlabel("game steps")
         ax.set_title(label)
         ax.grid(alpha=0.3)
@@ -263,6 +262,13 @@ def plot_curve(run_dir: str | Path, window: int = 10) -> Path | None:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def moving_average(values: np.ndarray, window: int) -> np.ndarray:
+    """Means over `window` consecutive updates along the last axis (the whole length if
+    shorter): len - window + 1 values, the first ending at update `window`."""
+    k = max(1, min(window, values.shape[-1]))
+    return np.apply_along_axis(lambda v: np.convolve(v, np.ones(k) / k, mode="valid"), -1, values)
 
 
 def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[Trainer, Any]:
