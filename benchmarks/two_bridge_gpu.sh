@@ -53,14 +53,16 @@ runs=/tmp/two-bridge-gpu-runs
 rm -rf "$runs"
 started=$(date +%s)
 for algo in maskppo mappo qmix; do
-  timeout "$RUN_LIMIT" $PY -m marl_bgs_train.cli two-bridge --algo "$algo" \
-    --variant V1_Navigate --steps "$STEPS" --seed 0 --out "$runs" --quiet \
-    >"$runs-$algo.log" 2>&1 &
+  every=33  # checkpoints every 50K environment steps: 50,000 / (96 x 16), QMIX 50,000 / (64 x 8)
+  [ "$algo" = qmix ] && every=98
+  timeout "$RUN_LIMIT" $PY -m marl_bgs_train.cli "$algo" --mode two-bridge \
+    --variant V1_Navigate --steps "$STEPS" --seed 0 --out "$runs/$algo" --quiet --validate \
+    --save-every "$every" >"$runs-$algo.log" 2>&1 &
 done
 wait
 echo "three runs ended after $(($(date +%s) - started)) s"
 for algo in maskppo mappo qmix; do
-  cp "$runs/$algo-V1_Navigate-s0/checkpoints.csv" "$OUT/$algo.csv" 2>/dev/null
+  cp "$runs/$algo/validation.csv" "$OUT/$algo.csv" 2>/dev/null
   { echo "== $algo"; cat "$runs-$algo.log"; } >>"$OUT/runs.log"
   echo "== $algo: $(wc -l <"$OUT/$algo.csv" 2>/dev/null) lines"; tail -n 2 "$OUT/$algo.csv" 2>/dev/null
 done

@@ -82,7 +82,8 @@ def _cases() -> Iterator[Any]:
     for base_id, config in BASES.items():
         data = json.loads(json.dumps(to_dict(config)))
         for path, hint, _holder, _key in _fields(type(config), data, ""):
-            if path.removeprefix("game.") not in TDMGame.ADDED_SETTINGS:  # (test_runs)
+            added = {**TDMGame.ADDED_SETTINGS, **type(config).ADDED_SETTINGS}  # (test_runs)
+            if path.removeprefix("game.") not in added:
                 yield pytest.param(base_id, path, "drop", None, id=f"{base_id}:{path}:drop")
             for k, value in enumerate(WRONG[_kind(hint)]):
                 yield pytest.param(base_id, path, "set", value, id=f"{base_id}:{path}:wrong{k}")

@@ -20,9 +20,12 @@ def test_command_lines_answer_help_without_heavy_imports(record_property) -> Non
 
 def test_the_command_line_has_one_command_per_preset() -> None:
     from marl_bgs_train.cli import PRESET_NAMES
-    from marl_bgs_train.config import LEARNERS, PRESETS
+    from marl_bgs_train.config import LEARNERS, presets
+    from marl_bgs_train.modes import PARTS
 
-    assert tuple(LEARNERS) == tuple(PRESETS) == PRESET_NAMES
+    every_mode = {name for mode in PARTS.modes() for name in presets(mode)}
+    assert tuple(LEARNERS) == PRESET_NAMES
+    assert set(LEARNERS) == every_mode
 
 
 def test_the_command_line_keeps_the_toolkits_promises(tmp_path) -> None:

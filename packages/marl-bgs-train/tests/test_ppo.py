@@ -159,21 +159,3 @@ def test_training_refuses_test_maps_scenarios_and_bad_settings(tmp_path):
     with pytest.raises(ConfigError, match="opponents"):
         make_train(tiny("ippo-rnn", opponents=OpponentMix(current=-1.0)))
     assert RewardSettings().form == "agent"
-
-
-def test_a_mode_with_one_controlled_team_is_refused_by_the_self_play_learners(monkeypatch):
-    # Two-Bridge's enemies are the mode's own: there is no team B to play (issue 44 adds learners
-    # for such modes); the refusal names the mode and what these learners need.
-    from marl_bgs_train import selfplay
-    from marl_bgs_train.heads import flat_heads
-    from marl_bgs_train.modes import TrainParts
-
-    mode = marl_bgs.make("two-bridge", num_envs=1).mode
-    single = TrainParts(
-        settings=tuple,
-        build_env=lambda game, n, gamma: marl_bgs.make("two-bridge", num_envs=n),
-        heads={"flat": flat_heads(9, mode.unflatten_actions, mode.flatten_actions)},
-    )
-    monkeypatch.setattr(selfplay, "parts", lambda name: single)
-    with pytest.raises(ConfigError, match=r"has 1 team\(s\) to control; these learners play two"):
-        make_train(tiny("ippo-ff"))

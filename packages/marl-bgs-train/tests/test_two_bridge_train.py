@@ -1,10 +1,11 @@
-"""The Two-Bridge baselines (MaskPPO, MAPPO, QMIX): settings, tiny whole runs through the command
-line with checkpoints and evaluations, restored greedy policies, reward standardisation and the
-replay's bookkeeping."""
+"""Two-Bridge's baselines as presets of the generic learners: the paper's settings, the single-team
+path (the env plays the enemies), outcomes counted as wins and losses, the minimap encoder, Marine
+ids, reward standardisation, MaskPPO's joint ratio, and a tiny run through the command line with
+the paper's checkpoint scoring (greedy episodes of the run's variant) and a resume."""
 
 from __future__ import annotations
 
-import shutil
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -13,190 +14,187 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import marl_bgs
-from marl_bgs import ConfigError, team_inputs
-from marl_bgs.two_bridge import OUTCOMES
+from marl_bgs import ConfigError, Policy
+from marl_bgs.two_bridge import VARIANTS
 from marl_bgs.two_bridge.views import MINIMAP_SIZE
 from marl_bgs_train import checkpoints
 from marl_bgs_train.cli import app
-from marl_bgs_train.testing import tensorboard_scalars
-from marl_bgs_train.two_bridge import run as bridge_run
-from marl_bgs_train.two_bridge.common import RewardScale
-from marl_bgs_train.two_bridge.config import paper_config
-from marl_bgs_train.two_bridge.qmix import QMIXTrainer
-from marl_bgs_train.two_bridge.run import evaluation_outcomes, load_config, load_policy, outcome_row
+from marl_bgs_train.config import apply_overrides, preset_of, presets, validate
+from marl_bgs_train.learners import make_train
+from marl_bgs_train.losses import RewardScale, ppo_actor_loss
+from marl_bgs_train.ppo import joint
+from marl_bgs_train.two_bridge.encoder import EMBED, MinimapEncoder
+from marl_bgs_train.two_bridge.game import BridgeGame
+from marl_bgs_train.two_bridge.parts import marine_ids
 
-TINY = ["--set", "rollout=8", "--set", "minibatch=32", "--set", "checkpoint_every=64",
-        "--set", "eval_episodes=4", "--set", "learning_starts=32", "--set", "train_every=2",
-        "--set", "buffer_size=256"]  # fmt: skip
-
-
-def test_paper_settings_per_algorithm() -> None:
-    assert paper_config("maskppo").entropy_coef == 0.0
-    assert paper_config("maskppo").max_grad_norm == 0.5
-    assert not paper_config("maskppo").reward_standardization
-    assert paper_config("mappo").entropy_coef == 0.001
-    assert paper_config("qmix").lr == 5e-4
-    assert paper_config("mappo").checkpoint_every == 50_000
-    assert paper_config("mappo").eval_episodes == 32
-    # The paper's 1,536 transitions per PPO update.
-    cfg = paper_config("mappo")
-    assert cfg.num_envs * cfg.rollout == 1536
+MODE = "two-bridge"
+V1_NAVIGATE = VARIANTS.index("V1_Navigate")
 
 
-@pytest.mark.parametrize(
-    ("overrides", "field"),
-    [
-        ({"algo": "ppo"}, "algo"),
-        ({"variant": "V4_Base"}, "variant"),
-        ({"minibatch": 1000}, "minibatch"),
-        ({"rollout": 0}, "rollout"),
-        ({"gamma": 1.5}, "gamma"),
-        ({"lerning_rate": 1.0}, "lerning_rate"),
-    ],
-)
-def test_bad_settings_name_the_field(overrides: dict, field: str) -> None:
-    algo = overrides.pop("algo", "mappo")
-    with pytest.raises(ConfigError, match=field):
-        paper_config(algo, **overrides)
+def tiny(name: str, **changes) -> object:
+    """A preset at test size: 4 games of 12 steps per update, games cut at 12 steps."""
+    config = preset_of(MODE, name)
+    small: dict = {"num_envs": 4, "rollout": 12, "total_steps": 96, "hidden": 8}
+    if name == "qmix":
+        small |= {"replay_rows": 96, "batch_sequences": 4, "learning_starts": 0}
+    else:
+        small |= {"minibatches": 2}
+    game = BridgeGame(variants=(V1_NAVIGATE,), tick_limit=12)
+    return validate(dataclasses.replace(config, game=game, **small | changes))
+
+
+def test_presets_hold_the_papers_settings() -> None:
+    chosen = presets(MODE)
+    assert list(chosen) == ["maskppo", "mappo", "qmix"]
+    mask, mappo, qmix = chosen["maskppo"], chosen["mappo"], chosen["qmix"]
+    for ppo, minibatch in ((mask, 512), (mappo, 256)):  # the paper's 1,536 transitions
+        assert ppo.num_envs * ppo.rollout == 1536
+        assert ppo.num_envs * ppo.rollout // ppo.minibatches == minibatch
+        assert (ppo.actor_lr, ppo.critic_lr, ppo.gamma, ppo.gae_lambda) == (3e-4, 3e-4, 0.99, 0.95)
+        assert (ppo.clip, ppo.epochs, ppo.recurrent) == (0.2, 4, False)
+    assert (mask.joint_ratio, mask.centralised_critic, mask.reward_norm) == (True, False, False)
+    assert (mask.entropy_coef, mask.max_grad_norm) == (0.0, 0.5)
+    assert (mappo.joint_ratio, mappo.centralised_critic, mappo.reward_norm) == (False, True, True)
+    assert (mappo.entropy_coef, mappo.max_grad_norm) == (0.001, 10.0)
+    assert qmix.batch_sequences * qmix.rollout == 512  # transitions per gradient step
+    assert (qmix.lr, qmix.target_every, qmix.epsilon_steps, qmix.epsilon_finish) == (
+        5e-4, 200, 50_000, 0.05,
+    )  # fmt: skip
+    assert (qmix.reward_norm, qmix.recurrent) == (True, False)
+    assert all(c.total_steps == 10_000_000 for c in chosen.values())
+
+
+def test_variants_are_read_by_name_and_must_share_a_unit_count() -> None:
+    config = preset_of(MODE, "mappo")
+    assert apply_overrides(config, ["game.variants=2"]).game.names == ("V1_Navigate",)
+    mixed = apply_overrides(config, ["game.variants=2,3"])
+    with pytest.raises(ConfigError, match="unit counts"):
+        validate(mixed)
+    with pytest.raises(ConfigError, match=r"game\.variants"):
+        validate(apply_overrides(config, ["game.variants=9"]))
+    with pytest.raises(ConfigError, match=r"game\.tick_limit"):
+        validate(apply_overrides(config, ["game.tick_limit=0"]))
+
+
+def test_the_env_plays_the_enemies_so_opponents_and_teammates_are_refused() -> None:
+    with pytest.raises(ConfigError, match="plays its second team itself"):
+        make_train(tiny("mappo"), frozen=(Policy(name="x", act=lambda k, m, i: (None, m)),))
+    with pytest.raises(ConfigError, match="plays its second team itself"):
+        make_train(tiny("mappo", teammate_slots=(0,)))
+
+
+@pytest.mark.parametrize("name", ["maskppo", "mappo", "qmix"])
+def test_each_preset_trains_and_counts_every_timeout_as_a_loss(name: str) -> None:
+    # Games cut at 12 steps, 12 steps per update: every game ends once per update, in a timeout.
+    trainer = make_train(tiny(name))
+    state = jax.jit(trainer.init)(jax.random.key(0))
+    for _ in range(2):  # one update per program, as runs train (the command line's test shares it)
+        state, metrics = trainer.run(state, 1)
+        assert metrics["games"].tolist() == [4]
+        assert metrics["losses"].tolist() == [4]  # a timeout is a loss, not a draw or nothing
+        assert metrics["wins"].tolist() == [0]
+        assert all(np.isfinite(np.asarray(v)).all() for v in metrics.values())
+    # The minimap encoder is part of every network the learner trains.
+    assert "'encoder'" in str(jax.tree_util.tree_structure(state.actor))
+
+
+def test_the_encoder_reads_the_minimap_and_passes_the_rest() -> None:
+    width = MINIMAP_SIZE + 23
+    x = jax.random.uniform(jax.random.key(0), (3, width))
+    encoder = MinimapEncoder()
+    params = encoder.init(jax.random.key(1), x)
+    out = encoder.apply(params, x)
+    assert out.shape == (3, EMBED + 23)
+    np.testing.assert_array_equal(out[:, EMBED:], x[:, MINIMAP_SIZE:])
+    moved = encoder.apply(params, x.at[:, 5].add(1.0))
+    assert not np.allclose(moved[:, :EMBED], out[:, :EMBED])
+    unbatched = encoder.apply(params, x[0])  # the mixer's init reads one state
+    np.testing.assert_allclose(unbatched, out[0], rtol=1e-5, atol=1e-6)
+
+
+def test_marine_ids_are_one_hot_per_slot() -> None:
+    ids = marine_ids(jnp.zeros((2, 7, 5, 30)), BridgeGame())
+    assert ids.shape == (2, 7, 5, 5)
+    np.testing.assert_array_equal(ids[1, 3], np.eye(5))
 
 
 def test_reward_scale_is_the_running_std_of_discounted_returns() -> None:
     rng = np.random.default_rng(0)
-    rewards = rng.normal(size=(50, 4)).astype(np.float32)
-    scale = RewardScale.create(4)
-    returns, seen = np.zeros(4), []
+    rewards = rng.normal(size=(50, 4, 5)).astype(np.float32)
+    scale = RewardScale.create((4, 5))
+    returns, seen = np.zeros((4, 5)), []
     for r in rewards:
-        scale = scale.update(jnp.asarray(r), jnp.zeros(4, bool), 0.9)
+        scale = scale.update(jnp.asarray(r), jnp.zeros((4, 1), bool), 0.9)
         returns = returns * 0.9 + r
         seen.append(returns.copy())
-    want = np.std(np.concatenate(seen))
+    want = np.std(np.stack(seen))
     assert float(scale.scale(jnp.float32(1.0))) == pytest.approx(1.0 / want, rel=1e-3)
+    ended = scale.update(jnp.ones((4, 5)), jnp.asarray([[True], [False], [False], [False]]), 0.9)
+    np.testing.assert_array_equal(ended.returns[0], 0.0)  # a finished game's return restarts
 
 
-@pytest.mark.parametrize("algo", ["maskppo", "mappo", "qmix"])
-def test_a_tiny_run_checkpoints_evaluates_and_restores(algo: str, tmp_path) -> None:
-    args = ["two-bridge", "--algo", algo, "--variant", "V1_Navigate", "--steps", "128",
-            "--envs", "8", "--out", str(tmp_path), "--quiet", *TINY]  # fmt: skip
+def test_a_joint_ratio_sums_the_agents_log_probabilities() -> None:
+    rng = np.random.default_rng(1)
+    lp, old, adv, ent = (jnp.asarray(rng.normal(size=(3, 4, 5)), jnp.float32) for _ in range(4))
+    weight = jnp.ones((3, 4, 5)).at[0, 0, 2:].set(0.0).at[2, 1].set(0.0)
+    joint_lp, joint_old, joint_adv, joint_ent, joint_w = joint(lp, old, adv, ent, weight)
+    w = np.asarray(weight)
+    np.testing.assert_allclose(joint_lp, (np.asarray(lp) * w).sum(-1), rtol=1e-6)
+    np.testing.assert_allclose(joint_old, (np.asarray(old) * w).sum(-1), rtol=1e-6)
+    np.testing.assert_allclose(joint_ent, (np.asarray(ent) * w).sum(-1), rtol=1e-6)
+    mean = (np.asarray(adv) * w).sum(-1) / np.maximum(w.sum(-1), 1)
+    np.testing.assert_allclose(joint_adv, mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(joint_w, (w.sum(-1) > 0).astype(np.float32))
+    # One ratio per game: the joint ratio is the product of the agents' ratios, clipped once.
+    loss, _ = ppo_actor_loss(joint_lp, joint_old, joint_adv, joint_ent, joint_w, 0.2, 0.0)
+    per_agent, _ = ppo_actor_loss(lp, old, adv, ent, weight, 0.2, 0.0)
+    assert float(loss) != pytest.approx(float(per_agent))
+
+
+def test_a_tiny_run_through_the_command_line_scores_and_resumes(tmp_path) -> None:
+    run = tmp_path / "mask"
+    args = ["maskppo", "--mode", MODE, "--variant", "V1_Navigate", "--steps", "96", "--envs", "4",
+            "--rollout", "12", "--out", str(run), "--quiet", "--save-every", "1", "--validate",
+            "--validation-games", "4", "--set", "hidden=8", "--set", "minibatches=2",
+            "--set", "game.tick_limit=12"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    run = tmp_path / f"{algo}-V1_Navigate-s0"
-    log = pd.read_csv(run / "checkpoints.csv")
-    assert log["steps"].tolist() == [64, 128]
-    shares = log[list(OUTCOMES[1:])]
+    config = checkpoints.load_config(run)
+    assert (config.mode, config.game.names, config.joint_ratio) == (MODE, ("V1_Navigate",), True)
+    table = pd.read_csv(run / "validation.csv")
+    assert table["update"].tolist() == [1, 2]
+    shares = table[["navigation_win", "combat_win", "combat_loss", "timeout_loss"]]
     np.testing.assert_allclose(shares.sum(axis=1), 1.0)
-    np.testing.assert_allclose(log["win rate"], log["navigation win"] + log["combat win"])
-    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["128", "64"]
-    assert load_config(run).algo == algo
-    # The restored greedy policy acts legally and deterministically, and scores what the run
-    # logged for it on the run's evaluation starts.
-    policy = load_policy(run)
-    again_row = outcome_row(
-        128, np.asarray(evaluation_outcomes(load_config(run), lambda env: policy))
-    )
-    assert again_row == pytest.approx(log.drop(columns="seconds").iloc[-1].to_dict())
-    env = marl_bgs.make("two-bridge", variant="V1_Navigate", num_envs=3)
-    _, state = env.reset(jax.random.key(1))
-    (inputs,) = team_inputs(env, state)
-    keys = jax.random.split(jax.random.key(2), 3)
-    actions, _ = policy.act(keys, (), inputs)
-    again, _ = policy.act(jax.random.split(jax.random.key(3), 3), (), inputs)
-    assert actions.shape == (3, 5, 1)
-    np.testing.assert_array_equal(actions, again)
-    legal = np.take_along_axis(np.asarray(inputs.masks.flat), np.asarray(actions), -1)
-    assert legal.all()
+    np.testing.assert_allclose(table["score"], table["navigation_win"] + table["combat_win"])
+    assert (table["wins"] + table["losses"] == 4).all()
+    assert (run / "best" / "best.json").exists()
+    resumed = CliRunner().invoke(app, ["resume", str(run), "--steps", "144", "--quiet"])
+    assert resumed.exit_code == 0, resumed.output
+    assert pd.read_csv(run / "log.csv")["update"].tolist() == [1, 2, 3]
 
 
-def test_unknown_run_dir_is_a_clear_error(tmp_path) -> None:
-    with pytest.raises(ConfigError, match="not a Two-Bridge run"):
-        load_config(tmp_path)
-
-
-def test_qmix_replay_holds_each_step_and_its_successor() -> None:
-    cfg = paper_config("qmix", variant="V1_Base", num_envs=4, buffer_size=40, train_every=3,
-                       learning_starts=10_000)  # fmt: skip
-    trainer = QMIXTrainer(cfg)
-    state = trainer.init(jax.random.key(0))
-    first = trainer.env.observe(state.game)[:, 0]
-    state, _ = trainer.update(state)
-    rp = state.replay
-    assert int(rp.filled) == 3
-    assert int(rp.cursor) == 3
-    assert int(state.steps) == 12
-    np.testing.assert_array_equal(np.asarray(rp.obs_map[0], np.float32), first[:, :MINIMAP_SIZE])
-    np.testing.assert_allclose(rp.obs_rest[0], first[:, MINIMAP_SIZE:])
-    # Row 1 is the state after row 0's step (no game ended in three steps).
-    assert not np.asarray(rp.done[:3]).any()
-    assert not np.array_equal(rp.obs_rest[1], rp.obs_rest[0])
-    assert int(state.updates) == 0  # learning waits for learning_starts
-
-
-def _final_state(run, config):
-    trainer = bridge_run.trainer_for(config)
-    like = jax.eval_shape(trainer.init, jax.random.key(config.seed))
-    states = checkpoints.manager(run, keep=1, folder=bridge_run.STATE_DIR)
-    return checkpoints.restore(states, like)
-
-
-@pytest.mark.parametrize("algo", ["maskppo", "qmix"])
-def test_a_stopped_run_resumes_to_the_uninterrupted_run(algo: str, tmp_path) -> None:
-    config = paper_config(algo, variant="V1_Navigate", num_envs=8, total_steps=192,
-                          checkpoint_every=64, eval_episodes=4, rollout=8, minibatch=32,
-                          learning_starts=32, train_every=2, buffer_size=256)  # fmt: skip
-    whole = bridge_run.train(config, tmp_path / "whole", progress=False)
-    run = tmp_path / "parts"
-    bridge_run.train(
-        config.__class__(**{**config.__dict__, "total_steps": 64}), run, progress=False
-    )
-    shutil.copytree(run / bridge_run.STATE_DIR, tmp_path / "state-64")
-    # Stopped at 64 steps, resumed to a larger total, as if started with it.
-    parts = bridge_run.resume(run, total_steps=192, progress=False)
-    pd.testing.assert_frame_equal(parts.drop(columns="seconds"), whole.drop(columns="seconds"))
-    assert load_config(run).total_steps == 192
-    # A crash after the state at 64 was saved: the checkpoints past it are played again.
-    shutil.rmtree(run / bridge_run.STATE_DIR)
-    shutil.copytree(tmp_path / "state-64", run / bridge_run.STATE_DIR)
-    again = bridge_run.resume(run, progress=False)
-    pd.testing.assert_frame_equal(again.drop(columns="seconds"), whole.drop(columns="seconds"))
-    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["128", "192", "64"]
-    final, want = _final_state(run, config), _final_state(tmp_path / "whole", config)
-    jax.tree.map(np.testing.assert_array_equal, jax.tree.map(np.asarray, final.params),
-                 jax.tree.map(np.asarray, want.params))  # fmt: skip
-    assert int(final.steps) == int(want.steps) == 192
-
-
-def test_a_run_folder_is_never_trained_over_and_resume_refuses_a_smaller_total_or_damaged_log(
-    tmp_path,
-) -> None:
-    config = paper_config("qmix", variant="V1_Navigate", num_envs=8, total_steps=64,
-                          checkpoint_every=32, eval_episodes=2, learning_starts=32,
-                          train_every=2, buffer_size=256)  # fmt: skip
-    bridge_run.train(config, tmp_path, progress=False)
-    with pytest.raises(
-        ConfigError, match=r"already holds a run \(checkpoints/\); continue it with"
-    ):
-        bridge_run.train(config, tmp_path, progress=False)  # nothing is overwritten
-    with pytest.raises(ConfigError, match="steps: 32 is below the run's total of 64"):
-        bridge_run.resume(tmp_path, total_steps=32, progress=False)
-    (tmp_path / bridge_run.LOG_FILE).write_text("steps,win\n1,2\n")
-    with pytest.raises(ConfigError, match="not a checkpoint log"):
-        bridge_run.resume(tmp_path, total_steps=128, progress=False)
-
-
-def test_a_run_logs_for_tensorboard_through_the_command_line(tmp_path) -> None:
-    args = ["two-bridge", "--algo", "qmix", "--variant", "V1_Navigate", "--steps", "64",
-            "--envs", "8", "--out", str(tmp_path), "--quiet", "--tensorboard", *TINY]  # fmt: skip
+def test_the_papers_protocol_is_one_command_with_a_table_per_variant(tmp_path) -> None:
+    # Every chosen variant x learner x seed, each checkpoint scored; outcomes.csv holds the mean
+    # of the seeds' final checkpoints per (variant, learner). Tiny: one learner, two variants.
+    args = ["suite", "--mode", MODE, "--learner", "qmix", "--variant", "V1_Base,V1_Navigate",
+            "--each-layout", "--validate", "--validation-games", "2", "--seeds", "2",
+            "--steps", "96", "--envs", "4", "--rollout", "12", "--check-every", "48",
+            "--out", str(tmp_path), "--quiet", "--set", "hidden=8", "--set", "replay_rows=96",
+            "--set", "batch_sequences=4", "--set", "learning_starts=0",
+            "--set", "game.tick_limit=12"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    run = tmp_path / "qmix-V1_Navigate-s0"
-    scalars = tensorboard_scalars(run / "tensorboard")
-    assert {"eval/win_rate", "train/episodes"} <= {tag for tag, _, _ in scalars}
-    log = pd.read_csv(run / bridge_run.LOG_FILE)
-    logged = [(step, value) for tag, step, value in scalars if tag == "eval/win_rate"]
-    assert logged == [
-        (s, pytest.approx(v)) for s, v in zip(log["steps"], log["win rate"], strict=True)
-    ]
-    # and `resume` continues it from the command line, to a larger total
-    result = CliRunner().invoke(app, ["resume", str(run), "--steps", "128", "--quiet"])
-    assert result.exit_code == 0, result.output
-    assert pd.read_csv(run / bridge_run.LOG_FILE)["steps"].tolist() == [64, 128]
+    table = pd.read_csv(tmp_path / "outcomes.csv")
+    assert table[["layout", "learner", "runs", "update"]].values.tolist() == [
+        ["V1_Base", "qmix", 2, 2], ["V1_Navigate", "qmix", 2, 2],
+    ]  # fmt: skip
+    for variant in ("V1_Base", "V1_Navigate"):
+        config = checkpoints.load_config(tmp_path / variant / "qmix" / "s1")
+        assert config.game.names == (variant,)
+        finals = [
+            pd.read_csv(tmp_path / variant / "qmix" / f"s{s}" / "validation.csv").iloc[-1]
+            for s in (0, 1)
+        ]
+        row = table[table["layout"] == variant].iloc[0]
+        assert row["timeout_loss"] == pytest.approx(np.mean([f["timeout_loss"] for f in finals]))
+        assert (tmp_path / variant / "suite.png").exists()

@@ -144,6 +144,24 @@ def plot_suite(out_dir: str | Path, learners: Sequence[str], window: int = 10) -
     return _plot_groups(groups, Path(out_dir) / SUITE, window)
 
 
+def final_validation(batch_dir: str | Path) -> dict[str, float]:
+    """The mean over a batch's runs of each run's last validated checkpoint (its update, score
+    and the mode's measures: `validation.csv`'s numeric columns), with the runs counted."""
+    import pandas as pd
+
+    from marl_bgs_train.validation import VALIDATION_CSV
+
+    finals = []
+    for run in load_batch(batch_dir):
+        path = Path(batch_dir) / run.name / VALIDATION_CSV
+        if path.exists():
+            finals.append(pd.read_csv(path).iloc[-1])
+    if not finals:
+        return {"runs": 0}
+    final = pd.DataFrame(finals).select_dtypes("number").mean()
+    return {"runs": len(finals), **{str(k): float(v) for k, v in final.items()}}
+
+
 PANELS = (("win_rate", "win rate (finished games)"), ("reward_per_tick", "reward per agent tick"))
 
 

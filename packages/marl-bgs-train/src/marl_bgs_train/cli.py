@@ -1,9 +1,9 @@
-"""The `marl-bgs-train` command line: one command per baseline, `resume`, `validate`, `presets`,
-and the commands a mode adds (entry-point group `marl_bgs_train.commands`: Two-Bridge's
-`two-bridge`).
+"""The `marl-bgs-train` command line: one command per baseline of any mode, `resume`, `validate`,
+`suite`, `presets`, and the commands a mode adds (entry-point group `marl_bgs_train.commands`).
 
 marl-bgs-train ippo-rnn --steps 2e6 --envs 64 --out runs/ippo --set gamma=0.99 --validate
-marl-bgs-train ippo-rnn --mode tdm --set game.maps=0-11 --curriculum builtin
+marl-bgs-train ippo-rnn --mode tdm --maps 0-11 --curriculum builtin
+marl-bgs-train mappo --mode two-bridge --variant V1_Navigate --seeds 3 --validate
 marl-bgs-train resume runs/ippo [--steps 6e6]
 marl-bgs-train validate runs/ippo --panel tdm-alpha --panel ckpt:runs/other
 """
@@ -25,9 +25,11 @@ if TYPE_CHECKING:  # imported where a command runs, so --help needs no JAX
 
 # One command per baseline of `marl_bgs_train.config.LEARNERS` (a test keeps the two equal): the
 # names are written here so that the command list needs no JAX.
-PRESET_NAMES = ("ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff", "pqn-vdn", "qmix")
+PRESET_NAMES = (
+    "ippo-rnn", "ippo-ff", "mappo-rnn", "mappo-ff", "pqn-vdn", "qmix", "maskppo", "mappo",
+)  # fmt: skip
+OUTCOMES_CSV = "outcomes.csv"  # a suite's final validation, per layout and learner
 COMMANDS = "marl_bgs_train.commands"  # entry points: `register(app)` adds a mode's commands
-RUNNERS = "marl_bgs_train.runs"  # entry points: a mode's own runner (`is_run`, `resume`)
 
 # ValueError too: a run folder's files (config, checkpoints) refuse bad content with it.
 app = ui.App("marl-bgs-train", errors=(ValueError,), help="Train MARL-BattleGrounds baselines.",
@@ -40,36 +42,51 @@ Panel = Annotated[
     typer.Option(help="A validation opponent by System name (repeatable; default: the scripted "
                  "three)"),
 ]  # fmt: skip
-ValidationGames = Annotated[int, typer.Option(help="Validation games per map and opponent")]
+ValidationGames = Annotated[
+    int | None,
+    typer.Option(help="Validation games per layout and opponent (default: the mode's, tdm 4)"),
+]
 Mode = Annotated[str, typer.Option(help="The game mode (a mode id or alias, e.g. tdm)")]
+Layouts = Annotated[
+    str | None,
+    typer.Option(
+        "--layouts", "--maps", "--variant",
+        help="The mode's layouts to train on (tdm: maps, e.g. 0-39; two-bridge: variants, e.g. "
+        "V1_Navigate)",
+    ),
+]  # fmt: skip
 
 
-def _settings(panel: list[str] | None, games: int) -> ValidationSettings:
+def _settings(panel: list[str] | None, games: int | None, mode: str) -> ValidationSettings:
     """Validation settings from the command line (checked: even games, known Systems; the
-    layouts, and the panel unless given, are the run's mode's own)."""
+    layouts, and the panel and games unless given, are the run's mode's own)."""
     from marl_bgs import ConfigError
     from marl_bgs_eval import get_system
     from marl_bgs_train.config import ValidationSettings
-
-    if games < 2 or games % 2:
-        raise ConfigError(f"--validation-games: a positive even number, got {games}")
-    for name in panel or []:
-        get_system(name)
-    return ValidationSettings(panel=tuple(panel or ()), games_per_map=games)
-
-
-def _overrides(items: list[str] | None, mode: str) -> list[str]:
-    """`--set` items, the mode's layout setting read with the layout grammar
-    (`game.maps=0-39`, `game.maps=train`)."""
     from marl_bgs_train.modes import parts
 
-    layouts = f"game.{parts(mode).layout_setting}"
+    own = parts(mode).validation or ValidationSettings()
+    chosen = own.games_per_map if games is None else games
+    if chosen < 2 or chosen % 2:
+        raise ConfigError(f"--validation-games: a positive even number, got {chosen}")
+    for name in panel or []:
+        get_system(name)
+    return dataclasses.replace(own, panel=tuple(panel or own.panel), games_per_map=chosen)
+
+
+def _overrides(items: list[str] | None, mode: str, layouts: str | None = None) -> list[str]:
+    """`--set` items (after `--layouts` as the mode's layout setting), that setting read with
+    the layout grammar (`game.maps=0-39`, `game.maps=train`, `game.variants=V1_Navigate`)."""
+    from marl_bgs_train.modes import parts
+
+    setting = f"game.{parts(mode).layout_setting}"
+    given = [f"{setting}={layouts}"] if layouts is not None else []
     read = []
-    for item in items or []:
+    for item in [*given, *(items or [])]:
         key, sep, value = item.partition("=")
-        if sep and key.strip() == layouts:
-            chosen = ui.layouts(value, mode, f"--set {layouts}")
-            item = f"{layouts}=" + ",".join(str(i) for i in chosen)
+        if sep and key.strip() == setting:
+            chosen = ui.layouts(value, mode, f"--set {setting}")
+            item = f"{setting}=" + ",".join(str(i) for i in chosen)
         read.append(item)
     return read
 
@@ -108,6 +125,7 @@ def _train_command(preset: str) -> None:
             ),
         ] = None,
         mode: Mode = "tdm",
+        layouts: Layouts = None,
         out: Annotated[Path | None, typer.Option(help="Run folder (default runs/PRESET)")] = None,
         override: Annotated[
             list[str] | None,
@@ -131,7 +149,7 @@ def _train_command(preset: str) -> None:
             typer.Option("--validate", help="Validate each checkpoint; keep the best in RUN/best"),
         ] = False,
         panel: Panel = None,
-        validation_games: ValidationGames = 4,
+        validation_games: ValidationGames = None,
         curriculum: Annotated[
             str | None,
             typer.Option(
@@ -159,10 +177,10 @@ def _train_command(preset: str) -> None:
         )
         if curriculum is not None:
             config = parts(mode).with_curriculum(config, curriculum)
-        config = validate(apply_overrides(config, _overrides(override, mode)))
+        config = validate(apply_overrides(config, _overrides(override, mode, layouts)))
         pool = [named_policy(name, "--frozen") for name in frozen or []]
         mate = named_policy(teammate, "--teammate") if teammate else None
-        settings = _settings(panel, validation_games)
+        settings = _settings(panel, validation_games, mode)
         run_dir = out or Path("runs") / preset
         if seeds < 1:
             raise ConfigError(f"--seeds: at least 1, got {seeds}")
@@ -207,7 +225,7 @@ def resume(
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     tensorboard: Annotated[
-        bool, typer.Option(help="A mode's own runner (Two-Bridge): also log for TensorBoard")
+        bool, typer.Option(help="Also log for TensorBoard (RUN/tensorboard)")
     ] = False,
 ) -> None:
     """Continue a run of any mode from its newest saved state (it repeats the uninterrupted run
@@ -217,12 +235,6 @@ def resume(
     from marl_bgs_train.players import load_players
     from marl_bgs_train.runs import train_run
 
-    for runner in entry_points(group=RUNNERS):  # a mode's own runner (Two-Bridge's paper runs)
-        own = runner.load()
-        if own.is_run(run_dir):
-            total = None if steps is None else whole_steps(steps)
-            own.resume(run_dir, total, progress=not quiet, tensorboard=tensorboard)
-            return
     pool, mate = load_players(run_dir)
     if is_batch(run_dir):  # every run of the batch, in one program
         runs = load_batch(run_dir)
@@ -231,14 +243,15 @@ def resume(
             for r in runs:
                 checkpoints.save_config(run_dir / r.name, r.config)
         train_batch(runs, run_dir, resume=True, frozen=pool, teammate=mate,
-                    save_every=save_every, progress=not quiet)  # fmt: skip
+                    save_every=save_every, progress=not quiet,
+                    tensorboard=tensorboard)  # fmt: skip
         return
     config = checkpoints.load_config(run_dir)
     if steps is not None:
         config = _longer(config, steps)
         checkpoints.save_config(run_dir, config)
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
-              save_every=save_every, progress=not quiet)  # fmt: skip
+              save_every=save_every, progress=not quiet, tensorboard=tensorboard)  # fmt: skip
 
 
 def _longer(config: C, steps: float) -> C:
@@ -256,13 +269,16 @@ def _longer(config: C, steps: float) -> C:
 
 @app.command(name="validate")
 def validate_command(
-    run_dir: Path, panel: Panel = None, validation_games: ValidationGames = 4
+    run_dir: Path, panel: Panel = None, validation_games: ValidationGames = None
 ) -> None:
-    """Score a run's saved checkpoints against the panel on the validation maps (42, 43, 44,
-    46); keep the best in RUN_DIR/best (a System: ckpt:RUN_DIR/best)."""
+    """Score a run's saved checkpoints against the panel on the validation layouts (the mode's:
+    tdm maps 42, 43, 44, 46; two-bridge the run's variants); keep the best in RUN_DIR/best (a
+    System: ckpt:RUN_DIR/best)."""
+    from marl_bgs_train import checkpoints
     from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
 
-    table = validate_run(run_dir, _settings(panel, validation_games))
+    mode = checkpoints.load_config(run_dir).mode
+    table = validate_run(run_dir, _settings(panel, validation_games, mode))
     console.print(ui.table(table, floats=".2f"))
     console.print(f"best: {run_dir / BEST} ({run_dir / VALIDATION_CSV})")
 
@@ -293,15 +309,37 @@ def suite(
         typer.Option("--set", help="section.field=value for every learner (one they all have)"),
     ] = None,
     mode: Mode = "tdm",
+    layouts: Layouts = None,
+    each_layout: Annotated[
+        bool, typer.Option(help="A suite per chosen layout, in OUT/<layout>/<learner>")
+    ] = False,
+    validate_each: Annotated[
+        bool,
+        typer.Option("--validate", help="Validate each checkpoint; OUT/outcomes.csv at the end"),
+    ] = False,
+    check_every: Annotated[
+        float | None,
+        typer.Option(help="Game steps between checkpoints (default: every 50 updates)"),
+    ] = None,
+    validation_games: ValidationGames = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
 ) -> None:
-    """Every baseline of a mode with SEEDS runs each: one program per learner, its batch folder
-    OUT/<learner> (`resume` continues one), and every learner's curves in one figure
-    (OUT/suite.png: the mean over its runs, the range shaded)."""
+    """Every baseline of a mode with SEEDS runs each: one program per learner (and layout, with
+    --each-layout), its batch folder OUT/[<layout>/]<learner> (`resume` continues one), every
+    learner's curves in one figure (suite.png: the mean over its runs, the range shaded) and, with
+    --validate, the final checkpoints' validation (the mean over seeds) in OUT/outcomes.csv.
+
+    The Two-Bridge paper's protocol: `suite --mode two-bridge --variant all --each-layout
+    --validate --check-every 50000` (every variant, algorithm and seed; 32 greedy episodes per
+    checkpoint)."""
+    import pandas as pd
+
     from marl_bgs import ConfigError
-    from marl_bgs_train.batch import SUITE, plan, plot_suite, train_batch
+    from marl_bgs_train.batch import final_validation, plan, plot_suite, train_batch
     from marl_bgs_train.config import apply_overrides, validate
     from marl_bgs_train.config import presets as mode_presets
+    from marl_bgs_train.modes import parts
+    from marl_bgs_train.validation import validate_run
 
     chosen = mode_presets(mode)
     names = learner or list(chosen)
@@ -310,18 +348,44 @@ def suite(
         raise ConfigError(f"--learner {unknown[0]!r}: allowed for {mode}: {list(chosen)}")
     if seeds < 1:
         raise ConfigError(f"--seeds: at least 1, got {seeds}")
+    settings = _settings(None, validation_games, mode)
     sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
-    batches = []
+    setting = parts(mode).layout_setting
+    batches = []  # (layout folder, learner, runs, save_every)
     for name in names:  # every config checked before the first trains
         config = dataclasses.replace(
             chosen[name], **{k: int(v) for k, v in sizes.items() if v is not None}
         )
-        config = validate(apply_overrides(config, _overrides(override, mode)))
-        batches.append((name, plan(config, range(seeds))))
-    for name, runs in batches:
-        console.print(f"{name}: {len(runs)} runs of {runs[0].config.total_steps:,} game steps")
-        train_batch(runs, out / name, progress=not quiet)
-    console.print(f"done: {out / SUITE}" if plot_suite(out, names) else f"done: {out}")
+        config = validate(apply_overrides(config, _overrides(override, mode, layouts)))
+        every = 50 if check_every is None else max(1, round(check_every / config.steps_per_update))
+        if not each_layout:
+            batches.append(("", name, plan(config, range(seeds)), every))
+            continue
+        for index in getattr(config.game, setting):
+            one = validate(apply_overrides(config, [f"game.{setting}={index}"]))
+            label = (parts(mode).own_layouts(one.game) or (index,))[0]
+            batches.append((str(label), name, plan(one, range(seeds)), every))
+    for label, name, runs, every in batches:
+        folder = out / label / name
+        console.print(f"{label} {name}: {len(runs)} runs of {runs[0].config.total_steps:,} game "
+                      f"steps, a checkpoint every {every} updates".lstrip())  # fmt: skip
+        dirs = [folder / r.name for r in runs]
+        check = lambda i, step, dirs=dirs: validate_run(dirs[i], settings, [step])  # noqa: E731
+        train_batch(runs, folder, progress=not quiet, save_every=every,
+                    on_save=check if validate_each else None)  # fmt: skip
+    for label in dict.fromkeys(label for label, *_ in batches):
+        drawn = plot_suite(out / label, names)
+        console.print(f"curves: {drawn}" if drawn else f"done: {out / label}")
+    if validate_each:
+        table = pd.DataFrame([
+            {"layout": label, "learner": name, **final_validation(out / label / name)}
+            for label, name, _, _ in batches
+        ])  # fmt: skip
+        table.drop(columns="layout" if not each_layout else []).to_csv(
+            out / OUTCOMES_CSV, index=False
+        )
+        console.print(ui.table(table, floats=".3g"))
+        console.print(f"outcomes: {out / OUTCOMES_CSV}")
 
 
 @app.command()
@@ -352,7 +416,7 @@ def _flat(settings: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-for _commands in entry_points(group=COMMANDS):  # a mode's own commands (Two-Bridge's)
+for _commands in entry_points(group=COMMANDS):  # a mode's own commands
     _commands.load()(app)
 
 

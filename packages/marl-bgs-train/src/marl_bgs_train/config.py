@@ -51,8 +51,10 @@ class OpponentMix:
 class ValidationSettings:
     """Validation of checkpoints against a panel (paper S6.3): the margin averaged over the
     layout x opponent cells decides the best checkpoint (Team Deathmatch: the point margin, with
-    kills and deaths beside it). Empty `maps` or `panel`: the mode's own (`TrainParts.validation`:
-    Team Deathmatch plays maps 42, 43, 44 and 46 against its three scripted teams)."""
+    kills and deaths beside it; Two-Bridge: the win rate, with each outcome's share). Empty `maps`
+    or `panel`: the mode's own (`TrainParts.validation`: Team Deathmatch plays maps 42, 43, 44
+    and 46 against its three scripted teams; Two-Bridge plays the run's own variants against the
+    env's enemies, 32 greedy episodes as the paper scores a checkpoint)."""
 
     maps: tuple[int | str, ...] = ()  # layouts of the config's mode (never test maps)
     panel: tuple[str, ...] = ()  # System names; add a held-out learned model as `ckpt:RUN_DIR`
@@ -60,6 +62,7 @@ class ValidationSettings:
     seed: int = 0
     batch_size: int = 32
     tick_limit: int | None = None  # a game's longest run in ticks (None: the mode's own)
+    greedy: bool = False  # the checkpoint plays its most likely actions (Two-Bridge's scoring)
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,9 @@ class LearnerConfig:
     max_grad_norm: float = 0.5
     opponents: OpponentMix = field(default_factory=OpponentMix)
     teammate_slots: tuple[int, ...] = ()  # team A's slots a frozen teammate plays
+    reward_norm: bool = False  # rewards divided by the running std of returns (`RewardScale`)
+
+    ADDED_SETTINGS: ClassVar[dict[str, Any]] = {"reward_norm": False}  # older files: their value
 
     def __post_init__(self) -> None:
         if self.game is None:
@@ -110,8 +116,11 @@ class PPOConfig(LearnerConfig):
         "actor_lr", "critic_lr", "entropy_coef", "clip", "gae_lambda",
     )  # fmt: skip  # settings a run reads as data (`marl_bgs_train.hypers`)
 
+    ADDED_SETTINGS: ClassVar[dict[str, Any]] = {"reward_norm": False, "joint_ratio": False}
+
     name: str = "ippo-rnn"
     centralised_critic: bool = False  # MAPPO: the critic reads the critic-only global state
+    joint_ratio: bool = False  # MaskPPO: one ratio per game for the team's joint action
     gae_lambda: float = 0.95
     clip: float = 0.2
     entropy_coef: float = 0.01
@@ -176,7 +185,7 @@ class QMIXConfig(ValueConfig):
 Config = PPOConfig | PQNConfig | QMIXConfig
 LEARNERS: dict[str, type[Config]] = {
     "ippo-rnn": PPOConfig, "ippo-ff": PPOConfig, "mappo-rnn": PPOConfig, "mappo-ff": PPOConfig,
-    "pqn-vdn": PQNConfig, "qmix": QMIXConfig,
+    "pqn-vdn": PQNConfig, "qmix": QMIXConfig, "maskppo": PPOConfig, "mappo": PPOConfig,
 }  # fmt: skip  # the baselines by name, each a preset of every mode that trains them
 
 

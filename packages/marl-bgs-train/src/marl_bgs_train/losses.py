@@ -148,3 +148,37 @@ class ValueNorm(PyTree):
         """The critic's units -> returns."""
         mean, std = self.stats()
         return x * std + mean
+
+
+@pytree_dataclass
+class RewardScale(PyTree):
+    """Reward standardisation (`reward_norm`): rewards divided by the running standard deviation
+    of the discounted return, as SB3's VecNormalize and epymarl's standardisation do. Each entry
+    (a game, or a game's agent) keeps its own return so far; their statistics are pooled
+    (Chan et al.'s parallel mean and variance)."""
+
+    returns: jax.Array  # float32 [...]: each entry's discounted return so far
+    count: jax.Array
+    mean: jax.Array
+    m2: jax.Array
+
+    @staticmethod
+    def create(shape: tuple[int, ...]) -> RewardScale:
+        """No returns seen yet (a tiny count, so the first batch sets the statistics)."""
+        zero = jnp.float32(0.0)
+        return RewardScale(jnp.zeros(shape), jnp.float32(1e-4), zero, zero)
+
+    def update(self, reward: jax.Array, done: jax.Array, gamma: float) -> RewardScale:
+        """Fold one step's rewards in; the returns of entries whose game ended restart."""
+        returns = self.returns * gamma + reward
+        k = returns.size
+        batch_mean, batch_var = returns.mean(), returns.var()
+        total = self.count + k
+        delta = batch_mean - self.mean
+        mean = self.mean + delta * k / total
+        m2 = self.m2 + batch_var * k + jnp.square(delta) * self.count * k / total
+        return RewardScale(jnp.where(done, 0.0, returns), total, mean, m2)
+
+    def scale(self, reward: jax.Array) -> jax.Array:
+        """`reward` divided by the returns' standard deviation so far."""
+        return reward / jnp.sqrt(self.m2 / self.count + 1e-8)

@@ -5,8 +5,9 @@ group `marl_bgs_train.modes` (name: the mode's alias, value: "module:PARTS"). Th
 (`ppo`, `pqn`, `qmix` over `selfplay`), the config family, validation and the command line read
 everything that differs between modes from here: the game settings section of a config and its
 checks, the env with the learner's reward, the action heads, each slot's class, extra network
-inputs, where new games start (a curriculum), what a finished game scores, the validation panel
-and the presets. Team Deathmatch's parts are `marl_bgs_train.tdm.PARTS`.
+inputs, where new games start (a curriculum), what a finished game scores, the validation panel,
+the presets and an input encoder (Two-Bridge's minimap convolutions). Team Deathmatch's parts
+are `marl_bgs_train.tdm.PARTS`, Two-Bridge's `marl_bgs_train.two_bridge.PARTS`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
@@ -65,6 +67,11 @@ def no_game_end(ended: Any, info: dict[str, Any]) -> tuple[jax.Array, jax.Array]
     return jnp.zeros((n,), jnp.int32), jnp.zeros((n,), jnp.int32)
 
 
+def same_result(outcome: jax.Array) -> jax.Array:
+    """The env's outcome codes as they are (0 running, 1 team A won, 2 team B won, 3 draw)."""
+    return outcome
+
+
 def result_margin(games: pd.DataFrame) -> pd.DataFrame:
     """Per evaluated game: a margin of +1 for a win, -1 for a loss and 0 for a draw."""
     result = games["result"]
@@ -82,7 +89,8 @@ class TrainParts:
 
     settings: type  # the frozen dataclass of a config's `game` section (its defaults the mode's)
     build_env: Callable[[Any, int, float], BatchedEnv]  # (game, num_envs, gamma) -> env
-    heads: Mapping[str, ActionHeads]  # by kind; every mode has `flat` (`heads.flat_heads`)
+    heads: Mapping[str, ActionHeads | Callable[[Any], ActionHeads]]  # by kind (or by game); all
+    # modes have `flat` (`heads.flat_heads`)
     check: Callable[[Any], Any] = _no_check  # the game section checked (ConfigError), returned
     check_layouts: Callable[[Any], Any] = _no_check  # layouts a run may play (never test ones)
     slots: Callable[[TeamInputs], jax.Array] = every_slot  # class id per own slot, 0: empty
@@ -96,6 +104,10 @@ class TrainParts:
     presets: Callable[[], Mapping[str, Any]] = dict  # learner name -> config of this mode
     layout_setting: str = ""  # the game setting read with the layout grammar (`maps`)
     curriculum: Callable[[Any, str], Any] | None = None  # (game, source) -> game with its stages
+    result: Callable[[jax.Array], jax.Array] = same_result  # outcome codes -> 0 / 1 A won / 2 / 3
+    encoder: Callable[[], nn.Module] | None = None  # a module every network input passes first
+    own_layouts: Callable[[Any], tuple[Any, ...]] = lambda game: ()  # the layouts a run plays
+    measures: tuple[str, ...] = ()  # columns `validation_games` adds beside the margin
 
     def with_curriculum(self, config: Any, source: str) -> Any:
         """`config` with the curriculum `source` names (`--curriculum`), or a `ConfigError` for
@@ -104,11 +116,13 @@ class TrainParts:
             raise ConfigError(f"--curriculum: mode {config.mode!r} has no curricula")
         return dataclasses.replace(config, game=self.curriculum(config.game, source))
 
-    def action_heads(self, kind: str) -> ActionHeads:
-        """The heads of `kind` (a `ConfigError` naming the mode's kinds)."""
+    def action_heads(self, kind: str, game: Any = None) -> ActionHeads:
+        """The heads of `kind` for the game section `game` (a `ConfigError` naming the mode's
+        kinds); a mode whose action count depends on its game gives a function of it."""
         if kind not in self.heads:
             raise ConfigError(f"heads: {kind!r}; allowed: {self.head_kinds}")
-        return self.heads[kind]
+        chosen = self.heads[kind]
+        return chosen if isinstance(chosen, ActionHeads) else chosen(game)
 
     @property
     def head_kinds(self) -> list[str]:

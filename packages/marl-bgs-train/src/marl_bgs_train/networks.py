@@ -115,13 +115,15 @@ class _SequenceGRU(nn.Module):
 
 class Network(nn.Module):
     """Dense-relu x2, [GRU], Dense-relu, then one linear output per entry of `outputs`; with
-    `norm`, a LayerNorm before each hidden relu (PQN's normalisation layers)."""
+    `norm`, a LayerNorm before each hidden relu (PQN's normalisation layers); with `encoder`
+    (a mode's, `TrainParts.encoder`), the input passes through it first."""
 
     hidden: int
     outputs: tuple[int, ...]
     recurrent: bool
     output_scale: float = 0.01
     norm: bool = False
+    encoder: nn.Module | None = None
 
     @nn.compact
     def __call__(
@@ -133,6 +135,8 @@ class Network(nn.Module):
             h = dense(self.hidden, 2**0.5)(h)
             return nn.relu(nn.LayerNorm()(h) if self.norm else h)
 
+        if self.encoder is not None:
+            x = self.encoder(x)
         h = layer(layer(x))
         if self.recurrent:
             # the name an earlier `nn.scan` of the cell gave it: saved runs keep loading

@@ -42,14 +42,21 @@ class ActorSpec:
     @property
     def action_heads(self) -> heads.ActionHeads:
         """The actor's heads."""
-        return self.parts.action_heads(self.heads)
+        return self.parts.action_heads(self.heads, self.game)
 
     def network(self) -> Network:
         """The flax module (its outputs are the head logits, or action values)."""
-        sizes = self.action_heads.sizes
+        sizes, encoder = self.action_heads.sizes, self.encoder()
         if self.q_values:
-            return Network(self.hidden, sizes, self.recurrent, output_scale=1.0, norm=True)
-        return Network(self.hidden, sizes, self.recurrent)
+            return Network(
+                self.hidden, sizes, self.recurrent, output_scale=1.0, norm=True, encoder=encoder
+            )
+        return Network(self.hidden, sizes, self.recurrent, encoder=encoder)
+
+    def encoder(self) -> Any:
+        """A new instance of the mode's input encoder (None without one)."""
+        make = self.parts.encoder
+        return None if make is None else make()
 
     def inputs(self, obs: jax.Array) -> jax.Array:
         """A network's input [..., D + extra] from flat observations [..., D]: the observation

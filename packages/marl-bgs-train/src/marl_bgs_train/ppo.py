@@ -1,7 +1,9 @@
-"""The four PPO baselines: recurrent and feedforward IPPO (a local critic per agent) and MAPPO
-(a centralised critic on the critic-only global state), as `make_train(config) -> train`.
+"""The PPO baselines: recurrent and feedforward IPPO (a local critic per agent), MAPPO (a
+centralised critic on the critic-only global state) and MaskPPO (`joint_ratio`: one clipped ratio
+for the team's joint action, as a centralised controller has), as `make_train(config) -> train`.
 
-The learner plays team A of `num_envs` games; team B comes from the opponent mix (`SelfPlay`).
+The learner plays team A of `num_envs` games; team B comes from the opponent mix (`SelfPlay`), or
+from the env itself in a single-team mode (Two-Bridge).
 One update plays `rollout` ticks of every game (finished games restart in place) inside
 `lax.scan`, computes GAE on the (normalised) critic, and takes `epochs x minibatches` clipped PPO
 steps over whole game sequences. Everything from `init` to the last update is one pure function
@@ -19,12 +21,12 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from marl_bgs import Policy, TeamInputs, team_inputs
+from marl_bgs import Policy, TeamInputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train import heads
 from marl_bgs_train.config import PPOConfig, validate
 from marl_bgs_train.hypers import Hyper, descend, hyper_of
-from marl_bgs_train.losses import ValueNorm, gae, ppo_actor_loss, ppo_value_loss
+from marl_bgs_train.losses import RewardScale, ValueNorm, gae, ppo_actor_loss, ppo_value_loss
 from marl_bgs_train.networks import Network, init_groups, num_groups
 from marl_bgs_train.policy import team_forward
 from marl_bgs_train.selfplay import Opponents, SelfPlay
@@ -49,6 +51,7 @@ class RunnerState(PyTree):
     key: jax.Array  # uint32 key data (typed keys do not serialise)
     curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
+    reward_scale: RewardScale  # running statistics of returns (`reward_norm`)
     update: jax.Array  # int32: updates done
     steps: jax.Array  # int32: game steps done
 
@@ -73,6 +76,20 @@ class Transition(NamedTuple):
     repaired: jax.Array  # [N] team A's actions the engine had to repair (masks make it 0)
 
 
+def joint(
+    log_prob: jax.Array, old: jax.Array, advantages: jax.Array, entropy: jax.Array,
+    weight: jax.Array,
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:  # fmt: skip
+    """The team's joint action as one (MaskPPO's centralised controller): [..., A] pieces become
+    [...]: log-probabilities and entropies summed over the played agents, the advantage their
+    mean, weight 1 where any agent plays."""
+    total = jnp.sum(weight, -1)
+    mean = jnp.sum(advantages * weight, -1) / jnp.maximum(total, 1.0)
+    summed = (jnp.sum(x * weight, -1) for x in (log_prob, old, entropy))
+    lp, old_lp, ent = summed
+    return lp, old_lp, mean, ent, (total > 0).astype(jnp.float32)
+
+
 class PPOTrainer(SelfPlay):
     """`make_train`'s result: `train(key)` runs the whole configured training; `init`,
     `update` and `run` expose the pieces (all pure, jittable, vmappable over keys)."""
@@ -84,7 +101,10 @@ class PPOTrainer(SelfPlay):
         super().__init__(config, frozen, teammate)
         self.actor_spec = self._actor_spec(config.heads)
         self.actor_net = self.actor_spec.network()
-        self.critic_net = Network(config.hidden, (1,), config.recurrent, output_scale=1.0)
+        self.critic_net = Network(
+            config.hidden, (1,), config.recurrent, output_scale=1.0,
+            encoder=self.actor_spec.encoder(),
+        )  # fmt: skip
         self.groups = num_groups(config.sharing, self.team_size, self.parts.num_classes)
         clip = optax.clip_by_global_norm(config.max_grad_norm)
         self.actor_tx = optax.chain(clip, optax.scale_by_adam(eps=1e-5))  # at `actor_lr`
@@ -96,7 +116,7 @@ class PPOTrainer(SelfPlay):
         cfg = self.config
         k_actor, k_critic, key = jax.random.split(key, 3)
         actor = init_groups(self.actor_net, k_actor, self.groups, self.input_size)
-        critic = init_groups(self.critic_net, k_critic, self.groups, self.input_size)
+        critic = init_groups(self.critic_net, k_critic, self.groups, self.critic_input_size)
         zeros = jnp.zeros((cfg.num_envs, self.team_size, cfg.hidden))
         return RunnerState(
             critic=critic,
@@ -125,6 +145,14 @@ class PPOTrainer(SelfPlay):
         )
         return carry, self.actor_spec.action_heads.to_env(picked.choices)
 
+    @property
+    def critic_input_size(self) -> int:
+        """The critic's input width: the global state's (MAPPO) or the actor's, and the mode's
+        added features."""
+        if not self.config.centralised_critic:
+            return self.input_size
+        return self.env.spec.state_size + self.parts.feature_width(self.config.game)
+
     def _critic_input(self, env_state: Any, inputs: TeamInputs) -> jax.Array:
         if self.config.centralised_critic:
             return self._scale(self.env.spec.team_slice(self.env.global_state(env_state), 0))
@@ -134,7 +162,7 @@ class PPOTrainer(SelfPlay):
         """One tick of every game: both teams act, the env steps, finished games restart."""
         n = self.config.num_envs
         k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
-        inputs_a, inputs_b = team_inputs(self.env, state.env_state)
+        inputs_a, inputs_b = self._inputs(state.env_state)
         group = self._groups(inputs_a)
         x = self._scale(inputs_a.obs)
         critic_x = self._critic_input(state.env_state, inputs_a)
@@ -152,10 +180,7 @@ class PPOTrainer(SelfPlay):
         a_actions, teammate = self._with_teammate(
             self.actor_spec.action_heads.to_env(picked.choices), state.teammate, inputs_a, k_mate
         )
-        played = self._play(
-            state.env_state, a_actions, b_actions, opponents, teammate, state.copies_saved,
-            state.curriculum, k_play, k_fresh,
-        )  # fmt: skip
+        played = self._play(state, a_actions, b_actions, opponents, teammate, k_play, k_fresh)
         transition = Transition(
             x=x,
             critic_x=critic_x,
@@ -173,6 +198,7 @@ class PPOTrainer(SelfPlay):
             critic_carry=critic_carry,
             opponents=played.opponents,
             teammate=played.teammate,
+            reward_scale=played.reward_scale,
         )
         return state, transition
 
@@ -189,7 +215,7 @@ class PPOTrainer(SelfPlay):
 
     def _last_value(self, state: RunnerState) -> jax.Array:
         """The critic's value of the state after a rollout (the GAE bootstrap)."""
-        inputs_a, _ = team_inputs(self.env, state.env_state)
+        inputs_a, _ = self._inputs(state.env_state)
         group = self._groups(inputs_a)
         return self._values(state, self._critic_input(state.env_state, inputs_a), group)[1]
 
@@ -202,10 +228,14 @@ class PPOTrainer(SelfPlay):
             batch["group"], False,
         )  # fmt: skip
         log_prob, entropy = heads.evaluate(logits, batch["masks"], batch["choices"])
-        actor_loss, stats = ppo_actor_loss(
+        lp, old, adv, ent, weight = (
             log_prob, batch["log_prob"], batch["advantages"], entropy, batch["weight"],
-            hyper["clip"], hyper["entropy_coef"],
         )  # fmt: skip
+        if self.config.joint_ratio:
+            lp, old, adv, ent, weight = joint(lp, old, adv, ent, weight)
+        actor_loss, stats = ppo_actor_loss(
+            lp, old, adv, ent, weight, hyper["clip"], hyper["entropy_coef"]
+        )
         _, (value,) = team_forward(
             self.critic_net, critic, batch["critic_carry"], batch["critic_x"], batch["start"],
             batch["group"], False,

@@ -20,12 +20,12 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from marl_bgs import Policy, team_inputs
+from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train import masking
 from marl_bgs_train.config import PQNConfig, validate
 from marl_bgs_train.hypers import Hyper, descend, hyper_of
-from marl_bgs_train.losses import td_lambda, vdn
+from marl_bgs_train.losses import RewardScale, td_lambda, vdn
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import team_forward
 from marl_bgs_train.qnet import QLearner, QTransition
@@ -47,6 +47,7 @@ class PQNState(PyTree):
     key: jax.Array  # uint32 key data
     curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
+    reward_scale: RewardScale  # running statistics of returns (`reward_norm`)
     update: jax.Array
     steps: jax.Array
 
@@ -109,7 +110,7 @@ class PQNTrainer(QLearner):
         cfg, hyper = self.config, hyper_of(self.config) if hyper is None else hyper
         first = state
         state, traj, key, k_epochs = self._rollout(state)
-        inputs_a, _ = team_inputs(self.env, state.env_state)
+        inputs_a, _ = self._inputs(state.env_state)
         _, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
         last_weight = self._weight(inputs_a)
         last_team = vdn(masking.greedy_value(values, mask), last_weight)

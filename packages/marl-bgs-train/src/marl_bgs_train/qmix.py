@@ -21,10 +21,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from marl_bgs import Policy, team_inputs
+from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train.config import QMIXConfig, validate
 from marl_bgs_train.hypers import Hyper, descend, hyper_of
+from marl_bgs_train.losses import RewardScale
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import team_forward
 from marl_bgs_train.qnet import QLearner
@@ -38,9 +39,12 @@ class Mixer(nn.Module):
     embed: int
     hidden: int
     agents: int
+    encoder: nn.Module | None = None  # the mode's input encoder, on the state first
 
     @nn.compact
     def __call__(self, values: jax.Array, state: jax.Array) -> jax.Array:
+        if self.encoder is not None:
+            state = self.encoder(state)
         hyper = lambda n, name: nn.Sequential(  # noqa: E731
             [nn.Dense(self.hidden, name=f"{name}_0"), nn.relu, nn.Dense(n, name=f"{name}_1")]
         )
@@ -91,6 +95,7 @@ class QMIXState(PyTree):
     key: jax.Array
     curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
+    reward_scale: RewardScale  # running statistics of returns (`reward_norm`)
     update: jax.Array
     steps: jax.Array
 
@@ -105,7 +110,9 @@ class QMIXTrainer(QLearner):
     ) -> None:
         super().__init__(validate(config), frozen, teammate)
         self.config = config
-        self.mixer_net = Mixer(config.mixer_embed, config.hypernet_hidden, self.team_size)
+        self.mixer_net = Mixer(
+            config.mixer_embed, config.hypernet_hidden, self.team_size, self.actor_spec.encoder()
+        )
         self.capacity = config.replay_rows // config.rollout
         self.tx = optax.chain(
             optax.clip_by_global_norm(config.max_grad_norm),
@@ -147,7 +154,7 @@ class QMIXTrainer(QLearner):
 
     def _store(self, replay: Replay, first: QMIXState, after: QMIXState, traj: Any) -> Replay:
         """The rollout's sequences (game-major, with the tick after them) into the ring."""
-        inputs, _ = team_inputs(self.env, after.env_state)
+        inputs, _ = self._inputs(after.env_state)
         (mask,) = self.actor_spec.action_heads.masks(inputs.masks)
         last = {
             "x": self._scale(inputs.obs),

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from marl_bgs import Policy, TeamInputs, team_inputs
+from marl_bgs import Policy, TeamInputs
 from marl_bgs_train import masking
 from marl_bgs_train.networks import num_groups
 from marl_bgs_train.policy import team_forward
@@ -87,7 +87,7 @@ class QLearner(SelfPlay):
         """One tick of every game: team A epsilon-greedy, team B from the mix, the env steps,
         finished games restart (`state` has the fields PQN's and QMIX's states share)."""
         k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
-        inputs_a, inputs_b = team_inputs(self.env, state.env_state)
+        inputs_a, inputs_b = self._inputs(state.env_state)
         carry, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
         choice = masking.epsilon_greedy(k_act, values, mask, self.epsilon(state.steps))
         b_actions, opponents = self._opponent_actions(
@@ -96,10 +96,7 @@ class QLearner(SelfPlay):
         a_actions, teammate = self._with_teammate(
             self.actor_spec.action_heads.to_env(choice[..., None]), state.teammate, inputs_a, k_mate
         )
-        played = self._play(
-            state.env_state, a_actions, b_actions, opponents, teammate, state.copies_saved,
-            state.curriculum, k_play, k_fresh,
-        )  # fmt: skip
+        played = self._play(state, a_actions, b_actions, opponents, teammate, k_play, k_fresh)
         transition = QTransition(
             x=self._scale(inputs_a.obs),
             mask=mask if self.keeps_state else mask[..., :0],
@@ -115,5 +112,6 @@ class QLearner(SelfPlay):
             carry=carry,
             opponents=played.opponents,
             teammate=played.teammate,
+            reward_scale=played.reward_scale,
         )
         return state, transition

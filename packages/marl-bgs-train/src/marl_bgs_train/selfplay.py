@@ -18,10 +18,11 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from marl_bgs import ConfigError, Policy, StartPool, TeamInputs
+from marl_bgs import ConfigError, Policy, StartPool, TeamInputs, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
 from marl_bgs.core.team import act_team, restart_finished
 from marl_bgs_train.hypers import Hyper, hyper_of, program_config
+from marl_bgs_train.losses import RewardScale
 from marl_bgs_train.modes import parts
 from marl_bgs_train.players import named_policy
 from marl_bgs_train.policy import ActorSpec
@@ -62,7 +63,8 @@ class Played(NamedTuple):
     env_state: Any  # the next tick's state (finished games restarted in place)
     opponents: Opponents  # finished games' next players drawn
     teammate: Any  # the frozen teammate's memory, fresh in restarted games
-    reward: jax.Array  # [N, A] team A's rewards
+    reward: jax.Array  # [N, A] team A's rewards (standardised with `reward_norm`)
+    reward_scale: RewardScale  # the rewards' running statistics, this tick folded in
     done: jax.Array  # [N] the game ended this tick
     outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
     margin: jax.Array  # [N] A's margin at the end of a finished game (the mode's points)
@@ -84,10 +86,17 @@ class SelfPlay:
         self.parts = parts(config.mode)
         self.env = self.parts.build_env(config.game, config.num_envs, config.gamma)
         self.team_size = size = self.env.spec.team_size
-        if len(self.env.spec.teams) != 2:
+        teams = len(self.env.spec.teams)
+        if teams not in (1, 2):
             raise ConfigError(
-                f"mode: {config.mode!r} has {len(self.env.spec.teams)} team(s) to control; "
-                "these learners play two teams (self-play)"
+                f"mode: {config.mode!r} has {teams} teams to control; these learners play one "
+                "team against the env's own or two teams (self-play)"
+            )
+        self.self_play = teams == 2
+        if not self.self_play and (frozen or teammate is not None or config.teammate_slots):
+            raise ConfigError(
+                f"mode: {config.mode!r} plays its second team itself; frozen opponents and "
+                "teammates need a mode with two teams to control"
             )
         slots = config.teammate_slots
         if (
@@ -112,8 +121,12 @@ class SelfPlay:
         share = lambda w, k: [w / k] * k if k else []  # noqa: E731
         self.fixed_weights = (*share(mix.frozen, len(frozen)), *share(mix.scripted, len(scripted)))
         empty = (0.0 if frozen else mix.frozen) + (0.0 if scripted else mix.scripted)
-        self.slices = opponent_slices(
-            config.num_envs, (mix.current + empty, mix.copies, sum(self.fixed_weights))
+        self.slices = (
+            opponent_slices(
+                config.num_envs, (mix.current + empty, mix.copies, sum(self.fixed_weights))
+            )
+            if self.self_play
+            else (0, 0, 0)  # no team B to play
         )
         self._config = config
         self.starts = self.parts.starts(self.env, config.game)
@@ -165,6 +178,7 @@ class SelfPlay:
             "copies_saved": jnp.int32(0),
             "curriculum": first,
             "teammate": self._teammate_memory(k_opp),
+            "reward_scale": RewardScale.create((cfg.num_envs, self.team_size)),
             "key": jax.random.key_data(key),
             "update": jnp.int32(0),
             "steps": jnp.int32(0),
@@ -189,6 +203,9 @@ class SelfPlay:
 
     def opponents_init(self, key: jax.Array, hidden: int) -> Opponents:
         """Team B's players for the first games."""
+        if not self.self_play:  # the env plays team B: nothing to draw
+            zeros = jnp.zeros((self._config.num_envs,), jnp.int32)
+            return Opponents(zeros, zeros, jnp.zeros((0, self.team_size, hidden)), ())
         kind, pool_index = self._draw(key, jnp.int32(0))
         carry = jnp.zeros((self._config.num_envs - self.slices[2], self.team_size, hidden))
         return Opponents(kind, pool_index, carry, self._fixed_memories(key))
@@ -223,12 +240,15 @@ class SelfPlay:
         )
 
     def _opponent_actions(
-        self, params: Any, copies: Any, opp: Opponents, start: jax.Array, inputs: TeamInputs,
-        key: jax.Array,
+        self, params: Any, copies: Any, opp: Opponents, start: jax.Array,
+        inputs: TeamInputs | None, key: jax.Array,
     ) -> tuple[jax.Array, Opponents]:  # fmt: skip
         """Team B's actions [N, A, heads], each slice of games from its own player: `params` the
         learner's current weights, `copies` its saved copies [K, ...], `start` [N] the games
-        whose tick starts an episode."""
+        whose tick starts an episode, `inputs` team B's (None: the env plays team B)."""
+        if inputs is None:  # the env plays team B: no actions to add
+            heads = len(self.env.spec.action_heads)
+            return jnp.zeros((opp.kind.shape[0], 0, heads), jnp.int32), opp
         n_current, n_copies, n_fixed = self.slices
         n_net, spec = n_current + n_copies, self.env.spec
         k_current, k_copies, k_fixed = jax.random.split(key, 3)
@@ -275,28 +295,38 @@ class SelfPlay:
         """Each own agent's parameter group [n, A]."""
         return self.actor_spec.groups(inputs)
 
+    def _inputs(self, env_state: Any) -> tuple[TeamInputs, TeamInputs | None]:
+        """Team A's permitted inputs, and team B's (None where the env plays team B)."""
+        teams = team_inputs(self.env, env_state)
+        return teams[0], teams[1] if self.self_play else None
+
     def _play(
-        self, env_state: Any, a_actions: jax.Array, b_actions: jax.Array, opponents: Opponents,
-        teammate: Any, copies_saved: jax.Array, starts: Any, key: jax.Array, k_fresh: jax.Array,
+        self, state: Any, a_actions: jax.Array, b_actions: jax.Array, opponents: Opponents,
+        teammate: Any, key: jax.Array, k_fresh: jax.Array,
     ) -> Played:  # fmt: skip
-        """Both teams' actions applied to every game; finished games restart (from the mode's
-        `Starts`: a curriculum's current stage, say) with new players and a fresh teammate
-        memory (`k_fresh`)."""
+        """Both teams' actions applied to every game of `state` (its games, saved copies, start
+        state and reward scale); finished games restart (from the mode's `Starts`: a
+        curriculum's current stage, say) with new players and a fresh teammate memory
+        (`k_fresh`). With `reward_norm`, team A's rewards come standardised."""
         k_step, k_reset, k_draw = jax.random.split(key, 3)
         actions = jnp.concatenate([a_actions, b_actions], axis=1)
-        _, ended, reward, done, info = self.env.step(k_step, env_state, actions)
+        _, ended, reward, done, info = self.env.step(k_step, state.env_state, actions)
         finished = done["__all__"]
         margin, repaired = self.parts.game_end(ended, info)
         env_state, teammate = restart_finished(
-            self.env, k_reset, ended, teammate, self._teammate_memory(k_fresh), self._pool(starts)
-        )
+            self.env, k_reset, ended, teammate, self._teammate_memory(k_fresh),
+            self._pool(state.curriculum),
+        )  # fmt: skip
+        own = self.env.spec.team_slice(self.env.stack(reward), 0)
+        scale = state.reward_scale.update(own, finished[:, None], self._config.gamma)
         return Played(
             env_state=env_state,
-            opponents=self._redraw(opponents, finished, copies_saved, k_draw),
+            opponents=self._redraw(opponents, finished, state.copies_saved, k_draw),
             teammate=teammate,
-            reward=self.env.spec.team_slice(self.env.stack(reward), 0),
+            reward=scale.scale(own) if self._config.reward_norm else own,
+            reward_scale=scale,
             done=finished,
-            outcome=jnp.where(finished, info["outcome"], 0),
+            outcome=jnp.where(finished, self.parts.result(info["outcome"]), 0),
             margin=jnp.where(finished, margin, 0),
             repaired=repaired,
         )
@@ -306,6 +336,8 @@ class SelfPlay:
     ) -> Opponents:
         """A finished game's next player and fresh memory (the network's memory restarts
         through the games' `start` flags)."""
+        if not self.self_play:
+            return opponents
         k_draw, k_mem = jax.random.split(key)
         kind, pool_index = self._draw(k_draw, copies_saved)
         n_net = self._config.num_envs - self.slices[2]

@@ -28,45 +28,51 @@ from marl_bgs_train.players import PLAYERS_FILE
 from marl_bgs_train.runs import load_trainer, run_system
 
 VALIDATION_CSV = "validation.csv"
-MEASURES = ("kills", "deaths")  # measures a mode's validation games may add beside the margin
+ENV = "env"  # the opponent column's name for the env's own team B
 BEST = "best"
 
 
-def settings_for(mode: str, settings: ValidationSettings) -> ValidationSettings:
-    """`settings` with the mode's own layouts and panel where they are empty (a `ConfigError`
-    for a mode without a validation panel)."""
+def settings_for(mode: str, settings: ValidationSettings, game: Any = None) -> ValidationSettings:
+    """`settings` with the mode's own layouts (else the layouts of the run's `game` section) and
+    panel where they are empty, and greedy play if the mode scores that way (a `ConfigError` for
+    a mode without a validation panel)."""
     own = parts(mode).validation
     if own is None:
         raise ConfigError(f"mode: {mode!r} has no validation panel (its training parts name none)")
+    maps = settings.maps or own.maps or parts(mode).own_layouts(game)
     return dataclasses.replace(
-        settings, maps=settings.maps or own.maps, panel=settings.panel or own.panel
-    )
+        settings, maps=maps, panel=settings.panel or own.panel,
+        greedy=settings.greedy or own.greedy,
+    )  # fmt: skip
 
 
 def panel_cells(run_dir: str | Path, step: int, settings: ValidationSettings) -> pd.DataFrame:
     """One checkpoint against the panel: a row per (opponent, layout) cell with its games,
     wins, draws, losses and mean margin (and the mean of each measure the mode adds: Team
-    Deathmatch's kills and deaths); team A is the checkpoint. Test layouts are refused."""
-    mode = checkpoints.load_config(run_dir).mode
-    settings = settings_for(mode, settings)
+    Deathmatch's kills and deaths, Two-Bridge's outcome shares); team A is the checkpoint. An
+    empty panel is the env's own team B (Two-Bridge's enemies), named `env`. Test layouts are
+    refused."""
+    config = checkpoints.load_config(run_dir)
+    mode = config.mode
+    settings = settings_for(mode, settings, config.game)
     parts(mode).check_layouts(settings.maps)
-    learner = run_system(run_dir, step)
+    learner = run_system(run_dir, step, greedy=settings.greedy)
     limit: dict[str, Any] = (
         {} if settings.tick_limit is None else {"tick_limit": settings.tick_limit}
     )
     frames = []
-    for opponent in settings.panel:
+    for opponent in settings.panel or (None,):
         games = ev.evaluate(
             learner, opponent, maps=list(settings.maps), games_per_map=settings.games_per_map,
             seed=settings.seed, metrics="none", batch_size=settings.batch_size, mode=mode,
             **limit,
         )  # fmt: skip
-        games["opponent"] = opponent
+        games["opponent"] = opponent or ENV
         frames.append(parts(mode).validation_games(games))
     games = pd.concat(frames, ignore_index=True)
     for result in ("win", "draw", "loss"):
         games[result] = games["result"] == result
-    measures = [c for c in MEASURES if c in games.columns]
+    measures = [c for c in parts(mode).measures if c in games.columns]
     return (
         games.groupby(["opponent", "map"], sort=False)
         .agg(
@@ -82,11 +88,13 @@ def panel_cells(run_dir: str | Path, step: int, settings: ValidationSettings) ->
 
 
 def score(cells: pd.DataFrame) -> dict[str, float]:
-    """A checkpoint's validation row: the mean margin over cells (the score), mean kills and
-    deaths, W-D-L totals and the mean margin against each opponent."""
+    """A checkpoint's validation row: the mean margin over cells (the score), the mean of each
+    measure the mode adds (kills and deaths, outcome shares), W-D-L totals and the mean margin
+    against each opponent."""
+    fixed = ("opponent", "map", "games", "wins", "draws", "losses", "margin")
     row = {
         "score": float(cast(pd.Series, cells["margin"]).mean()),
-        **{m: float(cast(pd.Series, cells[m]).mean()) for m in MEASURES if m in cells},
+        **{m: float(cast(pd.Series, cells[m]).mean()) for m in cells if m not in fixed},
         **{k: int(cast(pd.Series, cells[k]).sum()) for k in ("wins", "draws", "losses")},
     }
     margins = cast(pd.Series, cells.groupby("opponent", sort=False)["margin"].mean())

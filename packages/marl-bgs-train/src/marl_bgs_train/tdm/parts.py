@@ -104,5 +104,6 @@ PARTS = TrainParts(
     validation_games=validation_games,
     presets=presets,
     layout_setting="maps",
+    measures=("kills", "deaths"),
     curriculum=lambda game, source: dataclasses.replace(game, curriculum=load_curriculum(source)),
 )
