@@ -1,7 +1,8 @@
 """Fuzz: malformed training-run files, a run's `config.json` (`checkpoints.load_config`),
 curriculum files (`load_curriculum`) and a batch's `batch.json` (`batch.load_batch`).
 
-Every input is generated from real configs (each learner, with a curriculum) by walking every
+Every input is generated from real configs (each learner, with a curriculum; Two-Bridge's
+presets for another mode's game section) by walking every
 setting with its declared type: removing it, adding an unknown one, and writing a value of each
 wrong kind (wrong type, NaN, a value outside a Literal's choices). Each must end in one outcome:
 a `ConfigError` whose message names the setting's path (e.g. `curriculum[1].winning_score`), or,
@@ -24,7 +25,7 @@ import pytest
 from marl_bgs import ConfigError
 from marl_bgs_train import checkpoints
 from marl_bgs_train.batch import BATCH_FILE, load_batch, plan
-from marl_bgs_train.config import to_dict
+from marl_bgs_train.config import preset_of, to_dict
 from marl_bgs_train.tdm.game import Stage, TDMGame, load_curriculum
 from marl_bgs_train.testing import tiny_config
 
@@ -38,6 +39,8 @@ BASES = {
     "ppo": tiny_config("mappo-rnn", curriculum=STAGES),
     "pqn": tiny_config("pqn-vdn"),
     "qmix": tiny_config("qmix"),
+    "two-bridge-maskppo": preset_of("two-bridge", "maskppo"),  # another mode's game section
+    "two-bridge-qmix": preset_of("two-bridge", "qmix"),
 }
 WRONG: dict[str, list[Any]] = {
     "bool": [1, "true", None],
@@ -61,13 +64,16 @@ def _kind(hint: Any) -> str:
     return {bool: "bool", int: "int", float: "float", str: "str"}[hint]
 
 
-def _fields(cls: Any, data: Any, path: str) -> Iterator[tuple[str, Any, dict, str]]:
-    """(path, hint, the dict holding it, key) for every setting, nested ones included."""
+def _fields(
+    cls: Any, data: Any, path: str, game: type = TDMGame
+) -> Iterator[tuple[str, Any, dict, str]]:
+    """(path, hint, the dict holding it, key) for every setting, nested ones included (`game`:
+    the class of the config's mode's game section)."""
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         hint, here = hints[f.name], f"{path}.{f.name}" if path else f.name
-        if f.name == "game":  # the mode's own section (Team Deathmatch's here)
-            hint = TDMGame
+        if f.name == "game":  # the mode's own section
+            hint = game
         yield here, hint, data, f.name
         if dataclasses.is_dataclass(hint):
             yield from _fields(hint, data[f.name], here)
@@ -81,14 +87,16 @@ def _fields(cls: Any, data: Any, path: str) -> Iterator[tuple[str, Any, dict, st
 def _cases() -> Iterator[Any]:
     for base_id, config in BASES.items():
         data = json.loads(json.dumps(to_dict(config)))
-        for path, hint, _holder, _key in _fields(type(config), data, ""):
-            added = {**TDMGame.ADDED_SETTINGS, **type(config).ADDED_SETTINGS}  # (test_runs)
+        for path, hint, _holder, _key in _fields(type(config), data, "", type(config.game)):
+            game_added = getattr(type(config.game), "ADDED_SETTINGS", {})
+            added = {**game_added, **type(config).ADDED_SETTINGS}  # (test_runs)
             if path.removeprefix("game.") not in added:
                 yield pytest.param(base_id, path, "drop", None, id=f"{base_id}:{path}:drop")
             for k, value in enumerate(WRONG[_kind(hint)]):
                 yield pytest.param(base_id, path, "set", value, id=f"{base_id}:{path}:wrong{k}")
         yield pytest.param(base_id, "", "extra", None, id=f"{base_id}:extra")
-        yield pytest.param(base_id, "curriculum", "extra", None, id=f"{base_id}:stage-extra")
+        if isinstance(config.game, TDMGame):
+            yield pytest.param(base_id, "curriculum", "extra", None, id=f"{base_id}:stage-extra")
 
 
 def _edit(data: dict, config: Any, path: str, how: str, value: Any) -> None:
@@ -97,7 +105,7 @@ def _edit(data: dict, config: Any, path: str, how: str, value: Any) -> None:
         target = game["curriculum"][0] if path == "curriculum" and game["curriculum"] else data
         target["surprise"] = 1
         return
-    for p, _hint, holder, key in _fields(type(config), data, ""):
+    for p, _hint, holder, key in _fields(type(config), data, "", type(config.game)):
         if p == path:
             if how == "drop":
                 del holder[key]
