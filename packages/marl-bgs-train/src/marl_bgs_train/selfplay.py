@@ -318,12 +318,17 @@ class SelfPlay:
             self._pool(state.curriculum),
         )  # fmt: skip
         own = self.env.spec.team_slice(self.env.stack(reward), 0)
-        scale = state.reward_scale.update(own, finished[:, None], self._config.gamma)
+        norm = self._config.reward_norm
+        scale = (
+            state.reward_scale.update(own, finished[:, None], self._config.gamma)
+            if norm
+            else state.reward_scale  # kept as it is: nothing reads it
+        )
         return Played(
             env_state=env_state,
             opponents=self._redraw(opponents, finished, state.copies_saved, k_draw),
             teammate=teammate,
-            reward=scale.scale(own) if self._config.reward_norm else own,
+            reward=scale.scale(own) if norm else own,
             reward_scale=scale,
             done=finished,
             outcome=jnp.where(finished, self.parts.result(info["outcome"]), 0),

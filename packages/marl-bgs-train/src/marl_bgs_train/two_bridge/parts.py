@@ -14,7 +14,13 @@ import jax.numpy as jnp
 import marl_bgs
 from marl_bgs import BatchedEnv
 from marl_bgs.two_bridge import OUTCOMES, TwoBridge
-from marl_bgs.two_bridge.layout import COMBAT_WIN, ENEMY_COUNTS, NAVIGATION_WIN, NUM_FRIENDS
+from marl_bgs.two_bridge.layout import (
+    COMBAT_WIN,
+    ENEMY_COUNTS,
+    NAVIGATION_WIN,
+    NUM_FRIENDS,
+    RUNNING,
+)
 from marl_bgs_train.config import ValidationSettings
 from marl_bgs_train.heads import ActionHeads, flat_heads
 from marl_bgs_train.modes import TrainParts
@@ -56,7 +62,7 @@ def won(outcome: jax.Array) -> jax.Array:
 
 def result(outcome: jax.Array) -> jax.Array:
     """Outcome codes as the learners count them: 0 running, 1 won, 2 lost."""
-    return jnp.where(outcome == 0, 0, jnp.where(won(outcome), 1, 2))
+    return jnp.where(outcome == RUNNING, 0, jnp.where(won(outcome), 1, 2))
 
 
 def game_end(ended: Any, info: dict[str, Any]) -> tuple[jax.Array, jax.Array]:
