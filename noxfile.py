@@ -438,12 +438,13 @@ def _git(session: nox.Session, *args: str) -> str:
 
 @nox.session(name="jaxmarl-baselines")
 def jaxmarl_baselines(session: nox.Session) -> None:
-    """`nox -s jaxmarl-baselines -- /path/to/JaxMARL`: JaxMARL's own IPPO and MAPPO SMAX scripts
-    on Team Deathmatch, only the line that builds the env changed (see ci/jaxmarl_baselines.py)."""
+    """`nox -s jaxmarl-baselines -- /path/to/JaxMARL`: JaxMARL's own IPPO, MAPPO, QMIX and VDN
+    SMAX scripts on Team Deathmatch, only the line that builds the env changed (see
+    ci/jaxmarl_baselines.py)."""
     if len(session.posargs) != 1:
         session.error("usage: nox -s jaxmarl-baselines -- <path to a JaxMARL checkout>")
     _sync(session, "marl-bgs-engine", "--no-editable", "--extra", "jaxmarl")
-    session.install("distrax", "hydra-core", "omegaconf", "wandb")
+    session.install("distrax", "flashbax", "hydra-core", "omegaconf", "wandb")
     session.run("python", "ci/jaxmarl_baselines.py", session.posargs[0])
 
 

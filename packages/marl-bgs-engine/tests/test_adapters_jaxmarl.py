@@ -20,8 +20,9 @@ from jaxmarl.environments import MultiAgentEnv
 from jaxmarl.environments.spaces import Box, Discrete, Space
 
 import marl_bgs
-from marl_bgs.adapters.jaxmarl import JaxMARLEnv
+from marl_bgs.adapters.jaxmarl import JaxMARLEnv, JaxMARLTeamEnv
 from marl_bgs.core.errors import ConfigError
+from marl_bgs.core.team import idle_policy
 
 SETTINGS = {"map_id": 5, "tick_limit": 6}
 
@@ -185,6 +186,82 @@ def test_jit_and_vmap_match_single_games(env: JaxMARLEnv) -> None:
         assert _leaves_equal(out[2], jax.tree.map(lambda x, g=g: x[g], reward))
         for agent in env.agents:
             assert env.observation_space(agent).contains(obs2[agent][g])
+
+
+# --- JaxMARLTeamEnv: one team against a folded-in opponent, read by CTRolloutManager ----------
+
+
+def _slot_reward(state: object, next_state: object, facts: object) -> jax.Array:
+    """A reward that differs per slot (0 for slot a_0, ... 9 for b_4)."""
+    del state, next_state, facts
+    return jnp.arange(10, dtype=jnp.float32)
+
+
+def test_team_env_is_the_two_team_game_with_team_b_played() -> None:
+    """Against an idle team B, the team env plays exactly the two-team game in which team B
+    picks action 0: the same states tick for tick (auto-reset included), team A's observations
+    and masks, its world state (team A's part), and the mean of its agents' rewards to each."""
+    env = JaxMARLEnv("tdm", reward_fn=_slot_reward, **SETTINGS)
+    idle = idle_policy(env.native.mode)
+    team = JaxMARLTeamEnv("tdm", opponent=idle, reward_fn=_slot_reward, **SETTINGS)
+    assert team.agents == env.agents[:5]
+    assert team.num_agents == 5
+    assert team.state_size == env.state_size // 2
+    key = jax.random.PRNGKey(5)
+    obs_t, state_t = team.reset(key)
+    obs_b, state_b = env.reset(key)
+    assert _leaves_equal(state_t.game, state_b)
+    for tick in range(8):  # past the 6-tick limit: one restart
+        k = jax.random.fold_in(key, tick)
+        avail = team.get_avail_actions(state_t)
+        mine = {a: jnp.argmax(avail[a]).astype(jnp.int32) for a in team.agents}
+        obs_t, state_t, reward_t, done_t, _ = team.step(k, state_t, mine)
+        both = mine | {a: jnp.int32(0) for a in env.agents[5:]}
+        obs_b, state_b, _, done_b, _ = env.step(k, state_b, both)
+        assert _leaves_equal(state_t.game, state_b)
+        assert _leaves_equal({a: obs_t[a] for a in team.agents}, {a: obs_b[a] for a in team.agents})
+        np.testing.assert_array_equal(obs_t["world_state"], obs_b["world_state"][: team.state_size])
+        assert [float(reward_t[a]) for a in team.agents] == [2.0] * 5  # the mean of 0-4
+        assert bool(done_t["__all__"]) == bool(done_b["__all__"])
+    assert int(state_t.game.episode) == 1
+
+
+def test_ctrolloutmanager_reads_the_team_env_as_smax() -> None:
+    """JaxMARL's Q-learning wrapper, unchanged, reads the team env right: the global state is
+    team A's `world_state` (not every observation concatenated), the legal-action masks are the
+    engine's exact ones (about 9% of actions legal, not all ones), the global reward is the team's;
+    and the scripted opponent plays (its units move where an idle team B's stay)."""
+    from jaxmarl.wrappers.baselines import CTRolloutManager, LogWrapper
+
+    team = JaxMARLTeamEnv("tdm", opponent="tdm-alpha", **SETTINGS)
+    wrapped = CTRolloutManager(LogWrapper(team), batch_size=3)
+    assert wrapped.obs_size == team.observation_space("a_0").shape[0] + 5
+    obs, state = wrapped.batch_reset(jax.random.PRNGKey(0))
+    games = state.env_state.game
+    native = marl_bgs.make("tdm", num_envs=3, **SETTINGS)
+    np.testing.assert_array_equal(obs["__all__"], native.global_state(games)[:, 0])
+    valid = wrapped.get_valid_actions(state.env_state)
+    legal = native.get_avail_actions(games)
+    for agent in team.agents:
+        np.testing.assert_array_equal(valid[agent], legal[agent])
+    assert 0.0 < float(np.mean([valid[a].mean() for a in team.agents])) < 0.5
+    idle = {a: jnp.zeros(3, jnp.int32) for a in team.agents}
+    start = np.asarray(games.units.pos)[:, 5:]
+    for tick in range(4):
+        obs, state, reward, _, _ = wrapped.batch_step(jax.random.PRNGKey(tick), state, idle)
+        np.testing.assert_array_equal(reward["__all__"], reward["a_0"])
+    assert not np.array_equal(np.asarray(state.env_state.game.units.pos)[:, 5:], start)
+
+
+def test_team_env_settings_are_validated() -> None:
+    with pytest.raises(ConfigError, match=r"opponent: .* two teams"):
+        JaxMARLTeamEnv("tdm", **SETTINGS)
+    with pytest.raises(ConfigError, match="unknown scripted team"):
+        JaxMARLTeamEnv("tdm", opponent="tdm-omega", **SETTINGS)
+    with pytest.raises(ConfigError, match="opponent: expected a Policy"):
+        JaxMARLTeamEnv("tdm", opponent=3, **SETTINGS)  # pyright: ignore[reportArgumentType]
+    with pytest.raises(ConfigError, match="plays its second team itself"):
+        JaxMARLTeamEnv("two-bridge", opponent="tdm-alpha")
 
 
 def test_settings_are_validated() -> None:

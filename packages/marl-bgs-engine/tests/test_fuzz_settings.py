@@ -55,9 +55,16 @@ def _pettingzoo(**kw: Any) -> Any:
     return PettingZooEnv(kw.pop("mode", "tdm"), **kw)
 
 
+def _jaxmarl_team(**kw: Any) -> Any:
+    from marl_bgs.adapters.jaxmarl import JaxMARLTeamEnv
+
+    return JaxMARLTeamEnv(kw.pop("mode", "tdm"), **kw)
+
+
 BUILDERS: dict[str, Callable[..., Any]] = {
     "make": lambda **kw: marl_bgs.make(kw.pop("mode", "tdm"), **kw),
     "jaxmarl": _jaxmarl,
+    "jaxmarl-team": _jaxmarl_team,
     "pettingzoo": _pettingzoo,
 }
 
@@ -372,7 +379,23 @@ def _adapter_cases() -> list[Case]:
         for v in ("agents", "Agent", 1, ["agent"], True, {})
     ]
     cases += [
+        (f"jaxmarl-team opponent={_label(v)}", "jaxmarl-team", {"opponent": v}, Refused(why))
+        for v, why in (
+            ("TDM-alpha", r"^name: unknown scripted team 'TDM-alpha'"),
+            ("", r"^name: unknown scripted team ''"),
+            ("x" * 5000, r"^name: unknown scripted team"),
+            (5, r"^opponent: expected a Policy or a name, got 5"),
+            (["tdm-alpha"], r"^opponent: expected a Policy or a name, got"),
+        )
+    ]
+    cases += [
         ("jaxmarl facts=agent", "jaxmarl", {"facts": "agent"}, lambda env: None),
+        ("jaxmarl-team no opponent", "jaxmarl-team", {},
+         Refused(r"^opponent: tdm-v\d+ has two teams to control")),
+        ("jaxmarl-team opponent for two-bridge", "jaxmarl-team",
+         {"mode": "two-bridge", "opponent": "tdm-alpha"}, Refused(r"^opponent: .* plays its second")),
+        ("jaxmarl-team opponent=tdm-beta", "jaxmarl-team", {"opponent": "tdm-beta"},
+         lambda env: None),
         ("pettingzoo render_mode=human", "pettingzoo", {"render_mode": "human"},
          Refused(r"^render_mode: only None is supported, got 'human'$")),
     ]  # fmt: skip

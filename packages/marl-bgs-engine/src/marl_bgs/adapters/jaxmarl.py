@@ -25,6 +25,21 @@ agent, so baselines can reshape it: `outcome` (1 A wins, 2 B wins, 3 draw, 0 run
 `agent_facts`, one value per agent); `facts="full"` adds the whole `Facts` (not per agent: fine
 for your own loops, but it breaks baselines that reshape `info` to one value per agent).
 
+`JaxMARLTeamEnv` is the env JaxMARL's value-decomposition baselines (QMIX, VDN, IQL through
+`CTRolloutManager`) expect: one team learns, the other is played by a JAX team policy folded into
+the env, as SMAX's heuristic enemies are:
+
+    from jaxmarl.wrappers.baselines import CTRolloutManager
+    env = JaxMARLTeamEnv("tdm", opponent="tdm-alpha", map_id=0)   # team A's 5 agents
+    wrapped = CTRolloutManager(env, batch_size=16)
+
+`CTRolloutManager` decides how to read an env by its name: an env named like SMAX gives the
+global state as `obs["world_state"]`, the team reward as the first agent's reward and the legal
+actions through `get_avail_actions`; any other name gets all-ones masks, every agent's
+observation concatenated and the sum of every agent's reward. This env provides the first
+reading (team A's `world_state`, the team's reward given to each of its agents, exact masks), so
+its `name` carries `SMAX` for that wrapper to choose it.
+
 The engine calls are jitted once per module (`marl_bgs.adapters.game`, shared with the PettingZoo
 adapter) with the settings as traced data, so adapters for other maps, rosters or rule values
 reuse the compiled programs; under a user's `jax.jit` / `jax.vmap` they trace into one program.
@@ -32,6 +47,7 @@ reuse the compiled programs; under a user's `jax.jit` / `jax.vmap` they trace in
 
 from __future__ import annotations
 
+from functools import cache, partial
 from typing import Any
 
 import jax
@@ -44,8 +60,11 @@ from marl_bgs.adapters import game
 from marl_bgs.core.checks import shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.pool import StartPool
+from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
+from marl_bgs.core.team import Policy, TeamInputs, act_team
 
 FACTS = (None, "agent", "full")
+_OPPONENT_ACT, _OPPONENT_MEMORY = 1, 2  # fold-in tags of the opponent's keys (the game's: split)
 
 
 class JaxMARLEnv(MultiAgentEnv):
@@ -162,3 +181,146 @@ class JaxMARLEnv(MultiAgentEnv):
         rewards = {a: t.reward[i] for i, a in enumerate(self.agents)}
         dones = dict.fromkeys(self.agents, t.done) | {"__all__": t.done}
         return self._obs(t.obs, t.world_state), t.state, rewards, dones, info
+
+
+@pytree_dataclass
+class TeamState(PyTree):
+    """One game and the folded-in opponent's memory (one game's, no batch axis)."""
+
+    game: Any
+    memory: Any
+
+
+@cache
+def _scripted(name: str) -> Policy:
+    """A scripted team by name, one object per name (so its compiled programs are shared)."""
+    from marl_bgs.tdm.scripted import scripted_policy
+
+    return scripted_policy(name)
+
+
+@partial(jax.jit, static_argnames=("mode", "opponent"))
+def _opponent_actions(
+    mode: Any, opponent: Policy, key: jax.Array, state: Any, memory: Any
+) -> tuple[jax.Array, Any]:
+    """Team B's flat actions [team_size] from its own inputs of one game, and its memory."""
+    one = lambda tree: jax.tree.map(lambda a: a[None], tree)  # noqa: E731  # a batch of one
+    faces = one((mode.observe(state), mode.views(state), mode.masks(state)))
+    inputs = TeamInputs(*mode.spec.team_slice(faces, 1))
+    actions, memory = act_team(mode.spec, opponent, key[None], one(memory), inputs)
+    return mode.flatten_actions(actions[0]), jax.tree.map(lambda a: a[0], memory)
+
+
+class JaxMARLTeamEnv(JaxMARLEnv):
+    """Team A of a registered mode behind JaxMARL's `MultiAgentEnv`, team B played by `opponent`
+    inside the env (a two-team mode) or by the env's own rules (a one-team mode such as
+    Two-Bridge). Read the way `CTRolloutManager` reads SMAX (see the module docstring)."""
+
+    def __init__(
+        self,
+        mode: str,
+        *,
+        opponent: Policy | str | None = None,
+        facts: str | None = None,
+        **settings: Any,
+    ) -> None:
+        """`opponent`: a JAX team `Policy` or a scripted team's name (Team Deathmatch:
+        "tdm-alpha", "tdm-beta", "tdm-gamma", "rush"); none for a mode whose env plays team B.
+        `settings`: as `JaxMARLEnv`."""
+        super().__init__(mode, facts=facts, **settings)
+        spec = self.native.spec
+        if len(spec.teams) == 2 and opponent is None:
+            raise ConfigError(
+                f"opponent: {spec.id} has two teams to control; give team B's player (a Policy "
+                "or a scripted team's name)"
+            )
+        if len(spec.teams) == 1 and opponent is not None:
+            raise ConfigError(f"opponent: {spec.id} plays its second team itself; give none")
+        if isinstance(opponent, str):
+            opponent = _scripted(opponent)
+        if opponent is not None and not isinstance(opponent, Policy):
+            raise ConfigError(f"opponent: expected a Policy or a name, got {shown(opponent)}")
+        self.opponent = opponent
+        self.own = np.asarray(spec.teams[0])
+        everyone = self.agents
+        self.agents = [everyone[i] for i in spec.teams[0]]
+        self.num_agents = self.num_allies = len(self.agents)
+        self.num_enemies = spec.num_agents - len(self.agents)
+        self.state_size = spec.state_size
+        self.observation_spaces = {a: self.observation_spaces[a] for a in self.agents}
+        self.action_spaces = {a: self.action_spaces[a] for a in self.agents}
+
+    @property
+    def name(self) -> str:
+        """Carries `SMAX` so that `CTRolloutManager` reads this env as it reads SMAX."""
+        player = "env" if self.opponent is None else self.opponent.name
+        return f"MarlBgsSMAXProtocol-{self.mode}-vs-{player}"
+
+    @property
+    def agent_classes(self) -> dict[str, list[str]]:
+        """The learning team, by its agents."""
+        return {"team_a": list(self.agents)}
+
+    def _team_obs(self, obs: jax.Array, world: jax.Array) -> dict[str, jax.Array]:
+        return self._obs(obs[self.own], world[: self.state_size])
+
+    def _memory(self, key: jax.Array) -> Any:
+        if self.opponent is None:
+            return ()
+        return self.opponent.init(jax.random.fold_in(key, _OPPONENT_MEMORY))
+
+    def reset(self, key: jax.Array) -> tuple[dict[str, jax.Array], TeamState]:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """A new game and a fresh opponent memory: (obs of team A and `world_state`, state)."""
+        obs, game_state = super().reset(key)
+        world = obs.pop("world_state")
+        state = TeamState(game=game_state, memory=self._memory(key))
+        return {a: obs[a] for a in self.agents} | {"world_state": world[: self.state_size]}, state
+
+    def get_obs(self, state: TeamState) -> dict[str, jax.Array]:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Team A's flat observations and its `world_state` [state_size]."""
+        mode = self.native.mode
+        return self._team_obs(mode.observe(state.game), game.world_state(mode, state.game))
+
+    def get_avail_actions(self, state: TeamState) -> dict[str, jax.Array]:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Team A's legal flat actions {agent: bool [num_actions]} (exact)."""
+        flat = self.native.mode.masks(state.game).flat
+        return {a: flat[i] for a, i in zip(self.agents, self.own, strict=True)}
+
+    def _tick(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, key: jax.Array, state: TeamState, actions: dict[str, Any], reset_state: Any,
+        auto_reset: bool,
+    ) -> tuple[dict, TeamState, dict, dict, dict]:  # fmt: skip
+        """Team B acts from its own inputs, then the game ticks (and restarts where it ended,
+        with a fresh opponent memory); team A's reward is the mean of its agents' rewards."""
+        native, spec, given = self.native, self.native.spec, reset_state is not None
+        flat = jnp.zeros((spec.num_agents,), jnp.int32).at[self.own].set(self._flat(actions))
+        memory = state.memory
+        if self.opponent is not None:
+            k_act = jax.random.fold_in(key, _OPPONENT_ACT)
+            theirs, memory = _opponent_actions(
+                native.mode, self.opponent, k_act, state.game, state.memory
+            )
+            flat = flat.at[np.asarray(spec.teams[1])].set(theirs)
+        t = game.step_game(
+            native.mode, native.reward_fn, key, state.game, flat,
+            reset_state.game if given else state.game, jnp.bool_(given), jnp.bool_(auto_reset),
+            native.pool, native.spawn_swap,
+        )  # fmt: skip
+        fresh = reset_state.memory if given else self._memory(key)
+        restarted = t.done & auto_reset
+        memory = where_games(restarted, fresh, memory) if self.opponent is not None else memory
+        n = len(self.agents)
+        info: dict[str, Any] = {
+            "outcome": jnp.full((n,), t.outcome),
+            "truncated": jnp.full((n,), t.truncated),
+        }
+        if self.facts == "agent":
+            summed = native.mode.agent_facts(t.facts)
+            info["agent_facts"] = jax.tree.map(lambda v: v[self.own], summed)
+        elif self.facts == "full":
+            info["facts"] = t.facts
+        team_reward = jnp.mean(t.reward[self.own])
+        rewards = dict.fromkeys(self.agents, team_reward)
+        dones = dict.fromkeys(self.agents, t.done) | {"__all__": t.done}
+        nxt = TeamState(game=t.state, memory=memory)
+        return self._team_obs(t.obs, t.world_state), nxt, rewards, dones, info

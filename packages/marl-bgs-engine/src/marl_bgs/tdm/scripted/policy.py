@@ -12,7 +12,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from marl_bgs.core.checks import did_you_mean
+from marl_bgs.core.checks import did_you_mean, shown
 from marl_bgs.core.errors import ConfigError
 from marl_bgs.core.geometry import length
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
@@ -102,7 +102,9 @@ def scripted_policy(name: str) -> Policy:
     """The scripted team `name`: "tdm-alpha", "tdm-beta", "tdm-gamma" or "rush"."""
     if name not in STYLES:
         hint = did_you_mean(name, STYLES)
-        raise ConfigError(f"name: unknown scripted team {name!r}{hint}; allowed: {sorted(STYLES)}")
+        raise ConfigError(
+            f"name: unknown scripted team {shown(name)}{hint}; allowed: {sorted(STYLES)}"
+        )
     style = STYLES[name]
 
     def act(keys: jax.Array, memory: Memory, inputs: TeamInputs) -> tuple[jax.Array, Memory]:
