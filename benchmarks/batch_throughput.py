@@ -31,7 +31,6 @@ def _worker(kind: str, preset: str, seeds: int, num_envs: int, rollout: int, upd
     import jax.numpy as jnp
 
     from marl_bgs_train import PRESETS, make_train
-    from marl_bgs_train.hypers import hyper_of
 
     config = dataclasses.replace(
         PRESETS[preset], num_envs=num_envs, rollout=rollout,
@@ -39,7 +38,7 @@ def _worker(kind: str, preset: str, seeds: int, num_envs: int, rollout: int, upd
     )  # fmt: skip
     trainer = make_train(config)
     keys = [jax.random.key(s) for s in range(seeds)]
-    hypers = {k: jnp.full((seeds,), v) for k, v in hyper_of(config).items()}
+    hypers = jax.tree.map(lambda v: jnp.stack([v] * seeds), trainer.hyper())
     started = time.perf_counter()
     if kind == "sequential":
         first = None
@@ -48,7 +47,7 @@ def _worker(kind: str, preset: str, seeds: int, num_envs: int, rollout: int, upd
             first = first or time.perf_counter()
             jax.block_until_ready(trainer.run(state, updates - 1))
     else:
-        states = trainer.run_many(trainer.init_many(jnp.stack(keys)), 1, hypers)[0]
+        states = trainer.run_many(trainer.init_many(jnp.stack(keys), hypers), 1, hypers)[0]
         states = jax.block_until_ready(states)
         first = time.perf_counter()
         jax.block_until_ready(trainer.run_many(states, updates - 1, hypers))

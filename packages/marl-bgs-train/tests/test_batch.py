@@ -23,9 +23,10 @@ from marl_bgs_train.batch import (
     load_batch,
     plan,
     plot_suite,
+    programs,
     train_batch,
 )
-from marl_bgs_train.cli import app
+from marl_bgs_train.cli import _sweep, app
 from marl_bgs_train.runs import train_runs
 from marl_bgs_train.testing import assert_trees_equal, tiny_config
 
@@ -53,12 +54,31 @@ def test_a_plan_is_every_swept_value_with_every_seed():
     assert [r.config.entropy_coef for r in runs] == [0.01, 0.01, 0.05, 0.05]
     assert [r.seed for r in runs] == [0, 1, 0, 1]
     assert [r.name for r in plan(CONFIG, [3])] == ["s3"]
-    with pytest.raises(ConfigError, match=r"--sweep 'hidden': not a setting .* \['actor_lr"):
-        plan(CONFIG, [0], {"hidden": ["8", "16"]})  # it changes the program's shapes
+    with pytest.raises(ConfigError, match=r"hiden: unknown setting; known: .*hidden"):
+        plan(CONFIG, [0], {"hiden": ["8", "16"]})
+    maps = plan(CONFIG, [0], {"game.maps": ["0,1", "2,3", "0,1,2,3,4,5,6,7,8,9,10,11"]})
+    assert [r.name for r in maps] == ["game.maps=0,1-s0", "game.maps=2,3-s0", "game.maps=v2-s0"]
     with pytest.raises(ConfigError, match="seeds: distinct"):
         plan(CONFIG, [1, 1])
     with pytest.raises(ConfigError, match="clip"):
         plan(CONFIG, [0], {"clip": ["-1"]})  # each swept value is checked
+
+
+def test_runs_share_a_program_unless_a_setting_changes_its_shapes():
+    """Learner settings, the reward's shaping weights and layouts of one size are data: one
+    program. Another network width, layouts of another size or another opponent mix (it sizes
+    the opponents' slices of the games) each make a program of their own."""
+    reward = dataclasses.replace(CONFIG.game.reward, score_shaping=0.1)
+    shaped = tiny_config("ippo-rnn", reward=reward)
+    data = {"entropy_coef": ["0.01", "0.05"], "game.maps": ["0,3", "1,2"],
+            "game.reward.score_shaping": ["0.1", "0.5"]}  # fmt: skip
+    assert programs(plan(shaped, [0, 1], data)) == [list(range(16))]
+    assert programs(plan(CONFIG, [0], {"hidden": ["8", "16"]})) == [[0], [1]]
+    assert programs(plan(CONFIG, [0], {"game.maps": ["0,3", "1", "2,4"]})) == [[0, 2], [1]]
+    mixes = plan(CONFIG, [0, 1], {"opponents.current": ["0.4", "1.0"]})
+    assert programs(mixes) == [[0, 1], [2, 3]]
+    # shaping off (weight 0) is another program than shaping on: its terms are not computed
+    assert programs(plan(CONFIG, [0], {"game.reward.score_shaping": ["0", "0.2"]})) == [[0], [1]]
 
 
 def test_each_run_of_a_batch_equals_the_run_trained_alone(batch):
@@ -74,6 +94,38 @@ def test_each_run_of_a_batch_equals_the_run_trained_alone(batch):
                 np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
             else:
                 np.testing.assert_array_equal(a, b)
+
+
+@pytest.fixture(scope="module")
+def data_batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Run], list]:
+    """A batch over maps and the reward's shaping weight (one program), and one over the
+    opponent mix (two programs, trained one after another)."""
+    reward = dataclasses.replace(CONFIG.game.reward, score_shaping=0.1, approach_potential=0.2)
+    shaped = tiny_config("ippo-rnn", total_steps=16, reward=reward)
+    sweep = {"game.maps": ["0,3", "1,2"], "game.reward.approach_potential": ["0.1", "0.9"]}
+    runs = plan(shaped, [0], sweep)
+    runs += plan(shaped, [0], {"opponents.current": ["0.4", "2.0"]})
+    out = tmp_path_factory.mktemp("data_batch")
+    return runs, train_batch(runs, out, progress=False)
+
+
+def test_layouts_shaping_and_mixes_train_as_their_runs_alone(data_batch):
+    """Run i of a batch over maps, shaping weights and opponent mixes equals its config trained
+    alone (to rounding, as above), and each played its own maps with its own reward."""
+    runs, states = data_batch
+    for i, run in enumerate(runs):
+        alone, _ = make_train(run.config)(jax.random.key(run.seed))
+        for a, b in zip(jax.tree.leaves(alone), jax.tree.leaves(states[i]), strict=True):
+            a, b = np.asarray(a), np.asarray(b)
+            if a.dtype.kind == "f":
+                np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+            else:
+                np.testing.assert_array_equal(a, b)
+    maps = [sorted(set(np.asarray(s.env_state.map_id).tolist())) for s in states[:4]]
+    assert all(set(m) <= {0, 3} for m in maps[:2])
+    assert all(set(m) <= {1, 2} for m in maps[2:4])
+    actors = [jax.tree.leaves(s.actor)[0] for s in states]
+    assert not np.array_equal(actors[0], actors[1])  # another approach weight, same maps
 
 
 def test_the_runs_differ_by_their_seed_and_setting(batch):
@@ -130,9 +182,15 @@ def test_the_command_line_trains_a_batch_and_resumes_it(batch, tmp_path):
         like = jax.eval_shape(make_train(r.config).init, jax.random.key(0))
         got = checkpoints.restore(checkpoints.manager(tmp_path / r.name), like)
         assert_trees_equal(got, want)  # the same as the uninterrupted batch
-    bad = cli.invoke(app, ["ippo-rnn", "--sweep", "hidden=8,16", "--out", str(tmp_path / "x")])
+    bad = cli.invoke(app, ["ippo-rnn", "--sweep", "hiden=8,16", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2
-    assert "--sweep 'hidden'" in bad.stderr
+    assert "hiden: unknown setting; known:" in bad.stderr
+    # values split at ";" where one is a list, layouts read with the layout grammar
+    assert _sweep(["game.maps=0,3;1-2", "clip=0.1,0.2"], "tdm") == {
+        "game.maps": ["0,3", "1,2"], "clip": ["0.1", "0.2"],
+    }  # fmt: skip
+    variants = _sweep(["game.variants=V1_Navigate;V1_Base,V1_Combat"], "two-bridge")
+    assert variants == {"game.variants": ["2", "0,1"]}
 
 
 def test_a_suite_trains_each_learner_as_a_batch_and_draws_them_in_one_figure(tmp_path):

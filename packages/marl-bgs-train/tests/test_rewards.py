@@ -412,3 +412,33 @@ def test_env_steps_under_jit_with_finite_rewards() -> None:
         actions = rng.integers(0, nvec, size=(2, len(env.agents), len(nvec)), dtype=np.int32)
         _, state, reward, _, _ = env.step(jax.random.key(t), state, actions)
         assert all(reward[a].shape == (2,) and np.isfinite(reward[a]).all() for a in env.agents)
+
+
+def test_reward_norm_scales_what_the_learner_trains_on() -> None:
+    """With `reward_norm`, the rollout's rewards are the env's divided by the running standard
+    deviation of the discounted returns (folded in tick by tick, a finished game's return
+    restarting); the logged reward per tick stays the env's own. The same first rollout without
+    it keeps the env's rewards unchanged."""
+    from marl_bgs_train.learners import make_train
+    from marl_bgs_train.losses import RewardScale
+    from marl_bgs_train.testing import tiny_config
+
+    key = jax.random.PRNGKey(7)
+    out = {}
+    for norm in (False, True):
+        trainer = make_train(tiny_config("ippo-ff", reward_norm=norm, rollout=8))
+        _, traj, _, _ = jax.jit(trainer._rollout)(trainer.init(key), trainer.hyper())
+        out[norm] = traj
+    plain, normed = out[False], out[True]
+    np.testing.assert_array_equal(plain.paid, normed.paid)
+    np.testing.assert_allclose(
+        plain.paid, np.sum(np.asarray(plain.reward) * np.asarray(plain.weight), -1), rtol=1e-6
+    )
+    raw = np.asarray(plain.reward)
+    assert np.abs(raw).sum() > 0  # the combat terms paid something in these 8 ticks
+    gamma = trainer.config.gamma
+    scale = RewardScale.create(raw.shape[1:])
+    for t in range(raw.shape[0]):
+        scale = scale.update(jnp.asarray(raw[t]), jnp.asarray(plain.done[t])[:, None], gamma)
+        np.testing.assert_allclose(normed.reward[t], scale.scale(jnp.asarray(raw[t])), rtol=1e-5)
+    assert not np.allclose(normed.reward, raw)

@@ -19,6 +19,7 @@ from marl_bgs_eval import get_system
 from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
 from marl_bgs_train.hypers import program_config
+from marl_bgs_train.players import named_policy
 from marl_bgs_train.tdm.game import LayoutVariation
 from marl_bgs_train.testing import tensorboard_scalars, tiny_config
 
@@ -112,13 +113,16 @@ def test_a_run_is_a_system_that_plays_legal_actions(finished):
     env = marl_bgs.make("tdm", map_id=42, num_envs=3)
     _, state = env.reset(jax.random.key(0))
     inputs = team_inputs(env, state)[1]  # it may play team B too: inputs are in its own frame
-    memory = jax.vmap(system.init)(jax.random.split(jax.random.key(1), 3))
-    actions, _ = jax.jit(system.act)(jax.random.split(jax.random.key(2), 3), memory, inputs)
-    a = np.asarray(actions)
-    move, pair = np.asarray(inputs.masks.move), np.asarray(inputs.masks.pair)
-    g, k = np.meshgrid(np.arange(3), np.arange(5), indexing="ij")
-    assert move[g, k, a[..., 0]].all()
-    assert pair[g, k, a[..., 1], a[..., 2]].all()
+    assert system.params is not None  # its weights are data: one program for every checkpoint
+    # as an evaluation System (weights bound) and as a frozen player of a training run
+    for player in (system.bind(system.params), named_policy(f"ckpt:{finished}", "frozen")):
+        memory = jax.vmap(player.init)(jax.random.split(jax.random.key(1), 3))
+        actions, _ = jax.jit(player.act)(jax.random.split(jax.random.key(2), 3), memory, inputs)
+        a = np.asarray(actions)
+        move, pair = np.asarray(inputs.masks.move), np.asarray(inputs.masks.pair)
+        g, k = np.meshgrid(np.arange(3), np.arange(5), indexing="ij")
+        assert move[g, k, a[..., 0]].all()
+        assert pair[g, k, a[..., 1], a[..., 2]].all()
     with pytest.raises(Exception, match="ckpt"):
         get_system(f"ckpt:{finished}@x")
 

@@ -24,7 +24,7 @@ def test_an_idle_teammate_holds_its_slot_and_weighs_nothing(preset):
     trainer = make_train(tiny_config(preset, teammate_slots=(0,)), teammate=IDLE)
     state = jax.jit(trainer.init)(jax.random.key(3))
     start_pos = np.asarray(state.env_state.units.pos)
-    state, traj, _, _ = jax.jit(trainer._rollout)(state)
+    state, traj, _, _ = jax.jit(trainer._rollout)(state, trainer.hyper())
     weight = np.asarray(traj.weight)
     assert (weight[..., 0] == 0).all()
     assert (weight[..., 1:] == 1).all()  # the learner's four slots (5v5 rosters)

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+import marl_bgs
 from marl_bgs import ConfigError, Policy
 from marl_bgs.two_bridge import VARIANTS
 from marl_bgs.two_bridge.views import MINIMAP_SIZE
@@ -110,6 +111,30 @@ def test_the_encoder_reads_the_minimap_and_passes_the_rest() -> None:
     assert not np.allclose(moved[:, :EMBED], out[:, :EMBED])
     unbatched = encoder.apply(params, x[0])  # the mixer's init reads one state
     np.testing.assert_allclose(unbatched, out[0], rtol=1e-5, atol=1e-6)
+
+
+def test_the_marines_share_one_minimap_so_it_is_encoded_once_per_team() -> None:
+    """In random play, every Marine's observation and global state start with one and the same
+    minimap (what `MinimapEncoder(agents=True)` relies on); encoding it once per team gives what
+    encoding it for every Marine gives."""
+    env = marl_bgs.make("two-bridge", variant=["V1_Navigate", "V1_Combat"], num_envs=8)
+    key = jax.random.key(3)
+    _, state = env.reset(key)
+    for tick in range(12):
+        faces = (env.observe(state), env.global_state(state))
+        for face in faces:
+            minimaps = np.asarray(face[..., :MINIMAP_SIZE])
+            np.testing.assert_array_equal(
+                minimaps, np.broadcast_to(minimaps[:, :1], minimaps.shape)
+            )
+        k = jax.random.fold_in(key, tick)
+        actions = env.sample_actions(k, state)
+        _, state, _, _, _ = env.step(k, state, actions)
+    x = jnp.concatenate([faces[0], jnp.ones((*faces[0].shape[:-1], 5))], axis=-1)
+    encoder = MinimapEncoder()
+    params = encoder.init(jax.random.key(1), x)
+    once, each = encoder.apply(params, x, agents=True), encoder.apply(params, x)
+    np.testing.assert_allclose(once, each, rtol=1e-5, atol=1e-6)
 
 
 def test_marine_ids_are_one_hot_per_slot() -> None:

@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+import marl_bgs
 import marl_bgs_eval as ev
-from marl_bgs import ConfigError
+from marl_bgs import ConfigError, team_inputs
 from marl_bgs_train import runs
 from marl_bgs_train.cli import app
 from marl_bgs_train.config import ValidationSettings
@@ -80,3 +81,25 @@ def test_validation_refuses_test_maps_and_bad_settings(validated):
     result = CliRunner().invoke(app, ["validate", str(validated), "--panel", "no-such-system"])
     assert result.exit_code == 2
     assert "no-such-system" in result.output
+
+
+def test_checkpoints_share_one_program_and_greedy_play_is_greedy(validated):
+    """Every checkpoint of a run is the same parametric System but for its weights (one compiled
+    evaluation program for all of them); a greedy checkpoint picks the same actions whatever its
+    keys, a sampling one does not."""
+    first, second = runs.run_system(validated, 1), runs.run_system(validated, 2)
+    assert first.program_key() == second.program_key()
+    assert runs.run_system(validated, 2, greedy=True).program_key() != second.program_key()
+    env = marl_bgs.make("tdm", num_envs=8, map_id=42, tick_limit=6)
+    _, state = env.reset(jax.random.PRNGKey(0))
+    inputs = team_inputs(env, state)[0]
+    bound = second.bind(second.params)
+    memory = jax.vmap(bound.init)(jax.random.split(jax.random.PRNGKey(1), 8))
+
+    def actions(system, seed):
+        keys = jax.random.split(jax.random.PRNGKey(seed), 8)
+        return np.asarray(system.bind(system.params).act(keys, memory, inputs)[0])
+
+    greedy = runs.run_system(validated, 2, greedy=True)
+    np.testing.assert_array_equal(actions(greedy, 1), actions(greedy, 2))
+    assert not np.array_equal(actions(second, 1), actions(second, 2))

@@ -1,5 +1,9 @@
-"""Batches of runs: several seeds and a sweep over settings that keep shapes, trained as one
-compiled program (`vmap` over runs), each run in a folder of its own.
+"""Batches of runs: several seeds and a sweep over settings, each run in a folder of its own.
+Runs whose configs differ only in settings read as data (`hypers.sweepable`: learning rates,
+entropy and clip coefficients, lambdas, the reward's shaping weights, layouts of one size) and
+in their seeds train as one compiled program (`vmap` over runs); a sweep over any other setting
+(the opponent mix's weights, which size the opponents' slices of the games, say) gives one such
+program per distinct value, trained one after another.
 
     runs = plan(PRESETS["ippo-rnn"], seeds=[0, 1, 2], sweep={"entropy_coef": ["0.01", "0.003"]})
     train_batch(runs, "runs/ippo")   # runs/ippo/entropy_coef=0.01-s0/, ... and batch.json
@@ -23,7 +27,6 @@ from marl_bgs import ConfigError, Policy
 from marl_bgs.core.checks import shown
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import Config, apply_overrides, validate
-from marl_bgs_train.hypers import sweepable
 from marl_bgs_train.runs import moving_average, read_log, train_runs
 
 BATCH_FILE = "batch.json"
@@ -44,26 +47,42 @@ class Run:
 def plan(
     config: Config, seeds: Sequence[int], sweep: Mapping[str, Sequence[str]] = {}
 ) -> list[Run]:
-    """Every combination of the swept settings' values (as `--set` reads them), each with every
-    seed. Only sweepable settings may be swept (they keep the program: `hypers`)."""
-    allowed, sweep = sweepable(config), sweep or {}
+    """Every combination of the swept settings' values (as `--set` reads them, `game.maps=0,1,2`
+    say), each with every seed. Any setting may be swept; those of `hypers.sweepable` keep one
+    program (`train_batch` groups the rest). A run's folder is named by its values
+    (`entropy_coef=0.01-s0`; a value longer than 24 characters by its position, `game.maps=v1`)."""
+    sweep = sweep or {}
     for name, values in sweep.items():
-        if name not in allowed:
-            raise ConfigError(
-                f"--sweep {shown(name, 40)}: not a setting runs of {config.name} share a program "
-                f"over; allowed: {list(allowed)}"
-            )
         if not values:
-            raise ConfigError(f"--sweep {name}: give at least one value")
+            raise ConfigError(f"--sweep {shown(name, 40)}: give at least one value")
+        apply_overrides(config, [f"{name}={values[0]}"])  # an unknown setting names the known
     if not seeds or len(set(seeds)) != len(seeds):
         raise ConfigError(f"seeds: distinct seeds, at least one, got {list(seeds)}")
     runs = []
-    choices = [[(name, value) for value in values] for name, values in sweep.items()]
+    choices = [list(enumerate(values)) for values in sweep.values()]
     for combo in itertools.product(*choices):
-        swept = validate(apply_overrides(config, [f"{k}={v}" for k, v in combo]))
-        label = ",".join(f"{k}={v}" for k, v in combo)
+        named = list(zip(sweep, combo, strict=True))
+        swept = validate(apply_overrides(config, [f"{k}={v}" for k, (_, v) in named]))
+        label = ",".join(f"{k}={v if len(v) <= 24 else f'v{j}'}" for k, (j, v) in named)
         runs += [Run(f"{label}-s{seed}" if label else f"s{seed}", swept, seed) for seed in seeds]
+    if len({r.name for r in runs}) != len(runs):
+        raise ConfigError(f"--sweep: values repeat ({dict(sweep)})")
     return runs
+
+
+def programs(
+    runs: Sequence[Run], frozen: Sequence[Policy] = (), teammate: Policy | None = None
+) -> list[list[int]]:
+    """The runs (by index) that share one compiled program, in order of first appearance: runs
+    whose trainers have one `program_key` (configs that differ only in `hypers.sweepable`
+    settings, layouts of one size)."""
+    from marl_bgs_train.learners import make_train
+
+    keys = {c: make_train(c, frozen, teammate).program_key() for c in {r.config for r in runs}}
+    groups: dict[Any, list[int]] = {}
+    for i, run in enumerate(runs):
+        groups.setdefault(keys[run.config], []).append(i)
+    return list(groups.values())
 
 
 def train_batch(
@@ -74,21 +93,35 @@ def train_batch(
     teammate: Policy | None = None,
     **settings: Any,
 ) -> list[Any]:
-    """Train `runs` as one program into `batch_dir/<run name>/` (or continue them with
-    `resume`), writing `batch.json` and, at the end, every run's curve in `curves.png`.
-    `settings` go to `runs.train_runs` (save_every, progress, on_update, on_save,
-    tensorboard). Returns each run's final state."""
+    """Train `runs` into `batch_dir/<run name>/` (or continue them with `resume`), each group of
+    runs that shares a program (`programs`) as one, the groups one after another, writing
+    `batch.json` and, at the end, every run's curve in `curves.png`. `settings` go to
+    `runs.train_runs` (save_every, progress, on_update, on_save, tensorboard; `on_update` and
+    `on_save` get the run's index in `runs`). Returns each run's final state."""
     batch_dir = Path(batch_dir)
     if not resume:
         batch_dir.mkdir(parents=True, exist_ok=True)
         records = [{"name": r.name, "seed": r.seed} for r in runs]
         (batch_dir / BATCH_FILE).write_text(json.dumps({"runs": records}, indent=2) + "\n")
-    states = train_runs(
-        [r.config for r in runs], [r.seed for r in runs], [batch_dir / r.name for r in runs],
-        batched=True, resume=resume, frozen=frozen, teammate=teammate, **settings,
-    )  # fmt: skip
+    states: list[Any] = [None] * len(runs)
+    for group in programs(runs, frozen, teammate):
+        dirs = [batch_dir / runs[i].name for i in group]
+        started = resume and all(checkpoints.manager(d).latest_step() is not None for d in dirs)
+        own = {k: _reindexed(v, group) if k in ("on_update", "on_save") and v else v
+               for k, v in settings.items()}  # fmt: skip
+        done = train_runs(
+            [runs[i].config for i in group], [runs[i].seed for i in group], dirs, batched=True,
+            resume=started, frozen=frozen, teammate=teammate, **own,
+        )  # fmt: skip
+        for i, state in zip(group, done, strict=True):
+            states[i] = state
     plot_batch(batch_dir, runs)
     return states
+
+
+def _reindexed(callback: Any, group: Sequence[int]) -> Any:
+    """`callback(i, ...)` called with the run's index in the whole batch, not in its group."""
+    return lambda i, *rest: callback(group[i], *rest)
 
 
 def is_batch(path: str | Path) -> bool:

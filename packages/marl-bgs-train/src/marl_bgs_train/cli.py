@@ -91,18 +91,22 @@ def _overrides(items: list[str] | None, mode: str, layouts: str | None = None) -
     return read
 
 
-def _sweep(items: list[str] | None) -> dict[str, list[str]]:
-    """`--sweep setting=v1,v2` items as {setting: [values]} (a setting once)."""
+def _sweep(items: list[str] | None, mode: str) -> dict[str, list[str]]:
+    """`--sweep setting=v1,v2` items as {setting: [values]} (a setting once); values split at
+    `;` where the item has one (a value may then be a list: `game.maps=0-9;10-19`), else at `,`;
+    the mode's layout setting read with the layout grammar (`_overrides`)."""
     from marl_bgs import ConfigError
 
     swept: dict[str, list[str]] = {}
     for item in items or []:
         key, sep, values = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--sweep {item!r}: expected setting=v1,v2,...")
-        if key.strip() in swept:
-            raise ConfigError(f"--sweep {key.strip()!r}: given twice")
-        swept[key.strip()] = [v.strip() for v in values.split(",") if v.strip()]
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--sweep {item!r}: expected setting=v1,v2,... or setting=v1;v2;...")
+        if key in swept:
+            raise ConfigError(f"--sweep {key!r}: given twice")
+        split = [v.strip() for v in values.split(";" if ";" in values else ",") if v.strip()]
+        swept[key] = [_overrides([f"{key}={v}"], mode)[0].partition("=")[2] for v in split]
     return swept
 
 
@@ -120,8 +124,10 @@ def _train_command(preset: str) -> None:
         sweep: Annotated[
             list[str] | None,
             typer.Option(
-                help="setting=v1,v2,...: a run per value (per seed), in one program "
-                "(learning rates, entropy_coef, clip, gae_lambda, td_lambda)"
+                help="setting=v1,v2,... (or v1;v2;... when a value is a list): a run per value "
+                "(per seed); one program over learning rates, entropy_coef, clip, gae_lambda, "
+                "td_lambda, game.reward shaping weights and same-size game.maps / game.variants, "
+                "one program per value of any other setting"
             ),
         ] = None,
         mode: Mode = "tdm",
@@ -189,7 +195,7 @@ def _train_command(preset: str) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         save_players(run_dir, frozen or [], teammate)
         if seeds > 1 or sweep:
-            runs = plan(config, range(seed, seed + seeds), _sweep(sweep))
+            runs = plan(config, range(seed, seed + seeds), _sweep(sweep, mode))
             dirs = [run_dir / r.name for r in runs]
             for d in dirs:
                 d.mkdir(parents=True, exist_ok=True)

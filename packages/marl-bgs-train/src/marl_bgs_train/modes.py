@@ -30,7 +30,11 @@ if TYPE_CHECKING:
 
 class Starts(Protocol):
     """Where a run's new games start: a pytree state in the trainer's carry, the start pool it
-    draws from now (None: the env's own), and how an update's game metrics move it on."""
+    draws from now (None: the env's own), and how an update's game metrics move it on.
+    `varies`: whether the pool changes during a run (a curriculum); one that never does is the
+    run's layouts, read as data (`SelfPlay.layouts`)."""
+
+    varies: bool
 
     def first(self) -> Any: ...
     def pool(self, state: Any) -> StartPool | None: ...
@@ -40,6 +44,8 @@ class Starts(Protocol):
 
 class SamePool:
     """`Starts` of a mode without a curriculum: every game starts from the env's own pool."""
+
+    varies = False
 
     def first(self) -> jax.Array:
         return jnp.int32(0)
@@ -78,6 +84,14 @@ def result_margin(games: pd.DataFrame) -> pd.DataFrame:
     return games.assign(margin=(result == "win").astype(float) - (result == "loss").astype(float))
 
 
+def _replaced(section: Any, path: list[str], value: Any) -> Any:
+    """A frozen dataclass with the field at `path` (names of nested sections) set to `value`."""
+    if len(path) == 1:
+        return dataclasses.replace(section, **{path[0]: value})
+    inner = _replaced(getattr(section, path[0]), path[1:], value)
+    return dataclasses.replace(section, **{path[0]: inner})
+
+
 def _no_check(value: Any) -> Any:
     return value
 
@@ -105,9 +119,26 @@ class TrainParts:
     layout_setting: str = ""  # the game setting read with the layout grammar (`maps`)
     curriculum: Callable[[Any, str], Any] | None = None  # (game, source) -> game with its stages
     result: Callable[[jax.Array], jax.Array] = same_result  # outcome codes -> 0 / 1 A won / 2 / 3
-    encoder: Callable[[], nn.Module] | None = None  # a module every network input passes first
+    encoder: Callable[[], nn.Module] | None = None  # a module every network input passes first,
+    # called as `encoder(x, agents=...)` (`agents`: x's axis -2 is the team's agents)
     own_layouts: Callable[[Any], tuple[Any, ...]] = lambda game: ()  # the layouts a run plays
     measures: tuple[str, ...] = ()  # columns `validation_games` adds beside the margin
+    game_hyper: Callable[[Any], dict[str, float]] = lambda game: {}  # game settings read as
+    # data, by their `game.` names (Team Deathmatch: its reward's shaping weights)
+    shaping: Callable[[Any, Mapping[str, jax.Array], float], Callable[..., jax.Array] | None] = (
+        lambda game, hyper, gamma: None
+    )  # (game, hyper, gamma) -> the reward those settings weigh, one game's (state, next_state,
+    # facts) -> [agents], added to the env's; None when they weigh nothing
+
+    def program_game(self, game: Any) -> Any:
+        """The game section as a compiled program sees it: its layouts blanked (a run's start
+        pool is data, `SelfPlay.layouts`) and each setting of `game_hyper` at 1 where it is set
+        (which terms the reward has is the program's; their weights are data)."""
+        if self.layout_setting:
+            game = dataclasses.replace(game, **{self.layout_setting: ()})
+        for name, value in self.game_hyper(game).items():
+            game = _replaced(game, name.split(".")[1:], 1.0 if value else 0.0)
+        return game
 
     def with_curriculum(self, config: Any, source: str) -> Any:
         """`config` with the curriculum `source` names (`--curriculum`), or a `ConfigError` for

@@ -116,7 +116,8 @@ class _SequenceGRU(nn.Module):
 class Network(nn.Module):
     """Dense-relu x2, [GRU], Dense-relu, then one linear output per entry of `outputs`; with
     `norm`, a LayerNorm before each hidden relu (PQN's normalisation layers); with `encoder`
-    (a mode's, `TrainParts.encoder`), the input passes through it first."""
+    (a mode's, `TrainParts.encoder`), the input [T, A, D] passes through it first, called with
+    `agents=True` (axis -2 is the team's agents)."""
 
     hidden: int
     outputs: tuple[int, ...]
@@ -136,7 +137,7 @@ class Network(nn.Module):
             return nn.relu(nn.LayerNorm()(h) if self.norm else h)
 
         if self.encoder is not None:
-            x = self.encoder(x)
+            x = self.encoder(x, agents=True)
         h = layer(layer(x))
         if self.recurrent:
             # the name an earlier `nn.scan` of the cell gave it: saved runs keep loading

@@ -21,7 +21,8 @@ def named_policy(name: str, field: str) -> Policy:
         raise ConfigError(f"{field}: {err}") from None
     if system.host:
         raise ConfigError(f"{field}: {name!r} runs on the host; fixed players must be JAX Systems")
-    return Policy(name=system.name, act=system.act, init=system.init)
+    bound = system.bind(system.params)  # a checkpoint's weights as constants of the policy
+    return Policy(name=bound.name, act=bound.act, init=bound.init)
 
 
 def save_players(run_dir: str | Path, frozen: Sequence[str], teammate: str | None) -> None:

@@ -8,7 +8,9 @@ tournament can use it), with memory (GRU state, first-tick flag) started fresh e
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache, partial
 from typing import Any
 
 import jax
@@ -97,19 +99,26 @@ class ActorMemory:
     first: jax.Array
 
 
-def network_policy(spec: ActorSpec, params: Any, name: str, greedy: bool = False) -> Policy:
-    """`params` (group-stacked actor parameters) as a team policy: samples legal actions (or the
-    most likely legal ones when `greedy`; always for action values) from the team's
-    observations and masks only."""
+@cache
+def network_act(
+    spec: ActorSpec, greedy: bool = False
+) -> tuple[Callable[..., tuple[jax.Array, Any]], Callable[[Any, jax.Array], ActorMemory]]:
+    """The actor of `spec` as a parametric team policy, `(act(params, keys, memory, inputs),
+    init(params, key))`: it samples legal actions (or the most likely legal ones when `greedy`;
+    always for action values) from the team's observations and masks only. One pair of functions
+    per spec, so every checkpoint of a run shares one compiled evaluation program (its weights are
+    data)."""
     net = spec.network()
     greedy = greedy or spec.q_values
     action_heads = spec.action_heads
 
-    def init(key: jax.Array) -> ActorMemory:
-        del key
+    def init(params: Any, key: jax.Array) -> ActorMemory:
+        del params, key
         return ActorMemory(jnp.zeros((spec.team_size, spec.hidden)), jnp.bool_(True))
 
-    def act(keys: jax.Array, memory: ActorMemory, inputs: TeamInputs) -> tuple[jax.Array, Any]:
+    def act(
+        params: Any, keys: jax.Array, memory: ActorMemory, inputs: TeamInputs
+    ) -> tuple[jax.Array, Any]:
         group = spec.groups(inputs)
         x = spec.inputs(inputs.obs)[:, None]
         carry, logits = team_forward(
@@ -120,4 +129,11 @@ def network_policy(spec: ActorSpec, params: Any, name: str, greedy: bool = False
         picked = jax.vmap(lambda k, lg, m: heads.sample(k, lg, m, greedy))(keys, logits, masks)
         return action_heads.to_env(picked.choices), ActorMemory(carry, jnp.zeros_like(memory.first))
 
-    return Policy(name=name, act=act, init=init)
+    return act, init
+
+
+def network_policy(spec: ActorSpec, params: Any, name: str, greedy: bool = False) -> Policy:
+    """`params` (group-stacked actor parameters) as a team policy (`network_act` with these
+    weights)."""
+    act, init = network_act(spec, greedy)
+    return Policy(name=name, act=partial(act, params), init=partial(init, params))

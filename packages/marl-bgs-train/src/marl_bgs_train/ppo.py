@@ -25,7 +25,7 @@ from marl_bgs import Policy, TeamInputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train import heads
 from marl_bgs_train.config import PPOConfig, validate
-from marl_bgs_train.hypers import Hyper, descend, hyper_of
+from marl_bgs_train.hypers import Hyper, descend
 from marl_bgs_train.losses import RewardScale, ValueNorm, gae, ppo_actor_loss, ppo_value_loss
 from marl_bgs_train.networks import Network, init_groups, num_groups
 from marl_bgs_train.policy import team_forward
@@ -66,6 +66,7 @@ class Transition(NamedTuple):
     log_prob: jax.Array  # [N, A]
     value: jax.Array  # [N, A] critic output (normalised units)
     reward: jax.Array  # [N, A]
+    paid: jax.Array  # [N] the env's reward to the played slots, summed (metrics)
     done: jax.Array  # [N]
     start: jax.Array  # [N] this tick started an episode
     group: jax.Array  # [N, A]
@@ -111,8 +112,9 @@ class PPOTrainer(SelfPlay):
         self.critic_tx = optax.chain(clip, optax.scale_by_adam(eps=1e-5))  # at `critic_lr`
 
     # ----------------------------------------------------------------------------- start
-    def init(self, key: jax.Array) -> RunnerState:
-        """A fresh run: new networks, optimisers and games."""
+    def init(self, key: jax.Array, hyper: Hyper | None = None) -> RunnerState:
+        """A fresh run: new networks, optimisers and games (the first from
+        `hyper`'s layouts, default the run's)."""
         cfg = self.config
         k_actor, k_critic, key = jax.random.split(key, 3)
         actor = init_groups(self.actor_net, k_actor, self.groups, self.input_size)
@@ -125,7 +127,7 @@ class PPOTrainer(SelfPlay):
             value_norm=ValueNorm.create(),
             actor_carry=zeros,
             critic_carry=zeros,
-            **self._fresh(key, actor),
+            **self._fresh(key, actor, hyper),
         )
 
     # ---------------------------------------------------------------------------- acting
@@ -158,7 +160,9 @@ class PPOTrainer(SelfPlay):
             return self._scale(self.env.spec.team_slice(self.env.global_state(env_state), 0))
         return self._scale(inputs.obs)
 
-    def _tick(self, state: RunnerState, key: jax.Array) -> tuple[RunnerState, Transition]:
+    def _tick(
+        self, state: RunnerState, key: jax.Array, hyper: Hyper
+    ) -> tuple[RunnerState, Transition]:
         """One tick of every game: both teams act, the env steps, finished games restart."""
         n = self.config.num_envs
         k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
@@ -180,7 +184,9 @@ class PPOTrainer(SelfPlay):
         a_actions, teammate = self._with_teammate(
             self.actor_spec.action_heads.to_env(picked.choices), state.teammate, inputs_a, k_mate
         )
-        played = self._play(state, a_actions, b_actions, opponents, teammate, k_play, k_fresh)
+        played = self._play(
+            state, a_actions, b_actions, opponents, teammate, k_play, k_fresh, hyper
+        )
         transition = Transition(
             x=x,
             critic_x=critic_x,
@@ -274,9 +280,9 @@ class PPOTrainer(SelfPlay):
     ) -> tuple[RunnerState, dict[str, jax.Array]]:
         """One update: a rollout of every game, GAE, then the PPO epochs (`hyper`: the sweepable
         settings as data, default the config's)."""
-        cfg, hyper = self.config, hyper_of(self.config) if hyper is None else hyper
+        cfg, hyper = self.config, self.hyper() if hyper is None else hyper
         first = state
-        state, traj, key, k_epochs = self._rollout(state)
+        state, traj, key, k_epochs = self._rollout(state, hyper)
         advantages, targets, norm = self.targets(
             traj, self._last_value(state), state.value_norm, hyper["gae_lambda"]
         )

@@ -24,7 +24,7 @@ from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train import masking
 from marl_bgs_train.config import PQNConfig, validate
-from marl_bgs_train.hypers import Hyper, descend, hyper_of
+from marl_bgs_train.hypers import Hyper, descend
 from marl_bgs_train.losses import RewardScale, td_lambda, vdn
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import team_forward
@@ -65,15 +65,16 @@ class PQNTrainer(QLearner):
             optax.scale_by_radam(),  # at `lr`
         )
 
-    def init(self, key: jax.Array) -> PQNState:
-        """A fresh run: a new Q-network, optimiser and games."""
+    def init(self, key: jax.Array, hyper: Hyper | None = None) -> PQNState:
+        """A fresh run: a new Q-network, optimiser and games (the first from
+        `hyper`'s layouts, default the run's)."""
         cfg = self.config
         k_net, key = jax.random.split(key)
         params = init_groups(self.q_net, k_net, self.groups, self.input_size)
         return PQNState(
             opt=self.tx.init(params),
             carry=jnp.zeros((cfg.num_envs, self.team_size, cfg.hidden)),
-            **self._fresh(key, params),
+            **self._fresh(key, params, hyper),
         )
 
     def _loss(self, params: Any, batch: dict[str, Any]) -> tuple[jax.Array, jax.Array]:
@@ -107,9 +108,9 @@ class PQNTrainer(QLearner):
     ) -> tuple[PQNState, dict[str, jax.Array]]:
         """One update: a rollout of every game, TD(lambda) targets, then the epochs (`hyper`:
         the sweepable settings as data, default the config's)."""
-        cfg, hyper = self.config, hyper_of(self.config) if hyper is None else hyper
+        cfg, hyper = self.config, self.hyper() if hyper is None else hyper
         first = state
-        state, traj, key, k_epochs = self._rollout(state)
+        state, traj, key, k_epochs = self._rollout(state, hyper)
         inputs_a, _ = self._inputs(state.env_state)
         _, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
         last_weight = self._weight(inputs_a)

@@ -24,7 +24,7 @@ import optax
 from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs_train.config import QMIXConfig, validate
-from marl_bgs_train.hypers import Hyper, descend, hyper_of
+from marl_bgs_train.hypers import Hyper, descend
 from marl_bgs_train.losses import RewardScale
 from marl_bgs_train.networks import init_groups
 from marl_bgs_train.policy import team_forward
@@ -44,7 +44,7 @@ class Mixer(nn.Module):
     @nn.compact
     def __call__(self, values: jax.Array, state: jax.Array) -> jax.Array:
         if self.encoder is not None:
-            state = self.encoder(state)
+            state = self.encoder(state, agents=False)
         hyper = lambda n, name: nn.Sequential(  # noqa: E731
             [nn.Dense(self.hidden, name=f"{name}_0"), nn.relu, nn.Dense(n, name=f"{name}_1")]
         )
@@ -119,8 +119,9 @@ class QMIXTrainer(QLearner):
             optax.scale_by_adam(),  # at `lr`
         )
 
-    def init(self, key: jax.Array) -> QMIXState:
-        """A fresh run: new networks (targets equal), optimiser, empty replay and new games."""
+    def init(self, key: jax.Array, hyper: Hyper | None = None) -> QMIXState:
+        """A fresh run: new networks (targets equal), optimiser, empty replay and new games
+        (the first from `hyper`'s layouts, default the run's)."""
         cfg, n, t = self.config, self.config.num_envs, self.config.rollout
         k_net, k_mix, key = jax.random.split(key, 3)
         actor = init_groups(self.q_net, k_net, self.groups, self.input_size)
@@ -149,7 +150,7 @@ class QMIXTrainer(QLearner):
             opt=self.tx.init((actor, mixer)),
             carry=jnp.zeros((n, self.team_size, cfg.hidden)),
             replay=replay,
-            **self._fresh(key, actor),
+            **self._fresh(key, actor, hyper),
         )
 
     def _store(self, replay: Replay, first: QMIXState, after: QMIXState, traj: Any) -> Replay:
@@ -207,9 +208,9 @@ class QMIXTrainer(QLearner):
         """One update: a rollout into the replay, then gradient steps on sampled sequences
         (once the replay holds `learning_starts` game steps), then the target copy if due
         (`hyper`: the sweepable settings as data, default the config's)."""
-        cfg, hyper = self.config, hyper_of(self.config) if hyper is None else hyper
+        cfg, hyper = self.config, self.hyper() if hyper is None else hyper
         first = state
-        state, traj, key, k_learn = self._rollout(state)
+        state, traj, key, k_learn = self._rollout(state, hyper)
         replay = self._store(state.replay, first, state, traj)
         target = (state.target_actor, state.target_mixer)
 

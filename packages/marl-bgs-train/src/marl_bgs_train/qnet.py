@@ -14,6 +14,7 @@ import jax.numpy as jnp
 
 from marl_bgs import Policy, TeamInputs
 from marl_bgs_train import masking
+from marl_bgs_train.hypers import Hyper
 from marl_bgs_train.networks import num_groups
 from marl_bgs_train.policy import team_forward
 from marl_bgs_train.selfplay import SelfPlay
@@ -28,6 +29,7 @@ class QTransition(NamedTuple):
     choice: jax.Array  # [N, A] flat action index
     greedy: jax.Array  # [N, A] each agent's best legal value in this tick's state
     reward: jax.Array  # [N, A]
+    paid: jax.Array  # [N] the env's reward to the played slots, summed (metrics)
     done: jax.Array  # [N]
     start: jax.Array  # [N]
     group: jax.Array  # [N, A]
@@ -83,7 +85,7 @@ class QLearner(SelfPlay):
         choice = masking.epsilon_greedy(key, values, mask, jnp.float32(self._config.epsilon_finish))
         return carry, self.actor_spec.action_heads.to_env(choice[..., None])
 
-    def _tick(self, state: Any, key: jax.Array) -> tuple[Any, QTransition]:
+    def _tick(self, state: Any, key: jax.Array, hyper: Hyper) -> tuple[Any, QTransition]:
         """One tick of every game: team A epsilon-greedy, team B from the mix, the env steps,
         finished games restart (`state` has the fields PQN's and QMIX's states share)."""
         k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
@@ -96,7 +98,9 @@ class QLearner(SelfPlay):
         a_actions, teammate = self._with_teammate(
             self.actor_spec.action_heads.to_env(choice[..., None]), state.teammate, inputs_a, k_mate
         )
-        played = self._play(state, a_actions, b_actions, opponents, teammate, k_play, k_fresh)
+        played = self._play(
+            state, a_actions, b_actions, opponents, teammate, k_play, k_fresh, hyper
+        )
         transition = QTransition(
             x=self._scale(inputs_a.obs),
             mask=mask if self.keeps_state else mask[..., :0],

@@ -25,10 +25,10 @@ from marl_bgs_eval import System, system
 from marl_bgs_eval.progress import progress_bar
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
-from marl_bgs_train.hypers import hyper_of, program_config, sweepable
+from marl_bgs_train.hypers import sweepable
 from marl_bgs_train.learners import Trainer, make_train
 from marl_bgs_train.players import load_players
-from marl_bgs_train.policy import network_policy
+from marl_bgs_train.policy import network_act, network_policy
 
 LOG_JSONL, LOG_CSV, CURVE = "log.jsonl", "log.csv", "curve.png"
 TENSORBOARD = "tensorboard"  # event files, with --tensorboard
@@ -93,15 +93,19 @@ def train_runs(
     their configs may differ only in sweepable settings, `hypers`); else one run, alone.
     `on_update(i, row)` and `on_save(i, update)` name the run. Returns each run's final state."""
     first = configs[0]
-    differ = [c for c in configs if program_config(c) != program_config(first)]
-    if differ or len({c.total_steps for c in configs}) > 1:
-        raise ConfigError(
-            "configs: runs trained as one program may differ only in "
-            f"{list(sweepable(first))} and their seeds"
-        )
     if not batched and len(configs) != 1:
         raise ConfigError(f"configs: one run trains alone, got {len(configs)}")
-    trainer = make_train(first, frozen, teammate)
+    trainers = {c: make_train(c, frozen, teammate) for c in dict.fromkeys(configs)}
+    trainer = trainers[first]
+    if (
+        len({t.program_key() for t in trainers.values()}) > 1
+        or len({c.total_steps for c in configs}) > 1
+    ):
+        raise ConfigError(
+            "configs: runs trained as one program may differ only in "
+            f"{list(sweepable(first))} (layouts of one size) and their seeds"
+        )
+    hypers = _stack([trainers[c].hyper() for c in configs])
     managers = [checkpoints.manager(d) for d in run_dirs]
     if resume:
         like = jax.eval_shape(trainer.init, jax.random.key(0))
@@ -115,11 +119,10 @@ def train_runs(
                 (run_dir / name).unlink(missing_ok=True)
         keys = jnp.stack([jax.random.key(s) for s in seeds])
         states = (
-            trainer.init_many(keys) if batched else jax.jit(trainer.init)(keys[0])
+            trainer.init_many(keys, hypers) if batched else jax.jit(trainer.init)(keys[0])
         )  # fmt: skip
     if resume:
         states = _stack(states) if batched else states[0]
-    hypers = _stack([hyper_of(c) for c in configs])
     count = len(configs)
     done, total, per = _update(states), first.num_updates, first.steps_per_update
     writers = [tensorboard_writer(d) if tensorboard else None for d in run_dirs]
@@ -281,16 +284,22 @@ def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[Trainer,
     return trainer, checkpoints.restore(checkpoints.manager(run_dir, keep=None), like, step)
 
 
+def _ckpt_name(run_dir: str | Path, step: int | None) -> str:
+    """A checkpoint's System name: `ckpt:RUN_DIR` (its newest) or `ckpt:RUN_DIR@STEP`."""
+    return f"ckpt:{run_dir}" + ("" if step is None else f"@{step}")
+
+
 def run_policy(run_dir: str | Path, step: int | None = None, greedy: bool = False) -> Policy:
     """A checkpoint's actor as a team policy (sampling, or `greedy`), reading only its team's
     permitted inputs."""
     trainer, state = load_trainer(run_dir, step)
-    name = f"ckpt:{run_dir}" + ("" if step is None else f"@{step}")
-    return network_policy(trainer.actor_spec, state.actor, name, greedy=greedy)
+    return network_policy(trainer.actor_spec, state.actor, _ckpt_name(run_dir, step), greedy)
 
 
 def run_system(run_dir: str | Path, step: int | None = None, greedy: bool = False) -> System:
-    """A checkpoint's actor as an evaluation System of the run's mode (`run_policy`)."""
-    policy = run_policy(run_dir, step, greedy)
-    mode = checkpoints.load_config(run_dir).mode
-    return system(policy.act, name=policy.name, init=policy.init, mode=mode)
+    """A checkpoint's actor as a parametric evaluation System of the run's mode (`run_policy`):
+    its weights are data, so every checkpoint of the run plays through one compiled program."""
+    trainer, state = load_trainer(run_dir, step)
+    act, init = network_act(trainer.actor_spec, greedy)
+    name = _ckpt_name(run_dir, step)
+    return system(act, name=name, init=init, params=state.actor, mode=trainer.config.mode)

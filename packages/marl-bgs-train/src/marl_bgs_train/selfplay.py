@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from marl_bgs import ConfigError, Policy, StartPool, TeamInputs, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
 from marl_bgs.core.team import act_team, restart_finished
-from marl_bgs_train.hypers import Hyper, hyper_of, program_config
+from marl_bgs_train.hypers import LAYOUTS, Hyper, hyper_of, layout_shapes, program_config
 from marl_bgs_train.losses import RewardScale
 from marl_bgs_train.modes import parts
 from marl_bgs_train.players import named_policy
@@ -63,7 +63,8 @@ class Played(NamedTuple):
     env_state: Any  # the next tick's state (finished games restarted in place)
     opponents: Opponents  # finished games' next players drawn
     teammate: Any  # the frozen teammate's memory, fresh in restarted games
-    reward: jax.Array  # [N, A] team A's rewards (standardised with `reward_norm`)
+    reward: jax.Array  # [N, A] team A's rewards as the learner trains on them (`reward_norm`)
+    raw_reward: jax.Array  # [N, A] team A's rewards as the env paid them
     reward_scale: RewardScale  # the rewards' running statistics, this tick folded in
     done: jax.Array  # [N] the game ended this tick
     outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
@@ -130,6 +131,10 @@ class SelfPlay:
         )
         self._config = config
         self.starts = self.parts.starts(self.env, config.game)
+        own = None if self.starts.varies else self.starts.pool(self.starts.first())
+        self.layouts: StartPool | None = (
+            None if self.starts.varies else self.env.pool if own is None else own
+        )  # the run's start pool, read as data (hyper "layouts") unless a curriculum moves it
 
     def _actor_spec(self, heads: str, q_values: bool = False) -> ActorSpec:
         """The learner's actor as a static description (`policy.ActorSpec`)."""
@@ -155,14 +160,16 @@ class SelfPlay:
         acted, memory = act_team(self.env.spec, self.teammate, keys, memory, inputs)
         return jnp.where(self.teammate_slots[None, :, None], acted, actions), memory
 
-    def _pool(self, starts: Any) -> StartPool | None:
-        """The pool new games start from now (the mode's `Starts`: a curriculum's stage, say)."""
-        return self.starts.pool(starts)
+    def _pool(self, starts: Any, hyper: Hyper) -> StartPool | None:
+        """The pool new games start from now: the run's layouts (data), or the mode's `Starts`
+        (a curriculum's stage, say)."""
+        return hyper[LAYOUTS] if LAYOUTS in hyper else self.starts.pool(starts)
 
-    def _fresh(self, key: jax.Array, actor: Any) -> dict[str, Any]:
-        """The fields every learner's state starts with: the first games (the curriculum's first
-        stage, if any) and their team B players, `actor` as every saved copy, the run's key and
-        counters."""
+    def _fresh(self, key: jax.Array, actor: Any, hyper: Hyper | None) -> dict[str, Any]:
+        """The fields every learner's state starts with: the first games (from the run's
+        layouts, `hyper`'s, or the curriculum's first stage) and their team B players, `actor`
+        as every saved copy, the run's key and counters."""
+        hyper = self.hyper() if hyper is None else hyper
         k_env, k_opp, key = jax.random.split(key, 3)
         cfg = self._config
         first = self.starts.first()
@@ -171,7 +178,7 @@ class SelfPlay:
         )
         return {
             "actor": actor,
-            "env_state": self.env.reset(k_env, self._pool(first))[1],
+            "env_state": self.env.reset(k_env, self._pool(first, hyper))[1],
             "start": jnp.ones((cfg.num_envs,), bool),
             "opponents": self.opponents_init(k_opp, cfg.hidden),
             "copies": copies,
@@ -302,22 +309,27 @@ class SelfPlay:
 
     def _play(
         self, state: Any, a_actions: jax.Array, b_actions: jax.Array, opponents: Opponents,
-        teammate: Any, key: jax.Array, k_fresh: jax.Array,
+        teammate: Any, key: jax.Array, k_fresh: jax.Array, hyper: Hyper,
     ) -> Played:  # fmt: skip
         """Both teams' actions applied to every game of `state` (its games, saved copies, start
-        state and reward scale); finished games restart (from the mode's `Starts`: a
-        curriculum's current stage, say) with new players and a fresh teammate memory
-        (`k_fresh`). With `reward_norm`, team A's rewards come standardised."""
+        state and reward scale); the reward is the env's plus the mode's shaping weighted by
+        `hyper`; finished games restart (from the run's layouts in `hyper`, or the mode's
+        `Starts`: a curriculum's current stage, say) with new players and a fresh teammate
+        memory (`k_fresh`). With `reward_norm`, team A's rewards come standardised."""
         k_step, k_reset, k_draw = jax.random.split(key, 3)
         actions = jnp.concatenate([a_actions, b_actions], axis=1)
         _, ended, reward, done, info = self.env.step(k_step, state.env_state, actions)
         finished = done["__all__"]
         margin, repaired = self.parts.game_end(ended, info)
+        paid = self.env.stack(reward)
+        shaper = self.parts.shaping(self._config.game, hyper, self._config.gamma)
+        if shaper is not None:
+            paid = paid + jax.vmap(shaper)(state.env_state, ended, info["facts"])
         env_state, teammate = restart_finished(
             self.env, k_reset, ended, teammate, self._teammate_memory(k_fresh),
-            self._pool(state.curriculum),
+            self._pool(state.curriculum, hyper),
         )  # fmt: skip
-        own = self.env.spec.team_slice(self.env.stack(reward), 0)
+        own = self.env.spec.team_slice(paid, 0)
         norm = self._config.reward_norm
         scale = (
             state.reward_scale.update(own, finished[:, None], self._config.gamma)
@@ -329,6 +341,7 @@ class SelfPlay:
             opponents=self._redraw(opponents, finished, state.copies_saved, k_draw),
             teammate=teammate,
             reward=scale.scale(own) if norm else own,
+            raw_reward=own,
             reward_scale=scale,
             done=finished,
             outcome=jnp.where(finished, self.parts.result(info["outcome"]), 0),
@@ -368,8 +381,9 @@ class SelfPlay:
 
     def _game_metrics(self, traj: Any, starts: Any, steps: jax.Array) -> dict[str, jax.Array]:
         """Counts over one update's finished games, from a time-major trajectory with `done`,
-        `outcome`, `margin`, `opponent`, `reward`, `weight` and `repaired`; the stage of the
-        mode's `Starts` (a curriculum's) the update played in."""
+        `outcome`, `margin`, `opponent`, `paid`, `weight` and `repaired`; the stage of the
+        mode's `Starts` (a curriculum's) the update played in. `reward_per_tick` is the reward
+        the env paid (before `reward_norm`), per played agent tick."""
         done = traj.done
         total = lambda m: jnp.sum(done & m)  # noqa: E731
         scripted_kind = 1 + len(self.fixed) - len(self._config.opponents.scripted_teams)
@@ -385,35 +399,38 @@ class SelfPlay:
             "scripted_games": total(vs_scripted),
             "scripted_wins": total(vs_scripted & (traj.outcome == 1)),
             "repaired_actions": jnp.sum(traj.repaired),
-            "reward_per_tick": jnp.sum(traj.reward * weight) / jnp.maximum(jnp.sum(weight), 1),
+            "reward_per_tick": jnp.sum(traj.paid) / jnp.maximum(jnp.sum(weight), 1),
             "stage": self.starts.stage(starts),
         }
 
     def _record(self, state: Any, inputs_a: TeamInputs, played: Played) -> dict[str, jax.Array]:
-        """What every learner's transition keeps of a tick besides its own: team A's rewards,
-        the games' ends and results, its agents' groups and real slots, who played team B."""
+        """What every learner's transition keeps of a tick besides its own: team A's rewards
+        (as trained on, and the env's paid to its played slots, summed per game), the games'
+        ends and results, its agents' groups and real slots, who played team B."""
+        weight = self._weight(inputs_a)
         return {
             "reward": played.reward,
+            "paid": jnp.sum(played.raw_reward * weight, axis=-1),
             "done": played.done,
             "start": state.start,
             "group": self._groups(inputs_a),
-            "weight": self._weight(inputs_a),
+            "weight": weight,
             "outcome": played.outcome,
             "margin": played.margin,
             "opponent": state.opponents.kind,
             "repaired": played.repaired,
         }
 
-    def _rollout(self, state: Any) -> tuple[Any, Any, jax.Array, jax.Array]:
+    def _rollout(self, state: Any, hyper: Hyper) -> tuple[Any, Any, jax.Array, jax.Array]:
         """`rollout` ticks of every game from the run's key: (state, trajectory time-major, the
         key the update goes on with, a key for its learning)."""
         key = jax.random.wrap_key_data(state.key)
         key, k_roll, k_learn = jax.random.split(key, 3)
         keys = jax.random.split(k_roll, self._config.rollout)
-        state, traj = jax.lax.scan(self._tick, state, keys)
+        state, traj = jax.lax.scan(lambda s, k: self._tick(s, k, hyper), state, keys)
         return state, traj, key, k_learn
 
-    def _tick(self, state: Any, key: jax.Array) -> tuple[Any, Any]:
+    def _tick(self, state: Any, key: jax.Array, hyper: Hyper) -> tuple[Any, Any]:
         """One tick of every game (each learner's own)."""
         raise NotImplementedError
 
@@ -461,19 +478,24 @@ class SelfPlay:
         """One update of the learner: (state, its metrics)."""
         raise NotImplementedError
 
-    def init(self, key: jax.Array) -> Any:
-        """A fresh run's state."""
+    def init(self, key: jax.Array, hyper: Hyper | None = None) -> Any:
+        """A fresh run's state (its first games from `hyper`'s layouts, default the run's)."""
         raise NotImplementedError
 
     def _players(self) -> tuple[Policy, ...]:
         """The fixed policies this trainer's programs call (opponents, then the teammate)."""
         return (*self.fixed, *([self.teammate] if self.teammate is not None else []))
 
-    def _program(self, what: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-        """The compiled function `what` of this trainer, built once for every trainer of its
-        kind with the same program config and the same fixed players (`PROGRAMS`)."""
+    def program_key(self) -> tuple[Any, ...]:
+        """What this trainer's compiled programs depend on: its kind, its program config, the
+        shapes of its layouts and its fixed players (not its data settings)."""
         players = tuple(id(p) for p in self._players())
-        key = (type(self), program_config(self._config), players, *what)
+        return (type(self), program_config(self._config), layout_shapes(self.layouts), players)
+
+    def _program(self, what: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """The compiled function `what` of this trainer, built once for every trainer with the
+        same `program_key` (`PROGRAMS`)."""
+        key = (*self.program_key(), *what)
         if key not in PROGRAMS:
             if len(PROGRAMS) >= PROGRAMS_KEPT:
                 PROGRAMS.pop(next(iter(PROGRAMS)))
@@ -487,8 +509,10 @@ class SelfPlay:
         )
 
     def hyper(self) -> Hyper:
-        """The config's sweepable settings as data (what `run` uses unless given others)."""
-        return hyper_of(self._config)
+        """The run's settings read as data (what `run` uses unless given others): the config's
+        (`hypers.hyper_of`) and its layouts, the start pool (unless a curriculum moves it)."""
+        data = hyper_of(self._config)
+        return data if self.layouts is None else data | {LAYOUTS: self.layouts}
 
     def run(
         self, state: Any, num_updates: int, hyper: Hyper | None = None
@@ -498,9 +522,9 @@ class SelfPlay:
         program = self._program(("run", num_updates), lambda: jax.jit(self._updates(num_updates)))
         return program(state, self.hyper() if hyper is None else hyper)
 
-    def init_many(self, keys: jax.Array) -> Any:
-        """Fresh states of many runs, stacked on a leading run axis ([R] keys)."""
-        return self._program(("init_many",), lambda: jax.jit(jax.vmap(self.init)))(keys)
+    def init_many(self, keys: jax.Array, hypers: Hyper) -> Any:
+        """Fresh states of many runs, stacked on a leading run axis ([R] keys and `hypers`)."""
+        return self._program(("init_many",), lambda: jax.jit(jax.vmap(self.init)))(keys, hypers)
 
     def run_many(
         self, states: Any, num_updates: int, hypers: Hyper

@@ -117,6 +117,7 @@ class TDMStarts:
             Curriculum(game.curriculum, game.tick_limit, game.layouts) if game.curriculum else None
         )
         self.start_pool = vary_layouts(env.pool, game.layouts)
+        self.varies = self.curriculum is not None
 
     def first(self) -> CurriculumState:
         return CurriculumState.create()

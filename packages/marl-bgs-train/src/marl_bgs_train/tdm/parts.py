@@ -6,6 +6,7 @@ game's point margin and repaired actions, the validation panel and the six prese
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -35,25 +36,44 @@ if TYPE_CHECKING:  # pandas is imported where validation runs
     import pandas as pd
 
 
-def reward_function(settings: RewardSettings, gamma: float) -> Any:
-    """The env's `reward_fn` for these settings (equal settings give equal functions, so one
-    compiled step)."""
-    base = rewards.combat_reward(form=settings.form) if settings.combat else terminal_reward
-    shapers = []
-    if settings.score_shaping:
-        shapers.append(rewards.score_shaping(settings.score_shaping))
-    potentials = (
-        (settings.health_potential, rewards.health_potential),
-        (settings.approach_potential, rewards.approach_potential),
-    )
-    for scale, potential in potentials:
-        if scale:
-            shapers.append(rewards.potential_shaping(potential(scale), gamma))
-    return rewards.shaped(base, *shapers) if shapers else base
+SHAPING = ("score_shaping", "health_potential", "approach_potential")  # weights read as data
+
+
+def base_reward(settings: RewardSettings) -> Any:
+    """The env's `reward_fn`: the result and, with `combat`, Table S9's terms (the shaping
+    weights are data, added by `shaping`)."""
+    return rewards.combat_reward(form=settings.form) if settings.combat else terminal_reward
+
+
+def game_hyper(game: TDMGame) -> dict[str, float]:
+    """The reward's shaping weights, by their `game.` names (sweepable in one program)."""
+    return {f"game.reward.{name}": getattr(game.reward, name) for name in SHAPING}
+
+
+def shaping(game: TDMGame, hyper: Mapping[str, jax.Array], gamma: float) -> Any:
+    """The shaping terms `game` turns on (its non-zero weights), each at unit scale times its
+    weight from `hyper`, summed: one game's (state, next_state, facts) -> [10]; None when all
+    weights are 0. The terms are linear in their weight (`rewards`), so this pays what the
+    weighted shapers of `rewards.shaped` pay."""
+    units = {
+        "score_shaping": rewards.score_shaping(1.0),
+        "health_potential": rewards.potential_shaping(rewards.health_potential(1.0), gamma),
+        "approach_potential": rewards.potential_shaping(rewards.approach_potential(1.0), gamma),
+    }
+    on = [name for name in SHAPING if getattr(game.reward, name)]
+    if not on:
+        return None
+
+    def shaped(state: Any, next_state: Any, facts: Any) -> jax.Array:
+        terms = [hyper[f"game.reward.{n}"] * units[n](state, next_state, facts) for n in on]
+        return sum(terms[1:], terms[0])
+
+    return shaped
 
 
 def build_env(game: TDMGame, num_envs: int, gamma: float) -> BatchedEnv:
-    """The training games of `game`, paying the learner's reward."""
+    """The training games of `game`, paying the learner's reward but its shaping (`shaping`)."""
+    del gamma  # only the shaping reads it
     return marl_bgs.make(
         "tdm",
         map_id=list(game.maps),
@@ -61,7 +81,7 @@ def build_env(game: TDMGame, num_envs: int, gamma: float) -> BatchedEnv:
         rosters=game.rosters,
         winning_score=game.winning_score,
         tick_limit=game.tick_limit,
-        reward_fn=reward_function(game.reward, gamma),
+        reward_fn=base_reward(game.reward),
     )
 
 
@@ -106,4 +126,6 @@ PARTS = TrainParts(
     layout_setting="maps",
     measures=("kills", "deaths"),
     curriculum=lambda game, source: dataclasses.replace(game, curriculum=load_curriculum(source)),
+    game_hyper=game_hyper,
+    shaping=shaping,
 )

@@ -57,14 +57,21 @@ class PatchConv(nn.Module):
 class MinimapEncoder(nn.Module):
     """Conv(2,16,k5,s2,p2) -> ReLU -> Conv(16,32,k3,s2,p1) -> ReLU -> Conv(32,32,k3,s2,p1) -> ReLU
     -> Linear(64), as in the paper's MAPPO and QMIX; returns [..., 64 + D - 2048]: the
-    embedding, then the input's other values."""
+    embedding, then the input's other values.
+
+    With `agents` (the input's axis -2 is the team's Marines), the minimap is encoded once per
+    team: the Marines share one minimap (in the observation and in the global state alike,
+    tested), so the first Marine's embedding is every Marine's, a fifth of the convolutions."""
 
     @nn.compact
-    def __call__(self, flat: jax.Array) -> jax.Array:
+    def __call__(self, flat: jax.Array, agents: bool = False) -> jax.Array:
         minimap, rest = split(flat)
+        if agents:
+            minimap = minimap[..., :1, :, :, :]
         lead = minimap.shape[:-3]
         x = (minimap * jnp.asarray([1.0, PLAYER_SCALE])).reshape(-1, GRID, GRID, 2)
         for features, kernel, pad in ((16, 5, 2), (32, 3, 1), (32, 3, 1)):
             x = nn.relu(PatchConv(features, kernel, 2, pad)(x))
         embedded = nn.Dense(EMBED)(x.reshape(x.shape[0], -1)).reshape(*lead, EMBED)
+        embedded = jnp.broadcast_to(embedded, (*rest.shape[:-1], EMBED))
         return jnp.concatenate([embedded, rest], axis=-1)
