@@ -25,7 +25,7 @@ def trainer() -> PQNTrainer:
 def test_pqn_vdn_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path):
     init = jax.jit(trainer.init)
     state = init(jax.random.key(4))
-    before = state.actor
+    before = jax.device_get(state.actor)  # `run` consumes (donates) the state it is given
     history = []
     for _ in range(3):
         state, metrics = trainer.run(state, 1)

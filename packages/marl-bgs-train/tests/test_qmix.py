@@ -5,6 +5,7 @@ updates, and a saved run (replay included) resumes bit for bit."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -28,13 +29,13 @@ def _equal(a, b) -> bool:
 
 def test_qmix_trains_legally_with_its_replay_and_targets(trainer, tmp_path):
     init = jax.jit(trainer.init)
-    start = init(jax.random.key(2))
-    state, history = start, []
+    state, history = init(jax.random.key(2)), []
+    start = jax.device_get(state)  # `run` consumes (donates) the state it is given
     for _ in range(3):
         state, metrics = trainer.run(state, 1)
         history.append(jax.device_get(metrics))
         if len(history) == 1:
-            after_one = state
+            after_one = jax.device_get(state)
     for m in history:
         assert int(m["repaired_actions"][0]) == 0
         assert all(np.isfinite(np.asarray(v)).all() for v in m.values())
@@ -60,7 +61,7 @@ def test_qmix_trains_legally_with_its_replay_and_targets(trainer, tmp_path):
 def test_qmix_waits_for_learning_starts():
     waiting = make_train(tiny_config("qmix", learning_starts=10_000, target_every=1))
     start = jax.jit(waiting.init)(jax.random.key(0))
-    state, metrics = waiting.run(start, 1)
+    state, metrics = waiting.run(jax.tree.map(jnp.copy, start), 1)  # `run` consumes its state
     assert _equal(state.actor, start.actor)
     assert _equal(state.mixer, start.mixer)
     assert float(metrics["loss"][0]) == 0.0

@@ -494,7 +494,8 @@ class SelfPlay:
 
     def _program(self, what: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """The compiled function `what` of this trainer, built once for every trainer with the
-        same `program_key` (`PROGRAMS`)."""
+        same `program_key` (`PROGRAMS`): it must take the run's data settings as an argument
+        (`hyper`), never read them from `self`, since another run's trainer may call it."""
         key = (*self.program_key(), *what)
         if key not in PROGRAMS:
             if len(PROGRAMS) >= PROGRAMS_KEPT:
@@ -518,8 +519,11 @@ class SelfPlay:
         self, state: Any, num_updates: int, hyper: Hyper | None = None
     ) -> tuple[Any, dict[str, jax.Array]]:
         """`num_updates` more updates from `state`: (state, metrics stacked per update);
-        `hyper` defaults to the config's sweepable settings."""
-        program = self._program(("run", num_updates), lambda: jax.jit(self._updates(num_updates)))
+        `hyper` defaults to the run's own (`hyper`). `state` is consumed: its buffers are
+        donated to the new state (a replay is updated in place, not copied), so keep a copy
+        (`jax.tree.map(jnp.copy, state)`) to use it again."""
+        build = lambda: jax.jit(self._updates(num_updates), donate_argnums=0)  # noqa: E731
+        program = self._program(("run", num_updates), build)
         return program(state, self.hyper() if hyper is None else hyper)
 
     def init_many(self, keys: jax.Array, hypers: Hyper) -> Any:
@@ -530,10 +534,13 @@ class SelfPlay:
         self, states: Any, num_updates: int, hypers: Hyper
     ) -> tuple[Any, dict[str, jax.Array]]:
         """`run` for a batch of runs in one program (`vmap` over the leading run axis of
-        `states` and `hypers`): (states, metrics [R, updates])."""
-        build = lambda: jax.jit(jax.vmap(self._updates(num_updates)))  # noqa: E731
+        `states` and `hypers`): (states, metrics [R, updates]); `states` is consumed, as in
+        `run`."""
+        build = lambda: jax.jit(jax.vmap(self._updates(num_updates)), donate_argnums=0)  # noqa: E731
         return self._program(("run_many", num_updates), build)(states, hypers)
 
     def __call__(self, key: jax.Array) -> tuple[Any, dict]:
         """The whole configured run from `key` (purejaxrl's `train(key)`)."""
-        return self.run(self.init(key), self._config.num_updates)
+        hyper = self.hyper()  # given, not read inside: the program is shared (`program_key`)
+        state = self._program(("init",), lambda: jax.jit(self.init))(key, hyper)
+        return self.run(state, self._config.num_updates, hyper)
