@@ -3,6 +3,8 @@
     JAX_PLATFORMS=cpu python benchmarks/train_throughput.py                 # 32 games x 32 ticks
     python benchmarks/train_throughput.py --presets ippo-rnn --num-envs 64 --repeats 3
     python benchmarks/train_throughput.py --jaxmarl /path/to/JaxMARL        # with the peer
+    python benchmarks/train_throughput.py --mode two-bridge --presets maskppo mappo qmix \
+        --num-envs 96 --rollout 16 --full-replay                            # Two-Bridge's presets
 
 Each figure runs in its own fresh process (`--worker`), so compiled programs and caches never leak
 between figures: first the simulator alone (random legal actions, `reset_done`, one compiled
@@ -10,8 +12,9 @@ between figures: first the simulator alone (random legal actions, `reset_done`, 
 teams acting, GAE and the PPO epochs). After one call to compile, `--repeats` timed calls; the
 median is reported, with the process's peak resident memory. QMIX runs with a replay of 8
 rollouts (its default 132,096 rows would hold 2.3 GB of observations) and learns from the
-first. The ratio learner / simulator is the result (goal >= 0.5); absolute numbers depend on
-the machine and its load.
+first; `--full-replay` keeps the preset's replay. `--mode` picks the mode (its presets; the
+simulator figure plays its default layouts). The ratio learner / simulator is the result (goal
+>= 0.5); absolute numbers depend on the machine and its load.
 
 The peer (`--jaxmarl`, a JaxMARL checkout): JaxMARL's own `baselines/IPPO/ippo_rnn_smax.py` with
 only its env line changed (`ci/jaxmarl_baselines.py`) to Team Deathmatch on the training maps,
@@ -35,7 +38,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _worker(figure: str, num_envs: int, rollout: int, repeats: int) -> dict:
+def _worker(
+    figure: str, num_envs: int, rollout: int, repeats: int, mode: str, full_replay: bool
+) -> dict:
     import dataclasses
 
     import jax
@@ -43,7 +48,8 @@ def _worker(figure: str, num_envs: int, rollout: int, repeats: int) -> dict:
     import marl_bgs
 
     if figure == "simulator":
-        env = marl_bgs.make("tdm", map_id=list(range(42)), num_envs=num_envs)
+        layouts = {"map_id": list(range(42))} if mode == "tdm" else {}
+        env = marl_bgs.make(mode, num_envs=num_envs, **layouts)
 
         def tick(carry, _):
             state, key = carry
@@ -57,10 +63,10 @@ def _worker(figure: str, num_envs: int, rollout: int, repeats: int) -> dict:
         call = lambda c: run(*c)  # noqa: E731
         carry = (state, jax.random.key(1))
     else:
-        from marl_bgs_train import PRESETS, QMIXConfig, make_train
+        from marl_bgs_train import QMIXConfig, make_train, presets
 
-        config = dataclasses.replace(PRESETS[figure], num_envs=num_envs, rollout=rollout)
-        if isinstance(config, QMIXConfig):  # a replay of 8 rollouts, learning from the first
+        config = dataclasses.replace(presets(mode)[figure], num_envs=num_envs, rollout=rollout)
+        if isinstance(config, QMIXConfig) and not full_replay:  # 8 rollouts, from the first
             config = dataclasses.replace(
                 config, replay_rows=8 * num_envs * rollout, learning_starts=0
             )
@@ -100,10 +106,12 @@ def _peer(jaxmarl: Path, num_envs: int, rollout: int, updates: int) -> dict:
     import os
     import runpy
 
-    patched = runpy.run_path(str(HERE.parent / "ci" / "jaxmarl_baselines.py"))["patched"]
-    source = jaxmarl / "baselines" / "IPPO" / "ippo_rnn_smax.py"
+    tools = runpy.run_path(str(HERE.parent / "ci" / "jaxmarl_baselines.py"))
+    ippo = tools["SCRIPTS"][0]  # ippo_rnn_smax.py
+    source = jaxmarl / ippo.path
     script = source.with_name("ippo_rnn_marl_bgs.py")
-    script.write_text(patched(source.read_text(), "tdm", {"map_id": list(range(42))}))
+    settings = {"map_id": list(range(42))}
+    script.write_text(tools["patched"](source.read_text(), ippo, "tdm", settings, "tdm-alpha"))
     env = {**os.environ, "WANDB_MODE": "disabled", "JAX_PLATFORMS": "cpu"}
     seconds = []
     for n in (2, 2 + updates):
@@ -144,6 +152,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=HERE / "results" / "train_throughput.json")
     p.add_argument("--jaxmarl", type=Path, help="a JaxMARL checkout: add the peer's figure")
     p.add_argument("--peer-updates", type=int, default=20)
+    p.add_argument("--mode", default="tdm", help="the mode whose presets train")
+    p.add_argument("--full-replay", action="store_true", help="QMIX keeps its preset's replay")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker == "jaxmarl":
@@ -151,14 +161,18 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(row))
         return
     if args.worker:
-        print(json.dumps(_worker(args.worker, args.num_envs, args.rollout, args.repeats)))
+        row = _worker(args.worker, args.num_envs, args.rollout, args.repeats, args.mode,
+                      args.full_replay)  # fmt: skip
+        print(json.dumps(row))
         return
     rows = []
     peer = ["jaxmarl"] if args.jaxmarl else []
     for figure in ["simulator", *args.presets, *peer]:
         cmd = [sys.executable, __file__, "--worker", figure, "--num-envs", str(args.num_envs),
                "--rollout", str(args.rollout), "--repeats", str(args.repeats),
-               "--peer-updates", str(args.peer_updates)]  # fmt: skip
+               "--peer-updates", str(args.peer_updates), "--mode", args.mode]  # fmt: skip
+        if args.full_replay:
+            cmd.append("--full-replay")
         if args.jaxmarl:
             cmd += ["--jaxmarl", str(args.jaxmarl.resolve())]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
