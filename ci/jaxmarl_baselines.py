@@ -54,9 +54,9 @@ PPO_ENV = (
     "from marl_bgs.adapters.jaxmarl import JaxMARLEnv; env = JaxMARLEnv({mode!r}, **{settings!r})"
 )
 Q_ENV = (
-    "from marl_bgs.adapters.jaxmarl import JaxMARLTeamEnv; "
-    "env = LogWrapper(JaxMARLTeamEnv({mode!r}, opponent={opponent!r}, **{settings!r})); "
-    "env_name = env.name"
+    "from marl_bgs import scripted_policy; from marl_bgs.adapters.jaxmarl import JaxMARLTeamEnv; "
+    "env = LogWrapper(JaxMARLTeamEnv({mode!r}, opponent=scripted_policy({opponent!r}), "
+    "**{settings!r})); env_name = env.name"
 )
 SCRIPTS = (
     Script("baselines/IPPO/ippo_rnn_smax.py", PPO_LINE, PPO_ENV, PPO_TINY),

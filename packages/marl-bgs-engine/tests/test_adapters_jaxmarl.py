@@ -233,7 +233,7 @@ def test_ctrolloutmanager_reads_the_team_env_as_smax() -> None:
     and the scripted opponent plays (its units move where an idle team B's stay)."""
     from jaxmarl.wrappers.baselines import CTRolloutManager, LogWrapper
 
-    team = JaxMARLTeamEnv("tdm", opponent="tdm-alpha", **SETTINGS)
+    team = JaxMARLTeamEnv("tdm", opponent=marl_bgs.scripted_policy("tdm-alpha"), **SETTINGS)
     wrapped = CTRolloutManager(LogWrapper(team), batch_size=3)
     assert wrapped.obs_size == team.observation_space("a_0").shape[0] + 5
     obs, state = wrapped.batch_reset(jax.random.PRNGKey(0))
@@ -256,12 +256,10 @@ def test_ctrolloutmanager_reads_the_team_env_as_smax() -> None:
 def test_team_env_settings_are_validated() -> None:
     with pytest.raises(ConfigError, match=r"opponent: .* two teams"):
         JaxMARLTeamEnv("tdm", **SETTINGS)
-    with pytest.raises(ConfigError, match="unknown scripted team"):
-        JaxMARLTeamEnv("tdm", opponent="tdm-omega", **SETTINGS)
     with pytest.raises(ConfigError, match="opponent: expected a Policy"):
-        JaxMARLTeamEnv("tdm", opponent=3, **SETTINGS)  # pyright: ignore[reportArgumentType]
+        JaxMARLTeamEnv("tdm", opponent="tdm-alpha", **SETTINGS)  # pyright: ignore[reportArgumentType]
     with pytest.raises(ConfigError, match="plays its second team itself"):
-        JaxMARLTeamEnv("two-bridge", opponent="tdm-alpha")
+        JaxMARLTeamEnv("two-bridge", opponent=marl_bgs.scripted_policy("tdm-alpha"))
 
 
 def test_settings_are_validated() -> None:

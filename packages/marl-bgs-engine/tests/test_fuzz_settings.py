@@ -65,6 +65,7 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "make": lambda **kw: marl_bgs.make(kw.pop("mode", "tdm"), **kw),
     "jaxmarl": _jaxmarl,
     "jaxmarl-team": _jaxmarl_team,
+    "scripted": lambda **kw: marl_bgs.scripted_policy(**kw),
     "pettingzoo": _pettingzoo,
 }
 
@@ -381,22 +382,23 @@ def _adapter_cases() -> list[Case]:
     cases += [
         (f"jaxmarl-team opponent={_label(v)}", "jaxmarl-team", {"opponent": v}, Refused(why))
         for v, why in (
-            ("TDM-alpha", r"^name: unknown scripted team 'TDM-alpha'"),
-            ("", r"^name: unknown scripted team ''"),
-            ("x" * 5000, r"^name: unknown scripted team"),
-            (5, r"^opponent: expected a Policy or a name, got 5"),
-            (["tdm-alpha"], r"^opponent: expected a Policy or a name, got"),
+            ("tdm-alpha", r"^opponent: expected a Policy \(e\.g\. marl_bgs\.scripted_policy"),
+            ("x" * 5000, r"^opponent: expected a Policy .*, got 'xxx"),
+            (5, r"^opponent: expected a Policy .*, got 5$"),
+            (["tdm-alpha"], r"^opponent: expected a Policy .*, got \['tdm-alpha'\]$"),
         )
     ]
     cases += [
         ("jaxmarl facts=agent", "jaxmarl", {"facts": "agent"}, lambda env: None),
         ("jaxmarl-team no opponent", "jaxmarl-team", {},
          Refused(r"^opponent: tdm-v\d+ has two teams to control")),
+        ("scripted_policy name too long", "scripted", {"name": "x" * 5000},
+         Refused(r"^name: unknown scripted team 'xxx.{0,60}; allowed")),
         ("jaxmarl-team opponent for two-bridge", "jaxmarl-team",
-         {"mode": "two-bridge", "opponent": "tdm-alpha"},
+         {"mode": "two-bridge", "opponent": marl_bgs.scripted_policy("tdm-alpha")},
          Refused(r"^opponent: .* plays its second")),
-        ("jaxmarl-team opponent=tdm-beta", "jaxmarl-team", {"opponent": "tdm-beta"},
-         lambda env: None),
+        ("jaxmarl-team opponent=tdm-beta", "jaxmarl-team",
+         {"opponent": marl_bgs.scripted_policy("tdm-beta")}, lambda env: None),
         ("pettingzoo render_mode=human", "pettingzoo", {"render_mode": "human"},
          Refused(r"^render_mode: only None is supported, got 'human'$")),
     ]  # fmt: skip

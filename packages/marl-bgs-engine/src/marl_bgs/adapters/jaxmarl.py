@@ -30,7 +30,7 @@ for your own loops, but it breaks baselines that reshape `info` to one value per
 the env, as SMAX's heuristic enemies are:
 
     from jaxmarl.wrappers.baselines import CTRolloutManager
-    env = JaxMARLTeamEnv("tdm", opponent="tdm-alpha", map_id=0)   # team A's 5 agents
+    env = JaxMARLTeamEnv("tdm", opponent=scripted_policy("tdm-alpha"), map_id=0)  # team A
     wrapped = CTRolloutManager(env, batch_size=16)
 
 `CTRolloutManager` decides how to read an env by its name: an env named like SMAX gives the
@@ -47,7 +47,7 @@ reuse the compiled programs; under a user's `jax.jit` / `jax.vmap` they trace in
 
 from __future__ import annotations
 
-from functools import cache, partial
+from functools import partial
 from typing import Any
 
 import jax
@@ -191,14 +191,6 @@ class TeamState(PyTree):
     memory: Any
 
 
-@cache
-def _scripted(name: str) -> Policy:
-    """A scripted team by name, one object per name (so its compiled programs are shared)."""
-    from marl_bgs.tdm.scripted import scripted_policy
-
-    return scripted_policy(name)
-
-
 @partial(jax.jit, static_argnames=("mode", "opponent"))
 def _opponent_actions(
     mode: Any, opponent: Policy, key: jax.Array, state: Any, memory: Any
@@ -220,26 +212,27 @@ class JaxMARLTeamEnv(JaxMARLEnv):
         self,
         mode: str,
         *,
-        opponent: Policy | str | None = None,
+        opponent: Policy | None = None,
         facts: str | None = None,
         **settings: Any,
     ) -> None:
-        """`opponent`: a JAX team `Policy` or a scripted team's name (Team Deathmatch:
-        "tdm-alpha", "tdm-beta", "tdm-gamma", "rush"); none for a mode whose env plays team B.
+        """`opponent`: team B's JAX team `Policy` (a scripted team, say:
+        `marl_bgs.scripted_policy("tdm-alpha")`); none for a mode whose env plays team B.
         `settings`: as `JaxMARLEnv`."""
         super().__init__(mode, facts=facts, **settings)
         spec = self.native.spec
         if len(spec.teams) == 2 and opponent is None:
             raise ConfigError(
-                f"opponent: {spec.id} has two teams to control; give team B's player (a Policy "
-                "or a scripted team's name)"
+                f"opponent: {spec.id} has two teams to control; give team B's player, a Policy "
+                "(e.g. marl_bgs.scripted_policy('tdm-alpha'))"
             )
         if len(spec.teams) == 1 and opponent is not None:
             raise ConfigError(f"opponent: {spec.id} plays its second team itself; give none")
-        if isinstance(opponent, str):
-            opponent = _scripted(opponent)
         if opponent is not None and not isinstance(opponent, Policy):
-            raise ConfigError(f"opponent: expected a Policy or a name, got {shown(opponent)}")
+            raise ConfigError(
+                f"opponent: expected a Policy (e.g. marl_bgs.scripted_policy('tdm-alpha')), got "
+                f"{shown(opponent)}"
+            )
         self.opponent = opponent
         self.own = np.asarray(spec.teams[0])
         everyone = self.agents
