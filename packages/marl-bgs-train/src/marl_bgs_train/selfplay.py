@@ -64,7 +64,7 @@ class Played(NamedTuple):
     opponents: Opponents  # finished games' next players drawn
     teammate: Any  # the frozen teammate's memory, fresh in restarted games
     reward: jax.Array  # [N, A] team A's rewards as the learner trains on them (`reward_norm`)
-    raw_reward: jax.Array  # [N, A] team A's rewards as the env paid them
+    paid: jax.Array  # [N, A] team A's rewards as paid (the env's and the mode's shaping)
     reward_scale: RewardScale  # the rewards' running statistics, this tick folded in
     done: jax.Array  # [N] the game ended this tick
     outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
@@ -341,7 +341,7 @@ class SelfPlay:
             opponents=self._redraw(opponents, finished, state.copies_saved, k_draw),
             teammate=teammate,
             reward=scale.scale(own) if norm else own,
-            raw_reward=own,
+            paid=own,
             reward_scale=scale,
             done=finished,
             outcome=jnp.where(finished, self.parts.result(info["outcome"]), 0),
@@ -410,7 +410,7 @@ class SelfPlay:
         weight = self._weight(inputs_a)
         return {
             "reward": played.reward,
-            "paid": jnp.sum(played.raw_reward * weight, axis=-1),
+            "paid": jnp.sum(played.paid * weight, axis=-1),
             "done": played.done,
             "start": state.start,
             "group": self._groups(inputs_a),
