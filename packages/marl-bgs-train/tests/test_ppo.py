@@ -59,6 +59,17 @@ def test_recurrent_ippo_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path
     assert_resumes_exactly(trainer, jax.random.key(7), 2, tmp_path / "run", state, history[-1])
 
 
+def test_a_state_from_an_eager_init_runs_as_the_compiled_init_does(trainer):
+    """`run` donates its state; an eager `init` puts one zeros array in two fields (both
+    memories), which must not make the donation fail (`selfplay.distinct_buffers`)."""
+    eager = trainer.init(jax.random.key(3))
+    assert eager.actor_carry is eager.critic_carry  # the case this guards
+    compiled = jax.jit(trainer.init)(jax.random.key(3))
+    ran = [jax.device_get(trainer.run(s, 1)) for s in (eager, compiled)]
+    for a, b in zip(*(jax.tree_util.tree_leaves(r) for r in ran), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
 def test_opponent_slices_follow_the_mix():
     assert opponent_slices(512, (0.6, 0.2, 0.2)) == (307, 103, 102)  # quotas 307.2, 102.4 x 2
     assert opponent_slices(4, (0.6, 0.2, 0.2)) == (2, 1, 1)

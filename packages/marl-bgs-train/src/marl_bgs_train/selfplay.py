@@ -72,6 +72,22 @@ class Played(NamedTuple):
     repaired: jax.Array  # [N] team A's actions the engine had to repair
 
 
+def distinct_buffers(tree: Any) -> Any:
+    """`tree` with every array leaf its own buffer: a leaf seen before (one array placed in two
+    fields, as an eager `init` may) is copied, so the tree can be donated to a program."""
+    seen: set[int] = set()
+
+    def own(leaf: Any) -> Any:
+        if not isinstance(leaf, jax.Array):
+            return leaf
+        if id(leaf) in seen:
+            return jnp.copy(leaf)
+        seen.add(id(leaf))
+        return leaf
+
+    return jax.tree_util.tree_map(own, tree)
+
+
 PROGRAMS: dict[Any, Any] = {}  # compiled functions, shared by trainers with one program config
 PROGRAMS_KEPT = 64  # the oldest is dropped beyond this many
 
@@ -524,7 +540,7 @@ class SelfPlay:
         (`jax.tree.map(jnp.copy, state)`) to use it again."""
         build = lambda: jax.jit(self._updates(num_updates), donate_argnums=0)  # noqa: E731
         program = self._program(("run", num_updates), build)
-        return program(state, self.hyper() if hyper is None else hyper)
+        return program(distinct_buffers(state), self.hyper() if hyper is None else hyper)
 
     def init_many(self, keys: jax.Array, hypers: Hyper) -> Any:
         """Fresh states of many runs, stacked on a leading run axis ([R] keys and `hypers`)."""
@@ -537,7 +553,7 @@ class SelfPlay:
         `states` and `hypers`): (states, metrics [R, updates]); `states` is consumed, as in
         `run`."""
         build = lambda: jax.jit(jax.vmap(self._updates(num_updates)), donate_argnums=0)  # noqa: E731
-        return self._program(("run_many", num_updates), build)(states, hypers)
+        return self._program(("run_many", num_updates), build)(distinct_buffers(states), hypers)
 
     def __call__(self, key: jax.Array) -> tuple[Any, dict]:
         """The whole configured run from `key` (purejaxrl's `train(key)`)."""
