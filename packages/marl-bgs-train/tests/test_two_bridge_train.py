@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -18,13 +19,13 @@ import marl_bgs
 from marl_bgs import ConfigError, Policy
 from marl_bgs.two_bridge import VARIANTS
 from marl_bgs.two_bridge.views import MINIMAP_SIZE
-from marl_bgs_train import checkpoints
+from marl_bgs_train import batch, checkpoints
 from marl_bgs_train.cli import app
 from marl_bgs_train.config import apply_overrides, preset_of, presets, validate
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.losses import RewardScale, ppo_actor_loss
 from marl_bgs_train.ppo import joint
-from marl_bgs_train.two_bridge.encoder import EMBED, MinimapEncoder
+from marl_bgs_train.two_bridge.encoder import EMBED, MinimapEncoder, PatchConv
 from marl_bgs_train.two_bridge.game import BridgeGame
 from marl_bgs_train.two_bridge.parts import marine_ids
 
@@ -113,6 +114,20 @@ def test_the_encoder_reads_the_minimap_and_passes_the_rest() -> None:
     np.testing.assert_allclose(unbatched, out[0], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize(("kernel", "pad", "channels"), [(5, 2, 2), (3, 1, 16), (3, 1, 32)])
+def test_patch_conv_is_flaxs_strided_convolution(kernel: int, pad: int, channels: int) -> None:
+    """The encoder's convolutions (each layer's shape) equal `flax.linen.Conv` on the same
+    parameters, stride 2, zero padding."""
+    x = jax.random.normal(jax.random.key(kernel + channels), (3, 32, 32, channels))
+    conv = PatchConv(8, kernel, 2, pad)
+    params = conv.init(jax.random.key(2), x)
+    params = jax.tree.map(lambda p: p + jax.random.uniform(jax.random.key(3), p.shape), params)
+    flax_conv = nn.Conv(8, (kernel, kernel), strides=2, padding=pad)
+    np.testing.assert_allclose(
+        conv.apply(params, x), flax_conv.apply(params, x), rtol=1e-4, atol=1e-4
+    )
+
+
 def test_the_marines_share_one_minimap_so_it_is_encoded_once_per_team() -> None:
     """In random play, every Marine's observation and global state start with one and the same
     minimap (what `MinimapEncoder(agents=True)` relies on); encoding it once per team gives what
@@ -135,6 +150,20 @@ def test_the_marines_share_one_minimap_so_it_is_encoded_once_per_team() -> None:
     params = encoder.init(jax.random.key(1), x)
     once, each = encoder.apply(params, x, agents=True), encoder.apply(params, x)
     np.testing.assert_allclose(once, each, rtol=1e-5, atol=1e-6)
+
+
+def test_qmix_keeps_the_shared_minimap_once_per_tick_and_every_marines_input_exactly() -> None:
+    """QMIX's replay stores the minimap once per team tick (`TrainParts.shared_inputs`), a fifth
+    of what storing every Marine's input would hold, and gives every Marine's whole input back."""
+    trainer = make_train(tiny("qmix"))
+    state = jax.jit(trainer.init)(jax.random.key(4))
+    after, traj, _, _ = jax.jit(trainer._rollout)(state, trainer.hyper())
+    replay = jax.jit(trainer._store)(state.replay, state, after, traj)
+    assert replay.shared.shape[-1] == MINIMAP_SIZE
+    assert replay.x.shape[-1] == trainer.input_size - MINIMAP_SIZE
+    rollout = trainer.config.rollout
+    stored = np.asarray(replay.inputs()[: trainer.config.num_envs, :rollout])
+    np.testing.assert_array_equal(stored, np.swapaxes(np.asarray(traj.x), 0, 1))
 
 
 def test_marine_ids_are_one_hot_per_slot() -> None:
@@ -198,9 +227,17 @@ def test_a_tiny_run_through_the_command_line_scores_and_resumes(tmp_path) -> Non
     assert pd.read_csv(run / "log.csv")["update"].tolist() == [1, 2, 3]
 
 
-def test_the_papers_protocol_is_one_command_with_a_table_per_variant(tmp_path) -> None:
+def test_the_papers_protocol_is_one_command_with_a_table_per_variant(tmp_path, monkeypatch) -> None:
     # Every chosen variant x learner x seed, each checkpoint scored; outcomes.csv holds the mean
-    # of the seeds' final checkpoints per (variant, learner). Tiny: one learner, two variants.
+    # of the seeds' final checkpoints per (variant, learner). Tiny: one learner, two variants of
+    # one unit count, trained as one program (both variants' seeds in one `train_runs`).
+    programs = []
+    real = batch.train_runs
+    monkeypatch.setattr(
+        batch,
+        "train_runs",
+        lambda configs, *a, **k: programs.append(len(configs)) or real(configs, *a, **k),
+    )
     args = ["suite", "--mode", MODE, "--learner", "qmix", "--variant", "V1_Base,V1_Navigate",
             "--each-layout", "--validate", "--validation-games", "2", "--seeds", "2",
             "--steps", "96", "--envs", "4", "--rollout", "12", "--check-every", "96",
@@ -209,6 +246,7 @@ def test_the_papers_protocol_is_one_command_with_a_table_per_variant(tmp_path) -
             "--set", "game.tick_limit=12"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+    assert programs == [4]
     table = pd.read_csv(tmp_path / "outcomes.csv")
     assert table[["layout", "learner", "runs", "update"]].values.tolist() == [
         ["V1_Base", "qmix", 2, 2], ["V1_Navigate", "qmix", 2, 2],  # one checkpoint, the last

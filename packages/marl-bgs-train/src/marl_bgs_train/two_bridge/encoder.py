@@ -23,12 +23,13 @@ def split(flat: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 class PatchConv(nn.Module):
-    """A strided 2-D convolution (channels last, zero padding), computed as the sum over the
-    kernel's offsets of strided slices times the kernel's matrices: the same parameters and
-    result as `nn.Conv` (its names, shapes and initialisers), without XLA's convolution. On the
-    CPU backend the gradients of a convolution chained in one program run up to a hundred times
-    slower than these slices and products (Two-Bridge's MaskPPO update: 59 s against about 1 s
-    for 1,536 inputs)."""
+    """A strided 2-D convolution (channels last, zero padding) as one matrix product: the
+    input's k x k strided windows side by side (im2col) times the kernel read as a
+    [k * k * C, features] matrix. The same parameters and result as `nn.Conv` (its names, shapes
+    and initialisers), without XLA's convolution: on the CPU backend the gradients of a
+    convolution chained in one program run up to a hundred times slower. One product over all
+    offsets trains 2.5 times faster than a product per offset (Two-Bridge's minimap encoder,
+    12 gradient steps of 1,024 inputs)."""
 
     features: int
     kernel: int
@@ -46,12 +47,13 @@ class PatchConv(nn.Module):
         padded = jnp.pad(x, ((0, 0), (self.pad, self.pad), (self.pad, self.pad), (0, 0)))
         rows = (x.shape[1] + 2 * self.pad - k) // s + 1
         cols = (x.shape[2] + 2 * self.pad - k) // s + 1
-        out = bias
-        for i in range(k):
-            for j in range(k):
-                window = padded[:, i : i + s * (rows - 1) + 1 : s, j : j + s * (cols - 1) + 1 : s]
-                out = out + window @ weights[i, j]
-        return out
+        windows = [
+            padded[:, i : i + s * (rows - 1) + 1 : s, j : j + s * (cols - 1) + 1 : s]
+            for i in range(k)
+            for j in range(k)
+        ]  # offset (i, j) at position (i * k + j) * C of a patch, as the kernel reshapes
+        patches = jnp.concatenate(windows, axis=-1)
+        return patches @ weights.reshape(-1, self.features) + bias
 
 
 class MinimapEncoder(nn.Module):
