@@ -86,14 +86,19 @@ def test_each_run_of_a_batch_equals_the_run_trained_alone(batch):
     # so floats agree to rounding (1e-5), and everything the games decide agrees exactly.
     runs, _, states = batch
     for i in (1, 2):
-        alone, _ = make_train(runs[i].config)(jax.random.key(runs[i].seed))
-        pairs = zip(jax.tree.leaves(alone), jax.tree.leaves(states[i]), strict=True)
-        for a, b in pairs:
-            a, b = np.asarray(a), np.asarray(b)
-            if a.dtype.kind == "f":
-                np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-            else:
-                np.testing.assert_array_equal(a, b)
+        assert_trains_as_alone(runs[i], states[i])
+
+
+def assert_trains_as_alone(run: Run, state: object) -> None:
+    """`state` (a run's from a batch) equals `run`'s config trained alone from its seed: floats
+    to rounding, everything else exactly."""
+    alone, _ = make_train(run.config)(jax.random.key(run.seed))
+    for a, b in zip(jax.tree.leaves(alone), jax.tree.leaves(state), strict=True):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.dtype.kind == "f":
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(a, b)
 
 
 @pytest.fixture(scope="module")
@@ -113,14 +118,8 @@ def test_layouts_shaping_and_mixes_train_as_their_runs_alone(data_batch):
     """Run i of a batch over maps, shaping weights and opponent mixes equals its config trained
     alone (to rounding, as above), and each played its own maps with its own reward."""
     runs, states = data_batch
-    for i, run in enumerate(runs):
-        alone, _ = make_train(run.config)(jax.random.key(run.seed))
-        for a, b in zip(jax.tree.leaves(alone), jax.tree.leaves(states[i]), strict=True):
-            a, b = np.asarray(a), np.asarray(b)
-            if a.dtype.kind == "f":
-                np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-            else:
-                np.testing.assert_array_equal(a, b)
+    for run, state in zip(runs, states, strict=True):
+        assert_trains_as_alone(run, state)
     maps = [sorted(set(np.asarray(s.env_state.map_id).tolist())) for s in states[:4]]
     assert all(set(m) <= {0, 3} for m in maps[:2])
     assert all(set(m) <= {1, 2} for m in maps[2:4])

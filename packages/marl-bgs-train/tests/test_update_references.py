@@ -187,6 +187,7 @@ def _replay_batch(trainer, like: Replay) -> Replay:
     weight = np.ones((b, ticks, agents), np.float32)
     weight[1, :, -1] = 0.0
     filled = {
+        "shared": RNG.normal(size=(b, ticks, like.shared.shape[-1])),
         "x": RNG.normal(size=(b, ticks, agents, like.x.shape[-1])),
         "mask": mask,
         "team_state": RNG.normal(size=(b, ticks, like.team_state.shape[-1])),
@@ -234,7 +235,7 @@ def test_qmix_loss_bootstraps_from_the_target_networks_at_online_choices(qmix):
     trainer, (actor, mixer), (target_actor, target_mixer), batch = qmix
     forward = jax.jit(
         lambda p: team_forward(
-            trainer.q_net, p, batch.carry, batch.x, batch.start, batch.group, False
+            trainer.q_net, p, batch.carry, batch.inputs(), batch.start, batch.group, False
         )[1][0]
     )
     q_online, q_target = np.asarray(forward(actor)), np.asarray(forward(target_actor))

@@ -98,30 +98,57 @@ def train_batch(
     `batch.json` and, at the end, every run's curve in `curves.png`. `settings` go to
     `runs.train_runs` (save_every, progress, on_update, on_save, tensorboard; `on_update` and
     `on_save` get the run's index in `runs`). Returns each run's final state."""
-    batch_dir = Path(batch_dir)
+    own = {k: _dropped_batch(v) if k in CALLBACKS and v else v for k, v in settings.items()}
+    return train_batches([(Path(batch_dir), runs)], resume, frozen, teammate, **own)[0]
+
+
+CALLBACKS = ("on_update", "on_save")  # the settings that name a run
+
+
+def train_batches(
+    batches: Sequence[tuple[Path, Sequence[Run]]],
+    resume: bool = False,
+    frozen: Sequence[Policy] = (),
+    teammate: Policy | None = None,
+    **settings: Any,
+) -> list[list[Any]]:
+    """`train_batch` for several batch folders at once: the runs of every batch that share a
+    program train as one (the Two-Bridge protocol's variants of one unit count, say, each
+    variant a batch folder), the programs one after another. `on_update` and `on_save` get the
+    batch's index and the run's index in it. Returns each batch's runs' final states."""
+    flat = [(b, i, run, folder / run.name) for b, (folder, runs) in enumerate(batches)
+            for i, run in enumerate(runs)]  # fmt: skip
     if not resume:
-        batch_dir.mkdir(parents=True, exist_ok=True)
-        records = [{"name": r.name, "seed": r.seed} for r in runs]
-        (batch_dir / BATCH_FILE).write_text(json.dumps({"runs": records}, indent=2) + "\n")
-    states: list[Any] = [None] * len(runs)
-    for group in programs(runs, frozen, teammate):
-        dirs = [batch_dir / runs[i].name for i in group]
+        for folder, runs in batches:
+            folder.mkdir(parents=True, exist_ok=True)
+            records = [{"name": r.name, "seed": r.seed} for r in runs]
+            (folder / BATCH_FILE).write_text(json.dumps({"runs": records}, indent=2) + "\n")
+    states: list[list[Any]] = [[None] * len(runs) for _, runs in batches]
+    for group in programs([run for _, _, run, _ in flat], frozen, teammate):
+        dirs = [flat[k][3] for k in group]
         started = resume and all(checkpoints.manager(d).latest_step() is not None for d in dirs)
-        own = {k: _reindexed(v, group) if k in ("on_update", "on_save") and v else v
-               for k, v in settings.items()}  # fmt: skip
+        where = [flat[k][:2] for k in group]
+        own = {k: _named(v, where) if k in CALLBACKS and v else v for k, v in settings.items()}
         done = train_runs(
-            [runs[i].config for i in group], [runs[i].seed for i in group], dirs, batched=True,
-            resume=started, frozen=frozen, teammate=teammate, **own,
+            [flat[k][2].config for k in group], [flat[k][2].seed for k in group], dirs,
+            batched=True, resume=started, frozen=frozen, teammate=teammate, **own,
         )  # fmt: skip
-        for i, state in zip(group, done, strict=True):
-            states[i] = state
-    plot_batch(batch_dir, runs)
+        for (b, i), state in zip(where, done, strict=True):
+            states[b][i] = state
+    for folder, runs in batches:
+        plot_batch(folder, runs)
     return states
 
 
-def _reindexed(callback: Any, group: Sequence[int]) -> Any:
-    """`callback(i, ...)` called with the run's index in the whole batch, not in its group."""
-    return lambda i, *rest: callback(group[i], *rest)
+def _named(callback: Any, where: Sequence[tuple[int, int]]) -> Any:
+    """`callback(b, i, ...)` with the batch and run of a program's run `k`, called as
+    `callback(k, ...)` (`train_runs` numbers a program's runs)."""
+    return lambda k, *rest: callback(*where[k], *rest)
+
+
+def _dropped_batch(callback: Any) -> Any:
+    """`callback(i, ...)` called as `callback(b, i, ...)` (one batch)."""
+    return lambda b, i, *rest: callback(i, *rest)
 
 
 def is_batch(path: str | Path) -> bool:

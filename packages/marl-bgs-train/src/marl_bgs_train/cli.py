@@ -105,7 +105,11 @@ def _sweep(items: list[str] | None, mode: str) -> dict[str, list[str]]:
             raise ConfigError(f"--sweep {item!r}: expected setting=v1,v2,... or setting=v1;v2;...")
         if key in swept:
             raise ConfigError(f"--sweep {key!r}: given twice")
-        split = [v.strip() for v in values.split(";" if ";" in values else ",") if v.strip()]
+        split = [v.strip() for v in values.split(";" if ";" in values else ",")]
+        if not values.strip():
+            split = []  # `plan` names the setting that has no value
+        elif not all(split):
+            raise ConfigError(f"--sweep {key!r}: an empty value in {values!r}")
         swept[key] = [_overrides([f"{key}={v}"], mode)[0].partition("=")[2] for v in split]
     return swept
 
@@ -330,10 +334,11 @@ def suite(
     validation_games: ValidationGames = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
 ) -> None:
-    """Every baseline of a mode with SEEDS runs each: one program per learner (and layout, with
-    --each-layout), its batch folder OUT/[<layout>/]<learner> (`resume` continues one), every
-    learner's curves in one figure (suite.png: the mean over its runs, the range shaded) and, with
-    --validate, the final checkpoints' validation (the mean over seeds) in OUT/outcomes.csv.
+    """Every baseline of a mode with SEEDS runs each, its batch folder OUT/<learner>, or with
+    --each-layout OUT/<layout>/<learner> per layout, a learner's layouts of one size trained as
+    one program (`resume` continues a batch folder); every learner's curves in one figure
+    (suite.png: the mean over its runs, the range shaded) and, with --validate, the final
+    checkpoints' validation (the mean over seeds) in OUT/outcomes.csv.
 
     The Two-Bridge paper's protocol: `suite --mode two-bridge --variant all --each-layout
     --validate --check-every 50000` (every variant, algorithm and seed; 32 greedy episodes per
@@ -341,7 +346,7 @@ def suite(
     import pandas as pd
 
     from marl_bgs import ConfigError
-    from marl_bgs_train.batch import final_validation, plan, plot_suite, train_batch
+    from marl_bgs_train.batch import final_validation, plan, plot_suite, train_batches
     from marl_bgs_train.config import apply_overrides, validate
     from marl_bgs_train.config import presets as mode_presets
     from marl_bgs_train.modes import parts
@@ -371,14 +376,18 @@ def suite(
             one = validate(apply_overrides(config, [f"game.{setting}={index}"]))
             label = (parts(mode).own_layouts(one.game) or (index,))[0]
             batches.append((str(label), name, plan(one, range(seeds)), every))
-    for label, name, runs, every in batches:
-        folder = out / label / name
-        console.print(f"{label} {name}: {len(runs)} runs of {runs[0].config.total_steps:,} game "
-                      f"steps, a checkpoint every {every} updates".lstrip())  # fmt: skip
-        dirs = [folder / r.name for r in runs]
-        check = lambda i, step, dirs=dirs: validate_run(dirs[i], settings, [step])  # noqa: E731
-        train_batch(runs, folder, progress=not quiet, save_every=every,
-                    on_save=check if validate_each else None)  # fmt: skip
+    for name in names:  # a learner's layouts of one size train as one program
+        mine = [(out / label / name, runs, every) for label, n, runs, every in batches if n == name]
+        for folder, runs, every in mine:
+            console.print(f"{folder.relative_to(out)}: {len(runs)} runs of "
+                          f"{runs[0].config.total_steps:,} game steps, a checkpoint every "
+                          f"{every} updates")  # fmt: skip
+        folders = [(folder, runs) for folder, runs, _ in mine]
+        check = lambda b, i, step, f=folders: validate_run(  # noqa: E731
+            f[b][0] / f[b][1][i].name, settings, [step]
+        )
+        train_batches(folders, progress=not quiet, save_every=mine[0][2],
+                      on_save=check if validate_each else None)  # fmt: skip
     for label in dict.fromkeys(label for label, *_ in batches):
         drawn = plot_suite(out / label, names)
         console.print(f"curves: {drawn}" if drawn else f"done: {out / label}")

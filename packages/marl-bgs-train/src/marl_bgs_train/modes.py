@@ -122,6 +122,8 @@ class TrainParts:
     encoder: Callable[[], nn.Module] | None = None  # a module every network input passes first,
     # called as `encoder(x, agents=...)` (`agents`: x's axis -2 is the team's agents)
     own_layouts: Callable[[Any], tuple[Any, ...]] = lambda game: ()  # the layouts a run plays
+    shared_inputs: int = 0  # the observation's leading values every agent of a team sees alike
+    # (Two-Bridge: its minimap), kept once per team in QMIX's replay
     measures: tuple[str, ...] = ()  # columns `validation_games` adds beside the margin
     game_hyper: Callable[[Any], dict[str, float]] = lambda game: {}  # game settings read as
     # data, by their `game.` names (Team Deathmatch: its reward's shaping weights)

@@ -62,7 +62,8 @@ class Replay(PyTree):
     """A ring buffer of `capacity` sequences of T ticks; arrays of T + 1 ticks hold the tick after
     each sequence too (for the bootstrap)."""
 
-    x: jax.Array  # [S, T + 1, A, D] scaled observations
+    shared: jax.Array  # [S, T + 1, W] the inputs' leading values every agent sees alike
+    x: jax.Array  # [S, T + 1, A, D - W] the rest of each agent's scaled inputs
     mask: jax.Array  # [S, T + 1, A, flat] legal actions
     team_state: jax.Array  # [S, T + 1, Ds]
     group: jax.Array  # [S, T + 1, A]
@@ -74,6 +75,13 @@ class Replay(PyTree):
     done: jax.Array  # [S, T]
     size: jax.Array  # int32: sequences stored
     next: jax.Array  # int32: where the next sequence goes
+
+    def inputs(self) -> jax.Array:
+        """Each agent's whole input [S, T + 1, A, D]: the shared values, then its own."""
+        shared = jnp.broadcast_to(
+            self.shared[..., None, :], (*self.x.shape[:-1], self.shared.shape[-1])
+        )
+        return jnp.concatenate([shared, self.x], axis=-1)
 
 
 @pytree_dataclass
@@ -129,8 +137,10 @@ class QMIXTrainer(QLearner):
         mixer = self.mixer_net.init(k_mix, jnp.zeros((self.team_size,)), jnp.zeros((state_size,)))
         s, flat, a = self.capacity, self.actor_spec.action_heads.sizes[0], self.team_size
         zeros = lambda *shape, dtype=jnp.float32: jnp.zeros(shape, dtype)  # noqa: E731
+        width = self.parts.shared_inputs
         replay = Replay(
-            x=zeros(s, t + 1, a, self.input_size),
+            shared=zeros(s, t + 1, width),
+            x=zeros(s, t + 1, a, self.input_size - width),
             mask=zeros(s, t + 1, a, flat, dtype=bool),
             team_state=zeros(s, t + 1, state_size),
             group=zeros(s, t + 1, a, dtype=jnp.int32),
@@ -167,6 +177,8 @@ class QMIXTrainer(QLearner):
         }
         games = lambda a: jnp.swapaxes(a, 0, 1)  # noqa: E731
         extended = {k: games(jnp.concatenate([getattr(traj, k), v[None]])) for k, v in last.items()}
+        width = self.parts.shared_inputs  # kept once: the first agent's
+        extended |= {"shared": extended["x"][..., 0, :width], "x": extended["x"][..., width:]}
         weight = traj.weight
         team_reward = jnp.sum(traj.reward * weight, -1) / jnp.maximum(jnp.sum(weight, -1), 1.0)
         rows = (replay.next + jnp.arange(self.config.num_envs)) % self.capacity
@@ -186,8 +198,9 @@ class QMIXTrainer(QLearner):
         r + gamma * (team value of the target networks at the online networks' best legal
         actions of the next tick), cut where a game ended: (loss, mean team value)."""
         (actor, mixer), (target_actor, target_mixer) = params, target
+        x = batch.inputs()
         forward = lambda p: team_forward(  # noqa: E731
-            self.q_net, p, batch.carry, batch.x, batch.start, batch.group, False
+            self.q_net, p, batch.carry, x, batch.start, batch.group, False
         )[1][0]
         values, target_values = forward(actor), forward(target_actor)  # [B, T + 1, A, flat]
         weight = batch.weight

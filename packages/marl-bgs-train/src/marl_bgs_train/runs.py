@@ -155,9 +155,8 @@ def train_runs(
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
             show(done * per * count, done * per * count, status)
             if done % save_every == 0 or done == total:
-                each = _unstack(states, count) if batched else [states]
-                for i, (mgr, state) in enumerate(zip(managers, each, strict=True)):
-                    checkpoints.save(mgr, state)
+                for i, mgr in enumerate(managers):  # one run's copy at a time (memory)
+                    checkpoints.save(mgr, _run_of(states, i) if batched else states)
                     if on_save is not None:
                         show(done * per * count, done * per * count, "validating")
                         on_save(i, done)
@@ -168,7 +167,7 @@ def train_runs(
         if writer is not None:
             writer.close()
         plot_curve(run_dir)
-    return _unstack(states, count) if batched else [states]
+    return [_run_of(states, i) for i in range(count)] if batched else [states]
 
 
 def _update(states: Any) -> int:
@@ -193,15 +192,15 @@ def _stack(trees: Sequence[Any]) -> Any:
     return jax.tree_util.tree_map(stack, *trees)
 
 
-def _unstack(tree: Any, n: int) -> list[Any]:
-    """The `n` pytrees stacked on `tree`'s leading axis, cut on the host."""
+def _run_of(tree: Any, i: int) -> Any:
+    """Pytree `i` of those stacked on `tree`'s leading axis, cut on the host."""
 
-    def cut(leaf: Any, i: int) -> Any:
+    def cut(leaf: Any) -> Any:
         if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key):
             return jax.random.wrap_key_data(jnp.asarray(_host(leaf)[i]))
         return jnp.asarray(_host(leaf)[i])
 
-    return [jax.tree_util.tree_map(lambda leaf, i=i: cut(leaf, i), tree) for i in range(n)]
+    return jax.tree_util.tree_map(cut, tree)
 
 
 # What installs the [tensorboard] extra's one package (the train tests check it is the extra's).

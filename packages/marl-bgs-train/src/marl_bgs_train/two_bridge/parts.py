@@ -21,6 +21,7 @@ from marl_bgs.two_bridge.layout import (
     NUM_FRIENDS,
     RUNNING,
 )
+from marl_bgs.two_bridge.views import MINIMAP_SIZE
 from marl_bgs_train.config import ValidationSettings
 from marl_bgs_train.heads import ActionHeads, flat_heads
 from marl_bgs_train.modes import TrainParts
@@ -96,5 +97,6 @@ PARTS = TrainParts(
     result=result,
     encoder=MinimapEncoder,
     own_layouts=lambda game: game.names,
+    shared_inputs=MINIMAP_SIZE,
     measures=MEASURES,
 )
