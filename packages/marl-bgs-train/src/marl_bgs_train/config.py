@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -281,6 +282,9 @@ def validate(config: C) -> C:
     return config
 
 
+NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)  # a number as text
+
+
 def _parse(value: str, kind: Any, name: str) -> Any:
     """One override's text as the field's type."""
     origin = typing.get_origin(kind)
@@ -289,6 +293,8 @@ def _parse(value: str, kind: Any, name: str) -> Any:
             raise ConfigError(f"{name}: expected true or false, got {shown(value)}")
         return value.lower() in ("true", "1")
     if kind in (int, float):
+        if not NUMBER.fullmatch(value.strip()):  # float() would read "1_0", "١" and "nan" too
+            raise ConfigError(f"{name}: expected {kind.__name__}, got {shown(value)}")
         try:
             number = float(value) if kind is float or "e" in value.lower() else int(value)
         except (ValueError, OverflowError):
