@@ -204,3 +204,8 @@ def test_a_suite_trains_each_learner_as_a_batch_and_draws_them_in_one_figure(tmp
     bad = cli.invoke(app, ["suite", "--learner", "ppo", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2
     assert "--learner 'ppo': allowed for tdm" in bad.stderr
+    # --set applies to the learners that have the setting; one that none has is refused
+    bad = cli.invoke(app, ["suite", "--learner", "ippo-rnn", "--set", "replay_rows=96",
+                           "--out", str(tmp_path / "x")])  # fmt: skip
+    assert bad.exit_code == 2
+    assert "replay_rows: unknown setting; known:" in bad.stderr

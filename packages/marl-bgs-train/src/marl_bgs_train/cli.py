@@ -316,7 +316,7 @@ def suite(
     ),
     override: Annotated[
         list[str] | None,
-        typer.Option("--set", help="section.field=value for every learner (one they all have)"),
+        typer.Option("--set", help="section.field=value for every learner that has the setting"),
     ] = None,
     mode: Mode = "tdm",
     layouts: Layouts = None,
@@ -347,7 +347,7 @@ def suite(
 
     from marl_bgs import ConfigError
     from marl_bgs_train.batch import final_validation, plan, plot_suite, train_batches
-    from marl_bgs_train.config import apply_overrides, validate
+    from marl_bgs_train.config import apply_overrides, has_setting, validate
     from marl_bgs_train.config import presets as mode_presets
     from marl_bgs_train.modes import parts
     from marl_bgs_train.validation import validate_run
@@ -363,11 +363,15 @@ def suite(
     sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
     setting = parts(mode).layout_setting
     batches = []  # (layout folder, learner, runs, save_every)
+    applied: set[str] = set()  # the --set items some learner has
     for name in names:  # every config checked before the first trains
         config = dataclasses.replace(
             chosen[name], **{k: int(v) for k, v in sizes.items() if v is not None}
         )
-        config = validate(apply_overrides(config, _overrides(override, mode, layouts)))
+        items = _overrides(override, mode, layouts)
+        mine = [item for item in items if has_setting(config, item.partition("=")[0])]
+        applied |= set(mine)
+        config = validate(apply_overrides(config, mine))
         every = 50 if check_every is None else max(1, round(check_every / config.steps_per_update))
         if not each_layout:
             batches.append(("", name, plan(config, range(seeds)), every))
@@ -376,6 +380,8 @@ def suite(
             one = validate(apply_overrides(config, [f"game.{setting}={index}"]))
             label = (parts(mode).own_layouts(one.game) or (index,))[0]
             batches.append((str(label), name, plan(one, range(seeds)), every))
+    unused = [item for item in _overrides(override, mode, layouts) if item not in applied]
+    apply_overrides(chosen[names[0]], unused)  # a setting no learner has: named, with the known
     for name in names:  # a learner's layouts of one size train as one program
         mine = [(out / label / name, runs, every) for label, n, runs, every in batches if n == name]
         for folder, runs, every in mine:

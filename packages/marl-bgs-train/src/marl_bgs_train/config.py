@@ -338,6 +338,17 @@ def apply_overrides(config: Any, items: Sequence[str]) -> Any:
     return config
 
 
+def has_setting(config: Any, key: str) -> bool:
+    """Whether `config` has the setting `key` (`section.field`, as `apply_overrides` reads it)."""
+    for name in key.strip().split("."):
+        if not dataclasses.is_dataclass(config) or name not in {
+            f.name for f in dataclasses.fields(config)
+        }:
+            return False
+        config = getattr(config, name)
+    return True
+
+
 def _set(config: Any, path: list[str], value: str, full: str) -> Any:
     hints = typing.get_type_hints(type(config))
     names = [f.name for f in dataclasses.fields(config)]
