@@ -229,8 +229,8 @@ def test_a_tiny_run_through_the_command_line_scores_and_resumes(tmp_path) -> Non
 
 def test_the_papers_protocol_is_one_command_with_a_table_per_variant(tmp_path, monkeypatch) -> None:
     # Every chosen variant x learner x seed, each checkpoint scored; outcomes.csv holds the mean
-    # of the seeds' final checkpoints per (variant, learner). Tiny: one learner, two variants of
-    # one unit count, trained as one program (both variants' seeds in one `train_runs`).
+    # of the seeds' final checkpoints per (variant, learner). Tiny: one learner, three variants:
+    # two of one unit count trained as one program (their seeds in one `train_runs`), then V2's.
     programs = []
     real = batch.train_runs
     monkeypatch.setattr(
@@ -238,20 +238,22 @@ def test_the_papers_protocol_is_one_command_with_a_table_per_variant(tmp_path, m
         "train_runs",
         lambda configs, *a, **k: programs.append(len(configs)) or real(configs, *a, **k),
     )
-    args = ["suite", "--mode", MODE, "--learner", "qmix", "--variant", "V1_Base,V1_Navigate",
-            "--each-layout", "--validate", "--validation-games", "2", "--seeds", "2",
+    args = ["suite", "--mode", MODE, "--learner", "qmix",
+            "--variant", "V1_Base,V1_Navigate,V2_Base", "--each-layout", "--validate",
+            "--validation-games", "2", "--seeds", "2",
             "--steps", "96", "--envs", "4", "--rollout", "12", "--check-every", "96",
             "--out", str(tmp_path), "--quiet", "--set", "hidden=8", "--set", "replay_rows=96",
             "--set", "batch_sequences=4", "--set", "learning_starts=0",
             "--set", "game.tick_limit=12"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert programs == [4]
+    assert programs == [4, 2]
     table = pd.read_csv(tmp_path / "outcomes.csv")
     assert table[["layout", "learner", "runs", "update"]].values.tolist() == [
         ["V1_Base", "qmix", 2, 2], ["V1_Navigate", "qmix", 2, 2],  # one checkpoint, the last
+        ["V2_Base", "qmix", 2, 2],
     ]  # fmt: skip
-    for variant in ("V1_Base", "V1_Navigate"):
+    for variant in ("V1_Base", "V1_Navigate", "V2_Base"):
         config = checkpoints.load_config(tmp_path / variant / "qmix" / "s1")
         assert config.game.names == (variant,)
         finals = [

@@ -371,10 +371,10 @@ def suite(
         items = _overrides(override, mode, layouts)
         mine = [item for item in items if has_setting(config, item.partition("=")[0])]
         applied |= set(mine)
-        config = validate(apply_overrides(config, mine))
+        config = apply_overrides(config, mine)  # with --each-layout: layouts of any size
         every = 50 if check_every is None else max(1, round(check_every / config.steps_per_update))
         if not each_layout:
-            batches.append(("", name, plan(config, range(seeds)), every))
+            batches.append(("", name, plan(validate(config), range(seeds)), every))
             continue
         for index in getattr(config.game, setting):
             one = validate(apply_overrides(config, [f"game.{setting}={index}"]))
