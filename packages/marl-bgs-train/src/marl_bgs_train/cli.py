@@ -363,12 +363,12 @@ def suite(
     sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
     setting = parts(mode).layout_setting
     batches = []  # (layout folder, learner, runs, save_every)
+    items = _overrides(override, mode, layouts)
     applied: set[str] = set()  # the --set items some learner has
     for name in names:  # every config checked before the first trains
         config = dataclasses.replace(
             chosen[name], **{k: int(v) for k, v in sizes.items() if v is not None}
         )
-        items = _overrides(override, mode, layouts)
         mine = [item for item in items if has_setting(config, item.partition("=")[0])]
         applied |= set(mine)
         config = apply_overrides(config, mine)  # with --each-layout: layouts of any size
@@ -380,7 +380,7 @@ def suite(
             one = validate(apply_overrides(config, [f"game.{setting}={index}"]))
             label = (parts(mode).own_layouts(one.game) or (index,))[0]
             batches.append((str(label), name, plan(one, range(seeds)), every))
-    unused = [item for item in _overrides(override, mode, layouts) if item not in applied]
+    unused = [item for item in items if item not in applied]
     apply_overrides(chosen[names[0]], unused)  # a setting no learner has: named, with the known
     for name in names:  # a learner's layouts of one size train as one program
         mine = [(out / label / name, runs, every) for label, n, runs, every in batches if n == name]
