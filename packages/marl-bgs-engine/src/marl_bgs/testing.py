@@ -42,12 +42,18 @@ if TYPE_CHECKING:
     import typer
 
 
+def host_devices_flags(devices: int) -> str:
+    """`XLA_FLAGS` for `devices` simulated CPU devices, keeping this process's other flags."""
+    kept = os.environ.get("XLA_FLAGS", "").split()
+    kept = [f for f in kept if not f.startswith("--xla_force_host_platform_device_count")]
+    return " ".join([*kept, f"--xla_force_host_platform_device_count={devices}"])
+
+
 def run_on_host_devices(script: str, devices: int, timeout: float = 600.0) -> str:
     """Run a Python `script` in a fresh process that sees `devices` simulated CPU devices
     (`--xla_force_host_platform_device_count`); return its stdout, or raise `AssertionError`
     with the end of its stderr when it fails."""
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": host_devices_flags(devices)}
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=timeout
     )
@@ -68,7 +74,7 @@ def run_local_processes(
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     base = {**os.environ, **(env or {}), "JAX_PLATFORMS": "cpu"}
-    base["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    base["XLA_FLAGS"] = host_devices_flags(devices)
     base |= {"COORDINATOR": f"127.0.0.1:{port}", "NUM_PROCESSES": str(processes)}
     procs = [
         subprocess.Popen(
@@ -97,6 +103,7 @@ __all__ = [
     "check_setting",
     "doc_command_problems",
     "holds",
+    "host_devices_flags",
     "run_doc_blocks",
     "run_local_processes",
     "run_on_host_devices",

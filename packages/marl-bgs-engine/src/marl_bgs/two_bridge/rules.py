@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from marl_bgs.core.pytree import where_games
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs.two_bridge.state import BridgeFacts, BridgeState
 
-_PATHABLE = jnp.asarray(lay.PATHABLE)
-_DIRECTIONS = jnp.asarray(lay.MOVE_DIRECTIONS)
+_PATHABLE = np.asarray(lay.PATHABLE)  # numpy: importing the engine starts no JAX backend
+_DIRECTIONS = np.asarray(lay.MOVE_DIRECTIONS)
 
 
 def distances(a: jax.Array, b: jax.Array) -> jax.Array:
@@ -77,7 +78,7 @@ def cells(pos: jax.Array) -> tuple[jax.Array, jax.Array]:
 def pathable(pos: jax.Array) -> jax.Array:
     """bool [...]: the point lies on the field and not on the cliff."""
     inside = jnp.all((pos >= 0.0) & (pos < lay.FIELD), axis=-1)
-    return inside & _PATHABLE[cells(pos)]
+    return inside & jnp.asarray(_PATHABLE)[cells(pos)]
 
 
 def move(pos: jax.Array, direction: jax.Array) -> jax.Array:
@@ -134,7 +135,7 @@ def transition(
     )
 
     moving = (accepted >= 1) & (accepted < lay.NUM_BASE_ACTIONS) & (friend_health > 0)
-    moved_to = move(state.friend_pos, _DIRECTIONS[jnp.where(moving, accepted, 0)])
+    moved_to = move(state.friend_pos, jnp.asarray(_DIRECTIONS)[jnp.where(moving, accepted, 0)])
     friend_pos = jnp.where(moving[:, None], moved_to, state.friend_pos)
     nxt = state.replace(
         friend_pos=friend_pos, friend_health=friend_health, enemy_health=enemy_health,

@@ -12,10 +12,10 @@ from marl_bgs.core.pytree import batch_states
 from marl_bgs.two_bridge import layout as lay
 from marl_bgs.two_bridge.state import BridgeState
 
-_LEFT, _RIGHT = jnp.asarray(lay.LEFT), jnp.asarray(lay.RIGHT)
-_REGIONS = jnp.asarray(lay.REGIONS)
+_LEFT, _RIGHT = np.asarray(lay.LEFT), np.asarray(lay.RIGHT)
+_REGIONS = np.asarray(lay.REGIONS)  # numpy: importing the engine starts no JAX backend
 # For each layout, the entity (index into lay.ENTITIES) alone on the left.
-_ALONE = jnp.asarray([lay.ENTITIES.index(lay.LAYOUTS[name]) for name in lay.LAYOUTS], jnp.int32)
+_ALONE = np.asarray([lay.ENTITIES.index(lay.LAYOUTS[name]) for name in lay.LAYOUTS], np.int32)
 
 
 def template(layout: int, num_enemies: int, tick_limit: int, mirrored: bool) -> BridgeState:
@@ -53,14 +53,14 @@ def draw_regions(key: jax.Array, layout: jax.Array) -> jax.Array:
     k_alone, k_pair = jax.random.split(key)
     alone = jax.random.choice(k_alone, _LEFT)
     pair = jax.random.permutation(k_pair, _RIGHT)[:2]
-    lone = _ALONE[layout]
+    lone = jnp.asarray(_ALONE)[layout]
     others = jnp.asarray([[1, 2], [0, 2], [0, 1]], jnp.int32)[lone]
     return jnp.zeros(3, jnp.int32).at[lone].set(alone).at[others].set(pair)
 
 
 def points_in(key: jax.Array, region: jax.Array, count: int) -> jax.Array:
     """float32 [count, 2]: uniform points of a region."""
-    x0, x1, y0, y1 = _REGIONS[region]
+    x0, x1, y0, y1 = jnp.asarray(_REGIONS)[region]
     u = jax.random.uniform(key, (count, 2))
     return jnp.stack([x0 + u[:, 0] * (x1 - x0), y0 + u[:, 1] * (y1 - y0)], axis=-1)
 

@@ -24,7 +24,7 @@ from marl_bgs.two_bridge.rules import beacon_visible, cells, enemies_visible
 from marl_bgs.two_bridge.state import BridgeState
 
 MINIMAP_SIZE = 2 * lay.GRID * lay.GRID
-_PATH_CHANNEL = jnp.asarray(lay.PATHABLE, jnp.float32)
+_PATH_CHANNEL = np.asarray(lay.PATHABLE, np.float32)  # numpy: importing starts no backend
 
 
 @pytree_dataclass
@@ -60,7 +60,7 @@ def minimap(state: BridgeState, fog: bool) -> jax.Array:
     rows, cols = cells(state.enemy_pos)
     shown = state.enemy_alive & enemies_visible(state, fog)
     rel = rel.at[rows, cols].max(jnp.where(shown, lay.ENEMY, lay.EMPTY))
-    return jnp.stack([_PATH_CHANNEL, rel])
+    return jnp.stack([jnp.asarray(_PATH_CHANNEL), rel])
 
 
 def status(state: BridgeState) -> jax.Array:
