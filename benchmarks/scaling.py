@@ -1,6 +1,8 @@
-"""Scaling of the games axis over 1, 2, 4 and 8 devices: the same TDM rollout, sharded.
+"""Scaling of the games axis over 1, 2, 4 and 8 devices: the same TDM rollout, sharded (or,
+with `--learner`, the same training run, its games split over the devices).
 
     JAX_PLATFORMS=cpu python benchmarks/scaling.py [--num-envs 1024] [--devices 1 2 4 8]
+    JAX_PLATFORMS=cpu python benchmarks/scaling.py --learner ippo-rnn --num-envs 64 --ticks 32
 
 Each device count runs in a fresh process. On a CPU host the devices are simulated
 (`--xla_force_host_platform_device_count`): they share the host's cores, so the figure shows the
@@ -19,6 +21,34 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+
+
+def _train_worker(
+    learner: str, devices: int, num_envs: int, ticks: int, repeats: int
+) -> dict[str, float]:
+    """Game steps/s of `learner`'s updates (`num_envs` games x `ticks`), the median of `repeats`
+    updates after the first (compiling) one, its games split over `devices` devices."""
+    import dataclasses
+    import statistics
+    import time
+
+    import jax
+
+    from marl_bgs_train import make_train
+    from marl_bgs_train.config import preset_of
+    from marl_bgs_train.devices import training_mesh
+
+    config = dataclasses.replace(preset_of("tdm", learner), num_envs=num_envs, rollout=ticks)
+    trainer = make_train(config, mesh=training_mesh(devices))
+    state, _ = trainer.run(jax.jit(trainer.init)(jax.random.key(0)), 1)
+    jax.block_until_ready(state)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        state, _ = trainer.run(state, 1)
+        jax.block_until_ready(state)
+        times.append(time.perf_counter() - start)
+    return {"devices": devices, "game_steps_per_s": num_envs * ticks / statistics.median(times)}
 
 
 def _worker(devices: int, num_envs: int, ticks: int, repeats: int) -> dict[str, float]:
@@ -49,16 +79,20 @@ def main() -> int:
     p.add_argument("--ticks", type=int, default=100)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--devices", type=int, nargs="+", default=[1, 2, 4, 8])
+    p.add_argument("--learner", help="a Team Deathmatch preset: time its training instead")
     p.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
-        print(json.dumps(_worker(args.worker, args.num_envs, args.ticks, args.repeats)))
+        sizes = (args.worker, args.num_envs, args.ticks, args.repeats)
+        row = _train_worker(args.learner, *sizes) if args.learner else _worker(*sizes)
+        print(json.dumps(row))
         return 0
     rows = []
     for d in args.devices:
         env = {**os.environ, "XLA_FLAGS": f"--xla_force_host_platform_device_count={d}"}
         cmd = [sys.executable, __file__, "--worker", str(d), "--num-envs", str(args.num_envs)]
         cmd += ["--ticks", str(args.ticks), "--repeats", str(args.repeats)]
+        cmd += ["--learner", args.learner] if args.learner else []
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
         rows.append(json.loads(out.strip().splitlines()[-1]))
     base = rows[0]["game_steps_per_s"] / rows[0]["devices"]

@@ -76,11 +76,17 @@ def save(mgr: ocp.CheckpointManager, state: Any, step: int | None = None) -> Non
 
 def restore(mgr: ocp.CheckpointManager, like: Any, step: int | None = None) -> Any:
     """The saved state at `step` (default: the newest), shaped like `like` (e.g.
-    `jax.eval_shape(trainer.init, key)`)."""
+    `jax.eval_shape(trainer.init, key)`, or `trainer.state_layout()` to restore each array
+    straight into its layout over a mesh's devices)."""
     step = mgr.latest_step() if step is None else step
     if step is None:
         raise ConfigError(f"run_dir: no checkpoint under {mgr.directory}")
-    target = {k: jax.ShapeDtypeStruct(v.shape, v.dtype) for k, v in _stored(like).items()}
+    # Without a layout, onto this process's first device, however the run was split when saved.
+    here = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    target = {
+        k: jax.ShapeDtypeStruct(v.shape, v.dtype, sharding=getattr(v, "sharding", None) or here)
+        for k, v in _stored(like).items()
+    }
     loaded = mgr.restore(step, args=ocp.args.StandardRestore(target))
     leaves, treedef = jax.tree_util.tree_flatten(like)
     rebuilt = [

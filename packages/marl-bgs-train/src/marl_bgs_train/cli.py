@@ -21,6 +21,8 @@ import typer
 from marl_bgs_eval import console as ui
 
 if TYPE_CHECKING:  # imported where a command runs, so --help needs no JAX
+    from jax.sharding import Mesh
+
     from marl_bgs_train.config import C, ValidationSettings
 
 # One command per baseline of `marl_bgs_train.config.LEARNERS` (a test keeps the two equal): the
@@ -55,6 +57,40 @@ Layouts = Annotated[
         "V1_Navigate)",
     ),
 ]  # fmt: skip
+
+
+Devices = Annotated[
+    int | None,
+    typer.Option(help="Devices each run's games are split over (default: all of them on GPUs, "
+                 "TPUs or across hosts; 1 on a CPU)"),
+]  # fmt: skip
+Split = Annotated[
+    str,
+    typer.Option(help="With several runs and devices: split each run's games over the devices "
+                 "(games) or give each device whole runs (runs)"),
+]  # fmt: skip
+Coordinator = Annotated[
+    str | None,
+    typer.Option(envvar="MARL_BGS_COORDINATOR", help="HOST:PORT of process 0 of a job on several "
+                 "hosts (with --num-processes and --process-id; jax.distributed)"),
+]  # fmt: skip
+NumProcesses = Annotated[
+    int | None,
+    typer.Option(envvar="MARL_BGS_NUM_PROCESSES", help="Processes (hosts) of the job"),
+]
+ProcessId = Annotated[
+    int | None,
+    typer.Option(envvar="MARL_BGS_PROCESS_ID", help="This process's number in the job, from 0"),
+]
+
+
+def _mesh(devices: int | None, coordinator: str | None, processes: int | None,
+          process_id: int | None) -> Mesh | None:  # fmt: skip
+    """Join the job of several hosts (if one is given), then the mesh of `--devices`."""
+    from marl_bgs_train.devices import join_job, training_mesh
+
+    join_job(coordinator, processes, process_id)
+    return training_mesh(devices)
 
 
 def _settings(panel: list[str] | None, games: int | None, mode: str) -> ValidationSettings:
@@ -171,7 +207,13 @@ def _train_command(preset: str) -> None:
             bool, typer.Option(help="Also log for TensorBoard (RUN/tensorboard)")
         ] = False,
         quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
+        devices: Devices = None,
+        split: Split = "games",
+        coordinator: Coordinator = None,
+        num_processes: NumProcesses = None,
+        process_id: ProcessId = None,
     ) -> None:
+        mesh = _mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
         from marl_bgs import ConfigError
         from marl_bgs_train.batch import CURVES, plan, train_batch
         from marl_bgs_train.config import apply_overrides, preset_of, validate
@@ -207,12 +249,13 @@ def _train_command(preset: str) -> None:
             check = lambda i, step: validate_run(dirs[i], settings, [step])  # noqa: E731
             train_batch(runs, run_dir, frozen=pool, teammate=mate, save_every=save_every,
                         progress=not quiet, on_save=check if validate_each else None,
-                        tensorboard=tensorboard)  # fmt: skip
+                        tensorboard=tensorboard, mesh=mesh, split=split)  # fmt: skip
             console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
             return
         on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
         train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
-                  progress=not quiet, on_save=on_save, tensorboard=tensorboard)  # fmt: skip
+                  progress=not quiet, on_save=on_save, tensorboard=tensorboard,
+                  mesh=mesh)  # fmt: skip
         console.print(f"done: {run_dir / 'log.csv'}, {run_dir / CURVE}, {run_dir / 'checkpoints'}")
         if validate_each:
             console.print(f"validation: {run_dir / VALIDATION_CSV}, best: {run_dir / BEST}")
@@ -237,9 +280,16 @@ def resume(
     tensorboard: Annotated[
         bool, typer.Option(help="Also log for TensorBoard (RUN/tensorboard)")
     ] = False,
+    devices: Devices = None,
+    split: Split = "games",
+    coordinator: Coordinator = None,
+    num_processes: NumProcesses = None,
+    process_id: ProcessId = None,
 ) -> None:
     """Continue a run of any mode from its newest saved state (it repeats the uninterrupted run
-    exactly); with `--steps`, to a new total (the same as a run started with that total)."""
+    exactly); with `--steps`, to a new total (the same as a run started with that total). A
+    run split over devices resumes on as many (`--devices`, the job's processes)."""
+    mesh = _mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
     from marl_bgs_train import checkpoints
     from marl_bgs_train.batch import is_batch, load_batch, train_batch
     from marl_bgs_train.players import load_players
@@ -254,14 +304,15 @@ def resume(
                 checkpoints.save_config(run_dir / r.name, r.config)
         train_batch(runs, run_dir, resume=True, frozen=pool, teammate=mate,
                     save_every=save_every, progress=not quiet,
-                    tensorboard=tensorboard)  # fmt: skip
+                    tensorboard=tensorboard, mesh=mesh, split=split)  # fmt: skip
         return
     config = checkpoints.load_config(run_dir)
     if steps is not None:
         config = _longer(config, steps)
         checkpoints.save_config(run_dir, config)
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
-              save_every=save_every, progress=not quiet, tensorboard=tensorboard)  # fmt: skip
+              save_every=save_every, progress=not quiet, tensorboard=tensorboard,
+              mesh=mesh)  # fmt: skip
 
 
 def _longer(config: C, steps: float) -> C:
@@ -333,6 +384,8 @@ def suite(
     ] = None,
     validation_games: ValidationGames = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
+    devices: Devices = None,
+    split: Split = "games",
 ) -> None:
     """Every baseline of a mode with SEEDS runs each, its batch folder OUT/<learner>, or with
     --each-layout OUT/<layout>/<learner> per layout, a learner's layouts of one size trained as
@@ -343,6 +396,7 @@ def suite(
     The Two-Bridge paper's protocol: `suite --mode two-bridge --variant all --each-layout
     --validate --check-every 50000` (every variant, algorithm and seed; 32 greedy episodes per
     checkpoint)."""
+    mesh = _mesh(devices, None, None, None)
     import pandas as pd
 
     from marl_bgs import ConfigError
@@ -393,7 +447,8 @@ def suite(
             f[b][0] / f[b][1][i].name, settings, [step]
         )
         train_batches(folders, progress=not quiet, save_every=mine[0][2],
-                      on_save=check if validate_each else None)  # fmt: skip
+                      on_save=check if validate_each else None, mesh=mesh,
+                      split=split)  # fmt: skip
     for label in dict.fromkeys(label for label, *_ in batches):
         drawn = plot_suite(out / label, names)
         console.print(f"curves: {drawn}" if drawn else f"done: {out / label}")

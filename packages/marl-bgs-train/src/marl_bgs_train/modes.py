@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 
 from marl_bgs import BatchedEnv, ConfigError, PartRegistry, StartPool, TeamInputs
 from marl_bgs_train.heads import ActionHeads
@@ -102,7 +103,8 @@ class TrainParts:
     classes, curricula, extra inputs, validation panel or presets."""
 
     settings: type  # the frozen dataclass of a config's `game` section (its defaults the mode's)
-    build_env: Callable[[Any, int, float], BatchedEnv]  # (game, num_envs, gamma) -> env
+    build_env: Callable[[Any, int, float, Mesh | None], BatchedEnv]  # (game, num_envs, gamma,
+    # mesh) -> env, its games split over the mesh's first axis (one device without one)
     heads: Mapping[str, ActionHeads | Callable[[Any], ActionHeads]]  # by kind (or by game); all
     # modes have `flat` (`heads.flat_heads`)
     check: Callable[[Any], Any] = _no_check  # the game section checked (ConfigError), returned

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import Mesh
 
 from marl_bgs import Policy, TeamInputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
@@ -96,10 +97,11 @@ class PPOTrainer(SelfPlay):
     `update` and `run` expose the pieces (all pure, jittable, vmappable over keys)."""
 
     def __init__(
-        self, config: PPOConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
-    ) -> None:
+        self, config: PPOConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None,
+        mesh: Mesh | None = None,
+    ) -> None:  # fmt: skip
         self.config = config = validate(config)
-        super().__init__(config, frozen, teammate)
+        super().__init__(config, frozen, teammate, mesh)
         self.actor_spec = self._actor_spec(config.heads)
         self.actor_net = self.actor_spec.network()
         self.critic_net = Network(
@@ -119,7 +121,7 @@ class PPOTrainer(SelfPlay):
         k_actor, k_critic, key = jax.random.split(key, 3)
         actor = init_groups(self.actor_net, k_actor, self.groups, self.input_size)
         critic = init_groups(self.critic_net, k_critic, self.groups, self.critic_input_size)
-        zeros = jnp.zeros((cfg.num_envs, self.team_size, cfg.hidden))
+        zeros = self.split_games(jnp.zeros((cfg.num_envs, self.team_size, cfg.hidden)))
         return RunnerState(
             critic=critic,
             actor_opt=self.actor_tx.init(actor),

@@ -19,6 +19,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import Mesh
 
 from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
@@ -56,9 +57,10 @@ class PQNTrainer(QLearner):
     """`make_train`'s result for a `PQNConfig`: `train(key)`, `init`, `update`, `run`."""
 
     def __init__(
-        self, config: PQNConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
-    ) -> None:
-        super().__init__(validate(config), frozen, teammate)
+        self, config: PQNConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None,
+        mesh: Mesh | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(validate(config), frozen, teammate, mesh)
         self.config = config
         self.tx = optax.chain(
             optax.clip_by_global_norm(config.max_grad_norm),
@@ -73,7 +75,7 @@ class PQNTrainer(QLearner):
         params = init_groups(self.q_net, k_net, self.groups, self.input_size)
         return PQNState(
             opt=self.tx.init(params),
-            carry=jnp.zeros((cfg.num_envs, self.team_size, cfg.hidden)),
+            carry=self.split_games(jnp.zeros((cfg.num_envs, self.team_size, cfg.hidden))),
             **self._fresh(key, params, hyper),
         )
 

@@ -13,6 +13,7 @@ actions (1.0 -> 0.05 over 2M game steps).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -20,6 +21,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import Mesh
 
 from marl_bgs import Policy
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
@@ -114,14 +116,17 @@ class QMIXTrainer(QLearner):
     keeps_state = True
 
     def __init__(
-        self, config: QMIXConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None
-    ) -> None:
-        super().__init__(validate(config), frozen, teammate)
+        self, config: QMIXConfig, frozen: Sequence[Policy] = (), teammate: Policy | None = None,
+        mesh: Mesh | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(validate(config), frozen, teammate, mesh)
         self.config = config
         self.mixer_net = Mixer(
             config.mixer_embed, config.hypernet_hidden, self.team_size, self.actor_spec.encoder()
         )
         self.capacity = config.replay_rows // config.rollout
+        self._check_split("replay_rows", self.capacity, "sequences of the replay")
+        self._check_split("batch_sequences", config.batch_sequences, "sequences")
         self.tx = optax.chain(
             optax.clip_by_global_norm(config.max_grad_norm),
             optax.scale_by_adam(),  # at `lr`
@@ -158,8 +163,8 @@ class QMIXTrainer(QLearner):
             target_actor=actor,
             target_mixer=mixer,
             opt=self.tx.init((actor, mixer)),
-            carry=jnp.zeros((n, self.team_size, cfg.hidden)),
-            replay=replay,
+            carry=self.split_games(jnp.zeros((n, self.team_size, cfg.hidden))),
+            replay=self._split_rows(replay),
             **self._fresh(key, actor, hyper),
         )
 
@@ -183,14 +188,27 @@ class QMIXTrainer(QLearner):
         team_reward = jnp.sum(traj.reward * weight, -1) / jnp.maximum(jnp.sum(weight, -1), 1.0)
         rows = (replay.next + jnp.arange(self.config.num_envs)) % self.capacity
         put = lambda buffer, value: buffer.at[rows].set(value)  # noqa: E731
-        return Replay(
-            **{k: put(getattr(replay, k), v) for k, v in extended.items()},
-            carry=put(replay.carry, first.carry),
-            choice=put(replay.choice, games(traj.choice)),
-            reward=put(replay.reward, games(team_reward)),
-            done=put(replay.done, games(traj.done)),
-            size=jnp.minimum(replay.size + self.config.num_envs, self.capacity),
-            next=(replay.next + self.config.num_envs) % self.capacity,
+        return self._split_rows(
+            Replay(
+                **{k: put(getattr(replay, k), v) for k, v in extended.items()},
+                carry=put(replay.carry, first.carry),
+                choice=put(replay.choice, games(traj.choice)),
+                reward=put(replay.reward, games(team_reward)),
+                done=put(replay.done, games(traj.done)),
+                size=jnp.minimum(replay.size + self.config.num_envs, self.capacity),
+                next=(replay.next + self.config.num_envs) % self.capacity,
+            )
+        )
+
+    def _split_rows(self, replay: Replay) -> Replay:
+        """A replay (or a sampled batch) with its sequences split over the mesh's devices."""
+        return dataclasses.replace(
+            replay,
+            **{
+                f.name: self.split_games(getattr(replay, f.name))
+                for f in dataclasses.fields(replay)
+                if f.name not in ("size", "next")  # counters, not rows
+            },
         )
 
     def _loss(self, params: tuple[Any, Any], target: tuple[Any, Any], batch: Replay) -> Any:
@@ -230,7 +248,7 @@ class QMIXTrainer(QLearner):
         def step(carry: tuple, k: jax.Array) -> tuple[tuple, dict]:
             params, opt = carry
             rows = jax.random.randint(k, (cfg.batch_sequences,), 0, replay.size)
-            batch = jax.tree_util.tree_map(lambda a: a[rows] if a.ndim else a, replay)
+            batch = self._split_rows(jax.tree.map(lambda a: a[rows] if a.ndim else a, replay))
             (loss, team), grads = jax.value_and_grad(self._loss, has_aux=True)(
                 params, target, batch
             )

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 
 from marl_bgs import Policy, TeamInputs
 from marl_bgs_train import masking
@@ -44,8 +45,10 @@ class QLearner(SelfPlay):
     """A `SelfPlay` whose acting network is a Q-network (`config` has `hidden`, `recurrent`,
     `sharing`, `input_scale`, `epsilon_start`, `epsilon_finish`, `epsilon_steps`)."""
 
-    def __init__(self, config: Any, frozen: Sequence[Policy], teammate: Policy | None) -> None:
-        super().__init__(config, frozen, teammate)
+    def __init__(
+        self, config: Any, frozen: Sequence[Policy], teammate: Policy | None, mesh: Mesh | None
+    ) -> None:
+        super().__init__(config, frozen, teammate, mesh)
         self.actor_spec = self._actor_spec("flat", q_values=True)
         self.q_net = self.actor_spec.network()
         self.groups = num_groups(config.sharing, self.team_size, self.parts.num_classes)

@@ -19,12 +19,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh
 
 from marl_bgs import ConfigError, Policy
 from marl_bgs_eval import System, system
 from marl_bgs_eval.progress import progress_bar
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
+from marl_bgs_train.devices import SPLITS, runs_layout
 from marl_bgs_train.hypers import sweepable
 from marl_bgs_train.learners import Trainer, make_train
 from marl_bgs_train.players import load_players
@@ -57,19 +59,21 @@ def train_run(
     on_update: Callable[[dict[str, float]], None] | None = None,
     on_save: Callable[[int], object] | None = None,
     tensorboard: bool = False,
+    mesh: Mesh | None = None,
 ) -> Any:
     """Train `config` into `run_dir` (or continue its newest checkpoint with `resume`), saving
     every `save_every` updates and at the end. `frozen`: the frozen opponent pool, `teammate`:
     the frozen teammate (a resumed run needs the same: `players.save_players` remembers them).
     `on_save(update)` runs after each checkpoint is on disk (e.g. validation). `tensorboard`:
     also write every logged scalar for TensorBoard into `run_dir/tensorboard` (needs
-    `marl-bgs-train[tensorboard]`). Returns the final state."""
+    `marl-bgs-train[tensorboard]`). `mesh`: split the games over its devices (`make_train`).
+    Returns the final state."""
     (state,) = train_runs(
         [config], [seed], [Path(run_dir)], batched=False, resume=resume, frozen=frozen,
         teammate=teammate, save_every=save_every, progress=progress,
         on_update=None if on_update is None else (lambda i, row: on_update(row)),
         on_save=None if on_save is None else (lambda i, update: on_save(update)),
-        tensorboard=tensorboard,
+        tensorboard=tensorboard, mesh=mesh,
     )  # fmt: skip
     return state
 
@@ -87,15 +91,29 @@ def train_runs(
     on_update: Callable[[int, dict[str, float]], None] | None = None,
     on_save: Callable[[int, int], object] | None = None,
     tensorboard: bool = False,
+    mesh: Mesh | None = None,
+    split: str = "games",
 ) -> list[Any]:
     """Train run i (`configs[i]` from `seeds[i]`) into `run_dirs[i]`, every run a folder of its
     own (config, logs, checkpoints, curve). `batched`: all runs in one compiled program (`vmap`;
     their configs may differ only in sweepable settings, `hypers`); else one run, alone.
-    `on_update(i, row)` and `on_save(i, update)` name the run. Returns each run's final state."""
+    `on_update(i, row)` and `on_save(i, update)` name the run. `mesh`: each run's games split
+    over its devices (`make_train`), or with `split="runs"` a batch's runs (each device trains
+    whole runs: no traffic between devices). Returns each run's final state."""
     first = configs[0]
     if not batched and len(configs) != 1:
         raise ConfigError(f"configs: one run trains alone, got {len(configs)}")
-    trainers = {c: make_train(c, frozen, teammate) for c in dict.fromkeys(configs)}
+    lead = jax.process_index() == 0  # of a job on several hosts, the one that writes logs
+    if batched and jax.process_count() > 1:
+        raise ConfigError(
+            f"batched: runs of one program train on one host; this job has {jax.process_count()} "
+            "processes (train one run per job across hosts, or the batch on one host)"
+        )
+    if split not in SPLITS:
+        raise ConfigError(f"split: expected one of {list(SPLITS)}, got {split!r}")
+    whole_runs = batched and mesh is not None and split == "runs"  # each device its own runs
+    games_mesh = None if whole_runs else mesh
+    trainers = {c: make_train(c, frozen, teammate, games_mesh) for c in dict.fromkeys(configs)}
     trainer = trainers[first]
     if (
         len({t.program_key() for t in trainers.values()}) > 1
@@ -106,28 +124,33 @@ def train_runs(
             f"{list(sweepable(first))} (layouts of one size) and their seeds"
         )
     hypers = _stack([trainers[c].hyper() for c in configs])
+    layout = runs_layout(mesh, len(configs)) if whole_runs and mesh is not None else None
     managers = [checkpoints.manager(d) for d in run_dirs]
     if resume:
-        like = jax.eval_shape(trainer.init, jax.random.key(0))
+        like = trainer.state_layout()
         states = [checkpoints.restore(m, like) for m in managers]
         if len({int(st.update) for st in states}) > 1:
             raise ConfigError(f"run_dir: the runs' newest checkpoints differ in update: {run_dirs}")
     else:
         for config, run_dir in zip(configs, run_dirs, strict=True):
-            checkpoints.save_config(run_dir, config)
-            for name in (LOG_JSONL, LOG_CSV):
-                (run_dir / name).unlink(missing_ok=True)
+            if lead:
+                checkpoints.save_config(run_dir, config)
+                for name in (LOG_JSONL, LOG_CSV):
+                    (run_dir / name).unlink(missing_ok=True)
         keys = jnp.stack([jax.random.key(s) for s in seeds])
         states = (
             trainer.init_many(keys, hypers) if batched else jax.jit(trainer.init)(keys[0])
         )  # fmt: skip
     if resume:
         states = _stack(states) if batched else states[0]
+    if layout is not None:  # every run's state and settings on its device
+        states, hypers = jax.device_put((states, hypers), layout)
     count = len(configs)
     done, total, per = _update(states), first.num_updates, first.steps_per_update
-    writers = [tensorboard_writer(d) if tensorboard else None for d in run_dirs]
+    writers = [tensorboard_writer(d) if tensorboard and lead else None for d in run_dirs]
     name = first.name if count == 1 else f"{first.name} x {count} runs"
-    with progress_bar(progress, total * per * count, name, "steps", start=done * per * count,
+    shown = progress and lead
+    with progress_bar(shown, total * per * count, name, "steps", start=done * per * count,
                       status="compiling", transient=False) as show:  # fmt: skip
         while done < total:
             started = time.perf_counter()
@@ -145,7 +168,8 @@ def train_runs(
             )
             rows = [log_row(m, seconds, per * count) for m in per_run]
             for row, run_dir, writer in zip(rows, run_dirs, writers, strict=True):
-                _append(run_dir, {"update": done, **row})
+                if lead:
+                    _append(run_dir, {"update": done, **row})
                 if writer is not None:
                     for key, value in row.items():
                         writer.add_scalar(key, value, global_step=int(row["steps"]))
@@ -156,17 +180,19 @@ def train_runs(
             show(done * per * count, done * per * count, status)
             if done % save_every == 0 or done == total:
                 for i, mgr in enumerate(managers):  # one run's copy at a time (memory)
+                    # every process saves its own devices' part (orbax writes one checkpoint)
                     checkpoints.save(mgr, _run_of(states, i) if batched else states)
-                    if on_save is not None:
+                    if on_save is not None and lead:
                         show(done * per * count, done * per * count, "validating")
                         on_save(i, done)
-            if on_update is not None:  # after the checkpoint: a stop here loses nothing
+            if on_update is not None and lead:  # after the checkpoint: a stop loses nothing
                 for i, row in enumerate(rows):
                     on_update(i, row)
     for run_dir, writer in zip(run_dirs, writers, strict=True):
         if writer is not None:
             writer.close()
-        plot_curve(run_dir)
+        if lead:
+            plot_curve(run_dir)
     return [_run_of(states, i) for i in range(count)] if batched else [states]
 
 
@@ -279,7 +305,7 @@ def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[Trainer,
     config = checkpoints.load_config(run_dir)
     frozen, teammate = load_players(run_dir)
     trainer = make_train(config, frozen, teammate)
-    like = jax.eval_shape(trainer.init, jax.random.key(0))
+    like = trainer.state_layout()
     return trainer, checkpoints.restore(checkpoints.manager(run_dir, keep=None), like, step)
 
 

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from marl_bgs import ConfigError, Policy, StartPool, TeamInputs, team_inputs
 from marl_bgs.core.pytree import PyTree, pytree_dataclass, where_games
@@ -95,14 +96,24 @@ PROGRAMS_KEPT = 64  # the oldest is dropped beyond this many
 class SelfPlay:
     """The env and the opponent mix of a learner whose `config` has the shared settings
     (`mode`, `game`, `num_envs`, `gamma`, `opponents`, `sharing`, `input_scale`); what differs
-    between modes comes from the mode's training parts (`marl_bgs_train.modes`)."""
+    between modes comes from the mode's training parts (`marl_bgs_train.modes`).
+
+    With a `mesh`, the games are split over its first axis's devices (data parallel): every
+    per-game array (the games, memories, the rollout, each minibatch's sequences, a replay's
+    rows) is laid out along it and the parameters are replicated, so XLA (GSPMD) runs each
+    device's games there and averages the gradients and statistics across devices."""
 
     actor_spec: ActorSpec  # the learner's acting network (each learner sets it)
 
-    def __init__(self, config: Any, frozen: Sequence[Policy], teammate: Policy | None) -> None:
+    def __init__(
+        self, config: Any, frozen: Sequence[Policy], teammate: Policy | None,
+        mesh: Mesh | None = None,
+    ) -> None:  # fmt: skip
         self.parts = parts(config.mode)
-        self.env = self.parts.build_env(config.game, config.num_envs, config.gamma)
+        self.env = self.parts.build_env(config.game, config.num_envs, config.gamma, mesh)
         self.team_size = size = self.env.spec.team_size
+        if hasattr(config, "minibatches"):
+            self._check_split("minibatches", config.num_envs // config.minibatches, "games each")
         teams = len(self.env.spec.teams)
         if teams not in (1, 2):
             raise ConfigError(
@@ -152,6 +163,30 @@ class SelfPlay:
             None if self.starts.varies else self.env.pool if own is None else own
         )  # the run's start pool, read as data (hyper "layouts") unless a curriculum moves it
 
+    @property
+    def devices(self) -> int:
+        """How many devices the games are split over (1 without a mesh)."""
+        sharding = self.env.sharding
+        return 1 if sharding is None else sharding.mesh.shape[sharding.spec[0]]
+
+    def _check_split(self, name: str, rows: int, what: str) -> None:
+        """Refuse `rows` (a minibatch's games, a replay's sequences) that the mesh's devices
+        cannot share evenly, naming the setting `name`."""
+        if rows % self.devices:
+            raise ConfigError(
+                f"{name}: {rows} {what} do not split evenly over the {self.devices} devices of "
+                f"the mesh; use a multiple of {self.devices}"
+            )
+
+    def split_games(self, tree: Any, axis: int = 0) -> Any:
+        """`tree` with axis `axis` of every leaf (a games axis, or a replay's or a minibatch's
+        rows) laid out over the mesh's devices; as it is without a mesh. Works under `jit`."""
+        sharding = self.env.sharding
+        if sharding is None:
+            return tree
+        layout = NamedSharding(sharding.mesh, PartitionSpec(*(None,) * axis, *sharding.spec))
+        return jax.tree.map(lambda x: jax.lax.with_sharding_constraint(x, layout), tree)
+
     def _actor_spec(self, heads: str, q_values: bool = False) -> ActorSpec:
         """The learner's actor as a static description (`policy.ActorSpec`)."""
         cfg = self._config
@@ -189,19 +224,20 @@ class SelfPlay:
         k_env, k_opp, key = jax.random.split(key, 3)
         cfg = self._config
         first = self.starts.first()
+        scale = RewardScale.create((cfg.num_envs, self.team_size))
         copies = jax.tree_util.tree_map(
             lambda p: jnp.broadcast_to(p, (cfg.opponents.num_copies, *p.shape)), actor
         )
         return {
             "actor": actor,
             "env_state": self.env.reset(k_env, self._pool(first, hyper))[1],
-            "start": jnp.ones((cfg.num_envs,), bool),
+            "start": self.split_games(jnp.ones((cfg.num_envs,), bool)),
             "opponents": self.opponents_init(k_opp, cfg.hidden),
             "copies": copies,
             "copies_saved": jnp.int32(0),
             "curriculum": first,
-            "teammate": self._teammate_memory(k_opp),
-            "reward_scale": RewardScale.create((cfg.num_envs, self.team_size)),
+            "teammate": self.split_games(self._teammate_memory(k_opp)),
+            "reward_scale": dataclasses.replace(scale, returns=self.split_games(scale.returns)),
             "key": jax.random.key_data(key),
             "update": jnp.int32(0),
             "steps": jnp.int32(0),
@@ -229,7 +265,7 @@ class SelfPlay:
         if not self.self_play:  # the env plays team B: nothing to draw
             zeros = jnp.zeros((self._config.num_envs,), jnp.int32)
             return Opponents(zeros, zeros, jnp.zeros((0, self.team_size, hidden)), ())
-        kind, pool_index = self._draw(key, jnp.int32(0))
+        kind, pool_index = self.split_games(self._draw(key, jnp.int32(0)))
         carry = jnp.zeros((self._config.num_envs - self.slices[2], self.team_size, hidden))
         return Opponents(kind, pool_index, carry, self._fixed_memories(key))
 
@@ -461,7 +497,7 @@ class SelfPlay:
         def epoch(carry: Any, k: jax.Array) -> tuple[Any, Any]:
             order = jax.random.permutation(k, n)
             split = lambda a: a[order].reshape(minibatches, n // minibatches, *a.shape[1:])  # noqa: E731
-            return jax.lax.scan(step, carry, jax.tree_util.tree_map(split, batch))
+            return jax.lax.scan(step, carry, self.split_games(jax.tree.map(split, batch), 1))
 
         return jax.lax.scan(epoch, carry, jax.random.split(key, epochs))
 
@@ -506,7 +542,8 @@ class SelfPlay:
         """What this trainer's compiled programs depend on: its kind, its program config, the
         shapes of its layouts and its fixed players (not its data settings)."""
         players = tuple(id(p) for p in self._players())
-        return (type(self), program_config(self._config), layout_shapes(self.layouts), players)
+        layout = (program_config(self._config), layout_shapes(self.layouts), self.env.sharding)
+        return (type(self), *layout, players)
 
     def _program(self, what: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """The compiled function `what` of this trainer, built once for every trainer with the
@@ -541,6 +578,20 @@ class SelfPlay:
         build = lambda: jax.jit(self._updates(num_updates), donate_argnums=0)  # noqa: E731
         program = self._program(("run", num_updates), build)
         return program(distinct_buffers(state), self.hyper() if hyper is None else hyper)
+
+    def state_layout(self) -> Any:
+        """A fresh state's shapes (`jax.ShapeDtypeStruct`s), each with its layout over the
+        mesh's devices when there is a mesh: a target to restore a checkpoint into."""
+        init = self._program(("init",), lambda: jax.jit(self.init))
+        key = jax.random.key(0)
+        shapes = jax.eval_shape(init, key)
+        if self.env.sharding is None:
+            return shapes
+        layouts = init.lower(key).compile().output_shardings
+        return jax.tree.map(
+            lambda s, layout: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=layout),
+            shapes, layouts,
+        )  # fmt: skip
 
     def init_many(self, keys: jax.Array, hypers: Hyper) -> Any:
         """Fresh states of many runs, stacked on a leading run axis ([R] keys and `hypers`)."""

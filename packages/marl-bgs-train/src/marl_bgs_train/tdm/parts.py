@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 
 import marl_bgs
 from marl_bgs import BatchedEnv, TeamInputs
@@ -71,8 +72,9 @@ def shaping(game: TDMGame, hyper: Mapping[str, jax.Array], gamma: float) -> Any:
     return shaped
 
 
-def build_env(game: TDMGame, num_envs: int, gamma: float) -> BatchedEnv:
-    """The training games of `game`, paying the learner's reward but its shaping (`shaping`)."""
+def build_env(game: TDMGame, num_envs: int, gamma: float, mesh: Mesh | None) -> BatchedEnv:
+    """The training games of `game`, paying the learner's reward but its shaping (`shaping`),
+    split over `mesh`'s devices."""
     del gamma  # only the shaping reads it
     return marl_bgs.make(
         "tdm",
@@ -82,6 +84,7 @@ def build_env(game: TDMGame, num_envs: int, gamma: float) -> BatchedEnv:
         winning_score=game.winning_score,
         tick_limit=game.tick_limit,
         reward_fn=base_reward(game.reward),
+        mesh=mesh,
     )
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 
 import marl_bgs
 from marl_bgs import BatchedEnv
@@ -35,12 +36,14 @@ if TYPE_CHECKING:  # pandas is imported where validation runs
 MEASURES = tuple(name.replace(" ", "_") for name in OUTCOMES[1:])  # each outcome's share
 
 
-def build_env(game: BridgeGame, num_envs: int, gamma: float) -> BatchedEnv:
-    """The training games of `game` (the paper's reward: `gamma` does not enter it)."""
+def build_env(game: BridgeGame, num_envs: int, gamma: float, mesh: Mesh | None) -> BatchedEnv:
+    """The training games of `game` (the paper's reward: `gamma` does not enter it), split
+    over `mesh`'s devices."""
     del gamma
     return marl_bgs.make(
-        "two-bridge", variant=list(game.names), num_envs=num_envs, tick_limit=game.tick_limit
-    )
+        "two-bridge", variant=list(game.names), num_envs=num_envs, tick_limit=game.tick_limit,
+        mesh=mesh,
+    )  # fmt: skip
 
 
 def heads(game: BridgeGame) -> ActionHeads:
