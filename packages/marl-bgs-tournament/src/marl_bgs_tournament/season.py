@@ -33,7 +33,7 @@ from marl_bgs_eval import results
 from marl_bgs_eval.crossplay import matchups
 from marl_bgs_eval.progress import note
 from marl_bgs_eval.resampling import check_scheme
-from marl_bgs_tournament import matches, modes, rulebook, sandbox
+from marl_bgs_tournament import jobs, matches, modes, rulebook, sandbox
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, read_manifest
 from marl_bgs_tournament.portable.format import mode_of
@@ -287,13 +287,14 @@ def run_season(
     if len(set(names)) != len(names):
         raise TournamentError(f"field: names must be unique, got {names}")
     one_seat_per_team(entrants)
-    if out.exists() and any(out.iterdir()):
+    if jobs.lead_refuses(not (out.exists() and any(out.iterdir()))):
         raise TournamentError(f"out: {str(out)!r} is not empty; a season folder is written once")
+    out = jobs.own_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     for e in entrants:
         vet(e, settings, out / "entrants" / f"{e.name}.rulebook.csv")
         e.store(out)
-    root = draw_root_seed() if root_seed is None else int(root_seed)
+    root = jobs.shared_seed(draw_root_seed() if root_seed is None else int(root_seed))
     plan = field_schedule(names, len(settings.maps), settings.pairs_per_map)
     played, index = _play(plan, {e.name: e for e in entrants}, settings, root, out,
                           settings.replays)  # fmt: skip
@@ -331,6 +332,7 @@ def run_season(
     }
     tokens = issue(out, [e.team for e in entrants if e.path is not None])
     _json(out / RECORD, record)
+    jobs.discard_copy(out)
     return {**record, "tokens": tokens}
 
 
