@@ -217,10 +217,12 @@ class DuelGame:
     tick_limit: int = 30
 
 
-def _training_games(game: DuelGame, num_envs: int, gamma: float) -> BatchedEnv:
+def _training_games(
+    game: DuelGame, num_envs: int, gamma: float, mesh: jax.sharding.Mesh | None
+) -> BatchedEnv:
     del gamma  # the duel's own reward: +1 win, -1 loss
     return marl_bgs.make("duel", arena=list(game.arena), num_envs=num_envs,
-                         tick_limit=game.tick_limit)  # fmt: skip
+                         tick_limit=game.tick_limit, mesh=mesh)  # fmt: skip
 
 
 marl_bgs_train.modes.register("duel", TrainParts(

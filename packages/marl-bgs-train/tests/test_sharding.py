@@ -1,6 +1,6 @@
 """Training split over a device mesh learns as on one device.
 
-The sharded runs go in a fresh process with 4 simulated CPU devices
+The sharded runs go in a fresh process with 8 simulated CPU devices
 (`--xla_force_host_platform_device_count`); the errors are checked here with a mesh of one
 device repeated (nothing is compiled).
 """
@@ -23,7 +23,7 @@ from marl_bgs_train.devices import join_job, runs_layout, training_mesh
 from marl_bgs_train.runs import train_runs
 from marl_bgs_train.testing import tiny_config
 
-# Each learner family: 3 updates through `train_run` on one device and on 4 (saving every
+# Each learner family: 3 updates through `train_run` on one device and on 8 (saving every
 # update); then the sharded run's second checkpoint resumed on the mesh for its third update.
 # The games played are the same games (identical positions after every update: every random
 # draw is the same on any layout), the parameters equal up to the order of the cross-device
@@ -37,8 +37,8 @@ SCRIPT = textwrap.dedent(
     from marl_bgs_train.runs import read_log, train_run, train_runs
     from marl_bgs_train.testing import assert_trees_equal, tiny_config
 
-    assert jax.device_count() == 4
-    mesh = training_mesh(4)
+    assert jax.device_count() == 8
+    mesh = training_mesh(8)
     sizes = {
         "ippo-rnn": dict(num_envs=16, minibatches=2, total_steps=16 * 4 * 3),
         "ippo-ff": dict(num_envs=16, minibatches=2, total_steps=16 * 4 * 3),
@@ -71,10 +71,10 @@ SCRIPT = textwrap.dedent(
         shutil.rmtree(again / "checkpoints" / "3")
         resumed = train_run(cfg, again, seed=3, resume=True, progress=False, mesh=mesh)
         assert_trees_equal(resumed, split)
-        if preset == "ippo-ff":  # a batch of 4 runs, each device training one whole run
+        if preset == "ippo-rnn":  # a batch of 4 runs, each of 4 devices training one whole run
             dirs = [root / preset / f"run{i}" for i in range(4)]
             batch = train_runs([cfg] * 4, [3, 4, 5, 6], dirs, progress=False, save_every=3,
-                               mesh=mesh, split="runs")
+                               mesh=training_mesh(4), split="runs")
             for a, b in zip(jax.tree.leaves(one), jax.tree.leaves(batch[0]), strict=True):
                 np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
         print("same learning", preset)
@@ -87,7 +87,7 @@ SCRIPT = textwrap.dedent(
     [("ippo-ff", "qmix"), pytest.param(("ippo-rnn", "pqn-vdn"), marks=pytest.mark.slow)],
 )
 def test_a_run_split_over_devices_learns_as_on_one(presets: tuple[str, ...]) -> None:
-    out = run_on_host_devices(SCRIPT.replace("sys.argv[1:]", repr(list(presets))), devices=4)
+    out = run_on_host_devices(SCRIPT.replace("sys.argv[1:]", repr(list(presets))), devices=8)
     for preset in presets:
         assert f"same learning {preset}" in out
 
