@@ -187,8 +187,7 @@ JOB = textwrap.dedent(
         app(["resume", str(run_dir), "--steps", str(16 * 4 * 3), "--save-every", "1",
              "--quiet"], standalone_mode=False)
     else:
-        from marl_bgs_train.devices import join_job, runs_layout, training_mesh
-from marl_bgs_train.runs import train_runs
+        from marl_bgs_train.devices import join_job, training_mesh
         join_job(os.environ["COORDINATOR"], int(os.environ["NUM_PROCESSES"]),
                  int(os.environ["PROCESS_ID"]))
         import jax
