@@ -61,7 +61,7 @@ def test_recurrent_ippo_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path
 
 def test_a_state_from_an_eager_init_runs_as_the_compiled_init_does(trainer):
     """`run` donates its state; an eager `init` puts one zeros array in two fields (both
-    memories), which must not make the donation fail (`selfplay.distinct_buffers`)."""
+    memories), which must not make the donation fail (`programs.distinct_buffers`)."""
     eager = trainer.init(jax.random.key(3))
     assert eager.actor_carry is eager.critic_carry  # the case this guards
     compiled = jax.jit(trainer.init)(jax.random.key(3))

@@ -5,9 +5,10 @@ mesh (`make_train(config, mesh=...)`) and XLA partitions their programs."""
 from __future__ import annotations
 
 import jax
-from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from marl_bgs import ConfigError
+from marl_bgs.core.env import auto_axes
 
 GAMES = "games"  # the mesh axis the games are split along
 SPLITS = ("games", "runs")  # what a batch of runs splits over the devices
@@ -51,10 +52,7 @@ def training_mesh(devices: int | None = None) -> Mesh | None:
         )
     if devices == 1:
         return None
-    # Auto: layouts are constraints XLA propagates (the learners' programs index and gather)
-    return jax.make_mesh(
-        (devices,), (GAMES,), axis_types=(AxisType.Auto,), devices=jax.devices()[:devices]
-    )
+    return auto_axes(jax.make_mesh((devices,), (GAMES,), devices=jax.devices()[:devices]))
 
 
 def runs_layout(mesh: Mesh, runs: int) -> NamedSharding:
@@ -66,5 +64,4 @@ def runs_layout(mesh: Mesh, runs: int) -> NamedSharding:
             f"split: {runs} runs do not split evenly over the {mesh.shape[axis]} devices; use "
             f"a multiple of {mesh.shape[axis]} runs or split='games'"
         )
-    auto = Mesh(mesh.devices, mesh.axis_names, axis_types=(AxisType.Auto,) * len(mesh.axis_names))
-    return NamedSharding(auto, PartitionSpec(axis))
+    return NamedSharding(auto_axes(mesh), PartitionSpec(axis))

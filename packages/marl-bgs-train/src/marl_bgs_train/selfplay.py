@@ -27,6 +27,7 @@ from marl_bgs_train.losses import RewardScale
 from marl_bgs_train.modes import parts
 from marl_bgs_train.players import named_policy
 from marl_bgs_train.policy import ActorSpec
+from marl_bgs_train.programs import PROGRAMS, PROGRAMS_KEPT, distinct_buffers
 
 
 @cache
@@ -71,26 +72,6 @@ class Played(NamedTuple):
     outcome: jax.Array  # [N] 0 running, 1 A won, 2 B won, 3 draw
     margin: jax.Array  # [N] A's margin at the end of a finished game (the mode's points)
     repaired: jax.Array  # [N] team A's actions the engine had to repair
-
-
-def distinct_buffers(tree: Any) -> Any:
-    """`tree` with every array leaf its own buffer: a leaf seen before (one array placed in two
-    fields, as an eager `init` may) is copied, so the tree can be donated to a program."""
-    seen: set[int] = set()
-
-    def own(leaf: Any) -> Any:
-        if not isinstance(leaf, jax.Array):
-            return leaf
-        if id(leaf) in seen:
-            return jnp.copy(leaf)
-        seen.add(id(leaf))
-        return leaf
-
-    return jax.tree_util.tree_map(own, tree)
-
-
-PROGRAMS: dict[Any, Any] = {}  # compiled functions, shared by trainers with one program config
-PROGRAMS_KEPT = 64  # the oldest is dropped beyond this many
 
 
 class SelfPlay:

@@ -152,6 +152,13 @@ def check_batch_fits(pool: pools.StartPool, num_envs: int) -> None:
         )
 
 
+def auto_axes(mesh: Mesh) -> Mesh:
+    """`mesh` with every axis Auto: a layout on it is a constraint XLA propagates through the
+    programs' indexing and gathers, also for meshes built with Explicit axes (`jax.make_mesh`'s
+    default)."""
+    return Mesh(mesh.devices, mesh.axis_names, axis_types=(AxisType.Auto,) * len(mesh.axis_names))
+
+
 def games_sharding(mesh: Mesh | None, axis: str | None, num_envs: int) -> NamedSharding | None:
     """The layout that splits the games axis over `mesh`'s `axis` (default: its first), checked:
     None without a mesh; the games must divide evenly among the devices of that axis."""
@@ -170,10 +177,8 @@ def games_sharding(mesh: Mesh | None, axis: str | None, num_envs: int) -> NamedS
             f"num_envs: {num_envs} games do not split evenly over the {devices} devices of mesh "
             f"axis {axis!r}; use a multiple of {devices}"
         )
-    # The rules run per game, so the layout is a constraint XLA propagates (an Auto axis), also
-    # for meshes built with Explicit axes (`jax.make_mesh`'s default).
-    auto = Mesh(mesh.devices, mesh.axis_names, axis_types=(AxisType.Auto,) * len(mesh.axis_names))
-    return NamedSharding(auto, PartitionSpec(axis))
+    # The rules run per game, so the layout is a constraint XLA propagates.
+    return NamedSharding(auto_axes(mesh), PartitionSpec(axis))
 
 
 def shard_games(tree: Any, env: BatchedEnv) -> Any:
