@@ -47,6 +47,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--figure", default="tdm", choices=sorted(bench_figures.FIGURES))
     p.add_argument("--out", type=Path, default=Path("/tmp/marl-bgs-trace"))
+    p.add_argument(
+        "--group", type=int, default=0,
+        help="also total the kernels by the first N parts of their JAX operation (inside the tick)",
+    )  # fmt: skip
     args = p.parse_args(argv)
 
     run = bench_figures.FIGURES[args.figure](args.num_envs, args.ticks)
@@ -72,7 +76,27 @@ def main(argv: list[str] | None = None) -> None:
         shape, op = sources[name]
         share = us / args.ticks / tick_us
         print(f"{us / 1e3 / args.ticks:8.2f} {share:6.1%}  {name:34} {shape[:28]:28} {op[-90:]}")
+    if args.group:
+        _print_groups(total, sources, args.group, args.ticks, tick_us)
     print(f"trace: {traces[-1]}")
+
+
+def _print_groups(
+    total: collections.Counter[str], sources: dict[str, tuple[str, str]], depth: int, ticks: int,
+    tick_us: float,
+) -> None:  # fmt: skip
+    """The kernels' time summed by the first `depth` parts of their JAX operation, the rollout's
+    own scan and call wrappers left out."""
+    groups: collections.Counter[str] = collections.Counter()
+    for name, us in total.items():
+        parts = [p for p in sources[name][1].split("/") if p not in _WRAPPERS]
+        groups["/".join(parts[:depth]) or "(unnamed)"] += us
+    print(f"\nby operation (first {depth} parts):")
+    for group, us in groups.most_common():
+        print(f"{us / 1e3 / ticks:8.2f} {us / ticks / tick_us:6.1%}  {group[-110:]}")
+
+
+_WRAPPERS = {"jit(run)", "while", "body", "closed_call"}
 
 
 if __name__ == "__main__":
