@@ -8,7 +8,7 @@ vectorised over leading axes.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -50,11 +50,16 @@ def length(v: jnp.ndarray) -> jnp.ndarray:
     return jnp.sqrt(jnp.square(v[..., 0]) + jnp.square(v[..., 1]))
 
 
+EMPTY_ROUNDING = -1e9  # a `Frame`'s rounding of an empty or inactive slot
+
+
 class Frame(NamedTuple):
     """Obstacles as the distance tests read them, fields [..., K]: centre, rotation (cosine and
     sine), half sizes and rounding. A pillar is a point rounded by its radius; a wall a rectangle
-    with no rounding; empty or inactive slots get a huge negative rounding (never hit). Work it
-    out once (`frame`) where many points are tested against the same obstacles."""
+    with no rounding; empty or inactive slots get a huge negative rounding (`EMPTY_ROUNDING`,
+    never hit). Work it out once (`frame`) where many points are tested against the same
+    obstacles, and before choosing some of them (`near_obstacles`): the sine and cosine are then
+    taken once per obstacle, not once per test (XLA fuses them into their consumers otherwise)."""
 
     cx: jnp.ndarray
     cy: jnp.ndarray
@@ -73,7 +78,9 @@ def frame(obs: Obstacles | Frame) -> Frame:
     pillar = kind == OBSTACLE_PILLAR
     hx = jnp.where(pillar, 0.0, obs.size[..., 0] / 2.0)
     hy = jnp.where(pillar, 0.0, obs.size[..., 1] / 2.0)
-    rounding = jnp.where(pillar, obs.size[..., 0], jnp.where(kind == OBSTACLE_NONE, -1e9, 0.0))
+    rounding = jnp.where(
+        pillar, obs.size[..., 0], jnp.where(kind == OBSTACLE_NONE, EMPTY_ROUNDING, 0.0)
+    )
     return Frame(
         obs.center[..., 0], obs.center[..., 1], jnp.cos(obs.theta), jnp.sin(obs.theta),
         hx, hy, rounding,
@@ -192,6 +199,9 @@ def _first_contact(
     return jnp.where(blocked, jnp.minimum(touch, deep), 1.0), blocked
 
 
+_Obs = TypeVar("_Obs", Obstacles, Frame)
+
+
 def near_table(obs: Obstacles) -> jnp.ndarray:
     """int8 [*NEAR_GRID, NEAR_OBSTACLES]: the obstacles nearest to each cell's centre (a map's
     constant, kept with its obstacles; `near_obstacles` reads it)."""
@@ -202,9 +212,9 @@ def near_table(obs: Obstacles) -> jnp.ndarray:
     return index.astype(jnp.int8)
 
 
-def near_obstacles(x: jnp.ndarray, y: jnp.ndarray, obs: Obstacles, near: jnp.ndarray) -> Obstacles:
-    """The obstacles a body at x, y [...] can reach in one tick, fields [..., NEAR_OBSTACLES]:
-    those listed for its cell in `near` (`near_table` of `obs`)."""
+def near_obstacles(x: jnp.ndarray, y: jnp.ndarray, obs: _Obs, near: jnp.ndarray) -> _Obs:
+    """The obstacles (or their `Frame`) a body at x, y [...] can reach in one tick, fields
+    [..., NEAR_OBSTACLES]: those listed for its cell in `near` (`near_table` of `obs`)."""
     i = jnp.clip(jnp.floor(x / NEAR_CELL).astype(jnp.int32), 0, NEAR_GRID[0] - 1)
     j = jnp.clip(jnp.floor(y / NEAR_CELL).astype(jnp.int32), 0, NEAR_GRID[1] - 1)
     index = near[i, j].astype(jnp.int32)
@@ -212,11 +222,11 @@ def near_obstacles(x: jnp.ndarray, y: jnp.ndarray, obs: Obstacles, near: jnp.nda
 
 
 def sweep_reach(
-    x: jnp.ndarray, y: jnp.ndarray, px: jnp.ndarray, py: jnp.ndarray, obs: Obstacles
+    x: jnp.ndarray, y: jnp.ndarray, px: jnp.ndarray, py: jnp.ndarray, obs: Obstacles | Frame
 ) -> jnp.ndarray:  # fmt: skip
     """Furthest fraction [..., P] of each straight path a body travels before it touches an
     obstacle or the map border: bodies at x, y [...], paths px, py [..., P], and for each body
-    the obstacles to test, fields [..., K] (e.g. from `near_obstacles`).
+    the obstacles to test, fields [..., K] (e.g. from `near_obstacles`, best of their `Frame`).
 
     Exact (time of first contact of a moving disc against discs and rounded rectangles): a blocked
     body stops touching the obstacle. A path is blocked only where it would overlap an obstacle or
@@ -228,7 +238,7 @@ def sweep_reach(
     dx = c * px[..., None] + s * py[..., None]  # [..., P, K]
     dy = c * py[..., None] - s * px[..., None]
     contact, blocked = _first_contact(ox, oy, dx, dy, hx, hy, rounding + BODY_RADIUS)
-    blocked &= obs.live_kind[..., None, :] != OBSTACLE_NONE
+    blocked &= rounding != EMPTY_ROUNDING
     reach = jnp.min(jnp.where(blocked, contact, 1.0), axis=-1)
     for pos, step, size in ((x, px, MAP_WIDTH), (y, py, MAP_HEIGHT)):
         p = pos[..., None]

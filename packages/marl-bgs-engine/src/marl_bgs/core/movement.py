@@ -18,7 +18,7 @@ from marl_bgs.core.arena import (
     EPS,
     MOVE_VECTORS,
 )
-from marl_bgs.core.geometry import Obstacles, near_obstacles, near_table, sweep_reach
+from marl_bgs.core.geometry import Obstacles, frame, near_obstacles, near_table, sweep_reach
 
 CONTACT = 2.0 * BODY_RADIUS
 
@@ -48,9 +48,8 @@ def _path(
     zero = jnp.zeros_like(sx)
     px = jnp.stack([sx, sx, zero], axis=1)  # [n, 3]: straight, x only, y only
     py = jnp.stack([sy, zero, sy], axis=1)
-    reach = sweep_reach(
-        start[:, 0], start[:, 1], px, py, near_obstacles(start[:, 0], start[:, 1], obstacles, near)
-    )
+    local = near_obstacles(start[:, 0], start[:, 1], frame(obstacles), near)
+    reach = sweep_reach(start[:, 0], start[:, 1], px, py, local)
     progress = reach * (px * sx[:, None] + py * sy[:, None])
     best = jax.nn.one_hot(jnp.argmax(progress + jnp.array([2e-5, 1e-5, 0.0]), axis=1), 3)
     pick = lambda a: jnp.sum(best * a, axis=1)  # noqa: E731
