@@ -11,6 +11,7 @@ visible, for critics only.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -217,7 +218,8 @@ def _public_columns(state: GameState, team: int) -> dict[str, jnp.ndarray]:
 
 @pytree_dataclass
 class ViewBlocks(PyTree):
-    """The views of a game's 10 agents as a few dense blocks, leading axes [team, agent] = [2, 5].
+    """The views of a game's 10 agents as a few dense blocks, leading axes [team, agent] = [2, 5]
+    (or none: one agent's cut, `_agent_blocks`).
 
     Both the structured `AgentView` and the flat vector are cut from these; building the flat
     vector from a handful of blocks instead of ~50 fields is what keeps observations cheap.
@@ -232,8 +234,22 @@ class ViewBlocks(PyTree):
     messages: jnp.ndarray  # [2, 5, 5, M]
 
 
-def view_blocks(state: GameState, shared_sight: bool = True, full: bool = False) -> ViewBlocks:
-    """The dense blocks of all 10 agents' views of one game (`full`: every unit visible)."""
+@pytree_dataclass
+class ViewPieces(PyTree):
+    """What a game's 10 views are cut from, before anything is copied per agent: the per-unit
+    values and one-hot codes once per team, with each agent's mask of what it sees."""
+
+    visible: jnp.ndarray  # bool [2, 5, 10]: row r is visible to agent (team, k)
+    per_agent: jnp.ndarray  # [2, 5, 7, 10]: the `_PER_AGENT` fields
+    per_unit: jnp.ndarray  # [2, U, 10]: the `_PER_UNIT` fields of every row, in each team's terms
+    one_hot: dict[str, jnp.ndarray]  # {field: [2, 10, k]}, every row
+    public: jnp.ndarray  # [2, P]
+    seen_by: jnp.ndarray  # [2, 5, 5, 10]
+    messages: jnp.ndarray  # [2, 5, 5, M]
+
+
+def view_pieces(state: GameState, shared_sight: bool = True, full: bool = False) -> ViewPieces:
+    """The pieces of all 10 agents' views of one game (`full`: every unit visible)."""
     seen = perceive(state)
     u = state.units
     f32 = lambda a: a.astype(jnp.float32)  # noqa: E731
@@ -247,14 +263,6 @@ def view_blocks(state: GameState, shared_sight: bool = True, full: bool = False)
     z = lambda a: jnp.where(vis, a, jnp.zeros_like(a))  # noqa: E731
 
     tables, indices = zip(*(_unit_columns(state, team) for team in (0, 1)), strict=True)
-    codes = {  # [2 teams, 10 rows, k]
-        name: _by_team(*(f32(ix[name][:, None] == jnp.arange(k)) for ix in indices))
-        for name, k in _ONE_HOT.items()
-    }
-    # [2, 5, U, 10]: built with rows last, the layout of the flat vector (no transposes).
-    by_team = jnp.stack([tables[0], jnp.roll(tables[1], TEAM_SIZE, axis=-1)])
-    per_unit = jnp.where(vis[:, :, None, :], _to_agents(by_team), 0.0)
-    one_hot = {name: jnp.where(vis[..., None], _to_agents(c), 0.0) for name, c in codes.items()}
     x = _to_agents(_by_team(*(t[_PER_UNIT.index("x")] for t in tables)))
     self_x = _agents(_frame_x(u.pos[:, 0], spawn_left(state.swap)))[..., None]
     per_agent = {
@@ -275,15 +283,49 @@ def view_blocks(state: GameState, shared_sight: bool = True, full: bool = False)
         seen_by = seen_by & jnp.asarray(SELF_SLOT, bool)[..., None]
     if full:
         seen_by = seen_by | True
-    return ViewBlocks(
+    return ViewPieces(
+        visible=vis,
         per_agent=jnp.stack([per_agent[name] for name in _PER_AGENT], axis=2),
-        per_unit=per_unit,
-        one_hot=one_hot,
-        public=_to_agents(jnp.stack(public)),
-        self_slot=jnp.asarray(SELF_SLOT),
+        # Rows last, the layout of the flat vector (no transposes).
+        per_unit=jnp.stack([tables[0], jnp.roll(tables[1], TEAM_SIZE, axis=-1)]),
+        one_hot={  # [2 teams, 10 rows, k]
+            name: _by_team(*(f32(ix[name][:, None] == jnp.arange(k)) for ix in indices))
+            for name, k in _ONE_HOT.items()
+        },
+        public=jnp.stack(public),
         seen_by=f32(seen_by),
         messages=_to_agents(state.messages.reshape(2, TEAM_SIZE, -1)),
     )
+
+
+def _cut(
+    p: ViewPieces,
+    team_part: Callable[[jnp.ndarray], jnp.ndarray],
+    agent_part: Callable[[jnp.ndarray], jnp.ndarray],
+) -> ViewBlocks:
+    """Blocks cut from the pieces, hidden rows zeroed: `team_part` takes a per-team piece to the
+    agents' axes, `agent_part` picks from a per-agent piece (all agents, or one)."""
+    vis = agent_part(p.visible)
+    return ViewBlocks(
+        per_agent=agent_part(p.per_agent),
+        per_unit=jnp.where(vis[..., None, :], team_part(p.per_unit), 0.0),
+        one_hot={k: jnp.where(vis[..., None], team_part(c), 0.0) for k, c in p.one_hot.items()},
+        public=team_part(p.public),
+        self_slot=agent_part(jnp.asarray(SELF_SLOT)),
+        seen_by=agent_part(p.seen_by),
+        messages=agent_part(p.messages),
+    )
+
+
+def view_blocks(state: GameState, shared_sight: bool = True, full: bool = False) -> ViewBlocks:
+    """The dense blocks of all 10 agents' views of one game (`full`: every unit visible)."""
+    return _cut(view_pieces(state, shared_sight, full), _to_agents, lambda a: a)
+
+
+def _agent_blocks(p: ViewPieces, team: int, agent: int) -> ViewBlocks:
+    """One agent's cut of the blocks (no leading axes), straight from the pieces, so that XLA
+    writes the agent's flat vector without blocks of all ten agents in between."""
+    return _cut(p, lambda a: a[team], lambda a: a[team, agent])
 
 
 def _public_widths() -> dict[str, int]:
@@ -321,27 +363,28 @@ def agent_views(state: GameState, shared_sight: bool = True, full: bool = False)
     )
 
 
-def _flat_parts(b: ViewBlocks) -> list[jnp.ndarray]:
-    """The blocks in the order of the flat vector, each [2, 5, width]."""
+def _flat_parts(b: ViewBlocks, lead: tuple[int, ...]) -> list[jnp.ndarray]:
+    """The blocks in the order of the flat vector, each [*lead, width]."""
     parts = [b.per_agent, b.per_unit, *b.one_hot.values(), b.public, b.self_slot, b.seen_by]
     parts.append(b.messages)
-    return [jnp.reshape(p, (2, TEAM_SIZE, -1)) for p in parts]
+    return [jnp.reshape(p, (*lead, -1)) for p in parts]
 
 
 def flat_views(state: GameState, shared_sight: bool = True, full: bool = False) -> jnp.ndarray:
     """The flat vectors [10, D] of one game: `flatten_view(agent_views(...))`, built faster."""
-    flat = jnp.concatenate(_flat_parts(view_blocks(state, shared_sight, full)), axis=-1)
+    blocks = view_blocks(state, shared_sight, full)
+    flat = jnp.concatenate(_flat_parts(blocks, (2, TEAM_SIZE)), axis=-1)
     return flat.reshape(10, -1)
 
 
 def agent_flat_views(
     state: GameState, shared_sight: bool = True, full: bool = False
 ) -> tuple[jnp.ndarray, ...]:
-    """The rows of `flat_views`, one [D] per slot, each concatenated on its own from its cut
-    of the blocks (a per-agent dict then needs no slicing copies of a stacked array)."""
-    parts = _flat_parts(view_blocks(state, shared_sight, full))
+    """The rows of `flat_views`, one [D] per slot, each concatenated on its own from the pieces
+    (a per-agent dict then needs no slicing copies of a stacked array, nor blocks of all ten)."""
+    p = view_pieces(state, shared_sight, full)
     return tuple(
-        jnp.concatenate([p[team, agent] for p in parts])
+        jnp.concatenate(_flat_parts(_agent_blocks(p, team, agent), ()))
         for team in range(2)
         for agent in range(TEAM_SIZE)
     )
