@@ -111,7 +111,7 @@ def _phases(env: Any, key: jax.Array, state: Any) -> list[tuple[str, Callable[..
          lambda s, a: env_mod._step(env.mode, None, s, a, None), (state, actions)),
         ("observations (views, flattened)", lambda s: env.observe(s), (state,)),
         ("reset_done (rule part, no obs)", lambda k, s: env_mod._reset_done(
-            k, s, env.pool, env.spawn_swap), (key, state)),
+            env.mode, k, s, env.pool, env.spawn_swap), (key, state)),
         ("__tick__", tick, (key, state)),
     ]  # fmt: skip
 
