@@ -47,12 +47,16 @@ SETTINGS = {
 TOLERANCE = 1e-5
 
 
-def _split(state: Any) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """The state's leaves as numpy, (exact: integers and booleans, float leaves), leading axes
-    [ticks, games]."""
-    leaves = [np.asarray(x) for x in jax.tree.leaves(state)]
-    exact = [x for x in leaves if not np.issubdtype(x.dtype, np.floating)]
-    floats = [x for x in leaves if np.issubdtype(x.dtype, np.floating)]
+def _split(state: Any) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
+    """The state's leaves as numpy, leading axes [ticks, games]: the exact ones (integers and
+    booleans) in pytree order, and the float ones by their path (`pos`, `obstacles.turn`...)."""
+    exact, floats = [], {}
+    for path, leaf in jax.tree_util.tree_leaves_with_path(state):
+        x = np.asarray(leaf)
+        if np.issubdtype(x.dtype, np.floating):
+            floats[jax.tree_util.keystr(path, simple=True, separator=".")] = x
+        else:
+            exact.append(x)
     return exact, floats
 
 
@@ -82,7 +86,7 @@ def _segment_record(prefix: str, state: Any, reward: Any, obs: Any) -> dict[str,
     exact, floats = _split(state)
     out = {"hashes": _tick_hashes(exact), "reward": np.asarray(reward)}
     out["outcome"], out["score"] = np.asarray(state.outcome), np.asarray(state.score)
-    out |= {f"float{i}": x for i, x in enumerate(floats)}
+    out |= {f"state.{name}": x for name, x in floats.items()}
     out |= _obs_record(np.asarray(obs))
     return {f"{prefix}/{k}": v for k, v in out.items()}
 
@@ -147,7 +151,7 @@ def test_games_are_what_was_recorded(
     for segment in ("random", "scripted"):
         got, want = played[f"{segment}/hashes"], recorded[f"{segment}/hashes"]
         differs = np.flatnonzero(got != want)
-        assert differs.size == 0, f"{segment}: the exact state differs first after tick {differs[0]}"
+        assert differs.size == 0, f"{segment}: the exact state differs first at tick {differs[0]}"
     for name in sorted(played):
         if name.endswith(("/hashes", "mode_id", "/obs_nonzero")):
             continue
@@ -163,7 +167,8 @@ def test_games_are_what_was_recorded(
 def test_recorded_games_cover_the_rules(recorded: dict[str, np.ndarray]) -> None:
     """The record is worth comparing: games end and restart, units die, teams win and lose."""
     reward = recorded["scripted/reward"]
-    assert np.any(reward > 0) and np.any(reward < 0)
+    assert np.any(reward > 0)
+    assert np.any(reward < 0)
     for segment in ("random", "scripted"):
         assert np.any(recorded[f"{segment}/outcome"] != 0), segment
         assert np.any(recorded[f"{segment}/score"] > 0), segment

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from marl_bgs_eval import EvalError, array_zip, episode_replays, replay_files
@@ -24,15 +25,18 @@ LEGACY = {
 def test_files_of_the_old_formats_load_as_the_new(name: str, tmp_path: Path) -> None:
     old_format, mode, ticks = LEGACY[name]
     assert (DATA / name).stat().st_size < 32_000  # small enough to keep in the repository
-    assert array_zip.read(DATA / name, "replay", lambda h, s: None, replay_files.layout).header[
-        "format"
-    ] == old_format  # fmt: skip
+    raw = array_zip.read(
+        DATA / name, "replay", lambda h, s: None, replay_files.layout, replay_files.derived
+    )
+    assert raw.header["format"] == old_format
     replay = replay_files.load(DATA / name)
     assert replay.header["format"] == replay_files.FORMAT == "marl-bgs-replay-v2"
     assert (replay.header["mode"], replay.ticks) == (mode, ticks)
     assert set(replay.header) == {*replay_files.FIELDS, *replay_files.schema(mode).fields}
     again = replay_files.load(replay_files.save(replay, tmp_path / "again.replay.zip"))
     assert again == replay  # saved in the new format, read back unchanged
+    for array, make in replay_files.schema(mode).derived.items():  # absent from the old file
+        np.testing.assert_array_equal(replay.arrays[array], make(replay.arrays))
 
 
 def test_the_tick_schema_is_the_modes() -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 import marl_bgs
 from marl_bgs.core.arena import MAP_WIDTH
-from marl_bgs.core.geometry import Obstacles, body_fits
+from marl_bgs.core.geometry import Obstacles, body_fits, make_obstacles
 from marl_bgs_train.policy import ActorSpec
 from marl_bgs_train.tdm.features import free_paths
 from marl_bgs_train.tdm.game import TDMGame
@@ -55,12 +55,11 @@ def test_free_paths_equal_walking_the_body_along_each_direction_in_the_agents_fr
             me = int(np.argmax(units.is_self[game, agent]))
             x, y = units.x[game, agent, me], units.y[game, agent, me]
             kind = public.obstacle_kind[game, agent].astype(np.int32)
-            obstacles = Obstacles(
-                kind=jnp.asarray(kind),
-                center=jnp.asarray(public.obstacle_center[game, agent]),
-                size=jnp.asarray(public.obstacle_size[game, agent]),
-                theta=jnp.asarray(public.obstacle_theta[game, agent]),
-                active=jnp.asarray(kind > 0),
+            obstacles = make_obstacles(
+                kind,
+                public.obstacle_center[game, agent],
+                public.obstacle_size[game, agent],
+                public.obstacle_theta[game, agent],
             )
             walked = _walked(obstacles, float(x), float(y))
             np.testing.assert_allclose(paths[game, agent], walked, atol=1e-3)

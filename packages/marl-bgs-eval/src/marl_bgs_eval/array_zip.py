@@ -21,7 +21,7 @@ import json
 import os
 import re
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,15 +152,21 @@ def write(replay: Replay, path: str | Path) -> Path:
 # --- reading ----------------------------------------------------------------------------------
 
 
+Derived = Mapping[str, Callable[[dict[str, np.ndarray]], Any]]  # name -> made from the others
+
+
 def read(
     path: str | Path,
     kind: str,
     check_header: Callable[[dict[str, Any], str], None],
     layout_of: Callable[[dict[str, Any]], Layout],
+    derived_of: Callable[[dict[str, Any]], Derived] | None = None,
 ) -> Replay:
     """Read a file of `kind` (a word for messages, e.g. "replay"): `check_header(header,
     source)` vets the header (without `arrays`) before `layout_of(header)` says which arrays,
-    of which shapes and dtypes, the file must hold. Returns them unchecked in meaning."""
+    of which shapes and dtypes, the file must hold. `derived_of(header)` names arrays an older
+    file may lack, each worked out from the others after reading (and checked against the
+    layout). Returns them unchecked in meaning."""
     path = Path(path)
     if not path.is_file():
         raise EvalError(f"path: {kind} file {str(path)!r} does not exist or is not a file")
@@ -169,7 +175,7 @@ def read(
     check_zip_directory(path, MAX_MEMBERS, f"a {kind}")
     try:
         with zipfile.ZipFile(path) as zf:
-            return _read(zf, path.name, check_header, layout_of)
+            return _read(zf, path.name, check_header, layout_of, derived_of)
     except EvalError:
         raise
     except Exception as err:  # a damaged zip: name the file, not the parser's internals
@@ -183,13 +189,18 @@ def _read(
     source: str,
     check_header: Callable[[dict[str, Any], str], None],
     layout_of: Callable[[dict[str, Any]], Layout],
+    derived_of: Callable[[dict[str, Any]], Derived] | None,
 ) -> Replay:
     infos = _check_members(zf.infolist(), source)
     raw = read_bounded(zf, infos[HEADER], MAX_HEADER_BYTES, source)
     header = _parse_json(raw, source)
     manifest = header.pop("arrays", None)
     check_header(header, source)
-    want = layout_of(header)
+    layout = layout_of(header)
+    derived = derived_of(header) if derived_of else {}
+    listed = manifest if isinstance(manifest, dict) else layout  # else the manifest check fails
+    lacking = [n for n in derived if n in layout and n not in listed]
+    want = {k: v for k, v in layout.items() if k not in lacking}
     _check_manifest(manifest, want, source)
     expected = {HEADER, *(f"{k}.npy" for k in want)}
     if set(infos) != expected:
@@ -203,7 +214,13 @@ def _read(
         if checksum(data) != manifest[name]["sha256"]:
             raise EvalError(f"{where}: checksum mismatch (the array was changed after writing)")
         arrays[name] = parse_npy(data, shape, dtype, where)
-    return Replay(header=header, arrays=arrays)
+    for name in lacking:
+        made, (shape, dtype) = np.asarray(derived[name](arrays)), layout[name]
+        if made.shape != shape or made.dtype != dtype:
+            raise EvalError(f"{source}: {name} worked out as {made.dtype}{list(made.shape)}, "
+                            f"expected {np.dtype(dtype)}{list(shape)}")  # fmt: skip
+        arrays[name] = made
+    return Replay(header=header, arrays={k: arrays[k] for k in layout})
 
 
 def _check_members(infos: list[zipfile.ZipInfo], source: str) -> dict[str, zipfile.ZipInfo]:

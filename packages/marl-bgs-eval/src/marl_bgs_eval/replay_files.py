@@ -22,7 +22,7 @@ an `EvalError` naming the file and the problem.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,9 @@ class ReplaySchema:
     reader relies on (the header agrees with the arrays, indices and positions in bounds, or a
     replay through the engine); `legacy`: the format id of the mode's files before `FORMAT`,
     whose headers and arrays are the same (loaded as this format), or ""; `optional`: header
-    fields some of its files add."""
+    fields some of its files add; `derived`: arrays of the layout that files written before
+    they were added lack, each worked out from the others on loading (name -> function of the
+    arrays)."""
 
     fields: tuple[str, ...]
     check_header: Callable[[dict[str, Any], str], None]
@@ -60,6 +62,7 @@ class ReplaySchema:
     check: Callable[[Replay, str], None]
     legacy: str = ""
     optional: tuple[str, ...] = ()
+    derived: array_zip.Derived = field(default_factory=dict)
 
 
 def named_leaves(prefix: str, tree: Any) -> dict[str, Any]:
@@ -130,6 +133,11 @@ def layout(header: dict[str, Any]) -> Layout:
     return schema(header["mode"]).layout(header)
 
 
+def derived(header: dict[str, Any]) -> array_zip.Derived:
+    """The arrays older files of this (checked) header's mode may lack, and how each is made."""
+    return schema(header["mode"]).derived
+
+
 def check_replay(replay: Any, source: str = "replay", values: bool = True) -> None:
     """Raise EvalError unless `replay` is a well-formed `Replay` of this format whose arrays
     fit its header and (unless `values` is False) whose values pass its mode's checks."""
@@ -154,6 +162,6 @@ def save(replay: Replay, path: str | Path) -> Path:
 def load(path: str | Path) -> Replay:
     """Read a replay file of any mode (this format or a legacy one), checking everything (see
     the module docstring); the replay returned is of this format."""
-    replay = array_zip.read(path, "replay", check_header, layout)
+    replay = array_zip.read(path, "replay", check_header, layout, derived)
     schema(replay.header["mode"]).check(replay, Path(path).name)
     return replay

@@ -37,11 +37,31 @@ class Obstacles(PyTree):
     size: jnp.ndarray  # float32 [K, 2]: pillar (radius, radius); wall (width, height)
     theta: jnp.ndarray  # float32 [K]: wall rotation, radians counter-clockwise
     active: jnp.ndarray  # bool [K]: only active obstacles block bodies and sight (data, traced)
+    turn: jnp.ndarray  # float32 [K, 2]: cosine and sine of theta (`rotation`; derived, kept)
 
     @property
     def live_kind(self) -> jnp.ndarray:
         """int32 [K]: the kind of each active obstacle, 0 (none) where inactive or empty."""
         return jnp.where(self.active, self.kind, OBSTACLE_NONE)
+
+
+def rotation(theta: jnp.ndarray) -> jnp.ndarray:
+    """[..., 2]: the cosine and sine of angles theta [...] (an obstacle's `turn`)."""
+    return jnp.stack([jnp.cos(theta), jnp.sin(theta)], axis=-1)
+
+
+def make_obstacles(
+    kind: jnp.ndarray, center: jnp.ndarray, size: jnp.ndarray, theta: jnp.ndarray
+) -> Obstacles:  # fmt: skip
+    """Obstacles from their slots' arrays, every non-empty slot active, `turn` worked out.
+
+    The rotation is kept with the obstacles because XLA fuses a sine or cosine into each of its
+    consumers and evaluates it again for every point or path tested against the obstacle."""
+    kind = jnp.asarray(kind, jnp.int32)
+    return Obstacles(
+        kind=kind, center=jnp.asarray(center, jnp.float32), size=jnp.asarray(size, jnp.float32),
+        theta=jnp.asarray(theta, jnp.float32), active=kind > 0, turn=rotation(theta),
+    )  # fmt: skip
 
 
 def length(v: jnp.ndarray) -> jnp.ndarray:
@@ -58,8 +78,7 @@ class Frame(NamedTuple):
     sine), half sizes and rounding. A pillar is a point rounded by its radius; a wall a rectangle
     with no rounding; empty or inactive slots get a huge negative rounding (`EMPTY_ROUNDING`,
     never hit). Work it out once (`frame`) where many points are tested against the same
-    obstacles, and before choosing some of them (`near_obstacles`): the sine and cosine are then
-    taken once per obstacle, not once per test (XLA fuses them into their consumers otherwise)."""
+    obstacles, and before choosing some of them (`near_obstacles`)."""
 
     cx: jnp.ndarray
     cy: jnp.ndarray
@@ -82,7 +101,7 @@ def frame(obs: Obstacles | Frame) -> Frame:
         pillar, obs.size[..., 0], jnp.where(kind == OBSTACLE_NONE, EMPTY_ROUNDING, 0.0)
     )
     return Frame(
-        obs.center[..., 0], obs.center[..., 1], jnp.cos(obs.theta), jnp.sin(obs.theta),
+        obs.center[..., 0], obs.center[..., 1], obs.turn[..., 0], obs.turn[..., 1],
         hx, hy, rounding,
     )  # fmt: skip
 

@@ -29,6 +29,7 @@ import numpy as np
 import marl_bgs
 from marl_bgs.core.arena import MAP_HEIGHT, MAP_WIDTH, NUM_MOVES
 from marl_bgs.core.checks import shown
+from marl_bgs.core.geometry import rotation
 from marl_bgs.tdm.classes import MAX_HEALTH
 from marl_bgs.tdm.config import LIMITS
 from marl_bgs.tdm.constants import NUM_TARGETS
@@ -195,4 +196,6 @@ REPLAY = ReplaySchema(
     layout=lambda header: layout(header["ticks"]),
     check=check,
     legacy=LEGACY,
+    # Obstacles' rotations joined the state after the first files (kept to spare XLA sines).
+    derived={"state.obstacles.turn": lambda a: rotation(a["state.obstacles.theta"])},
 )

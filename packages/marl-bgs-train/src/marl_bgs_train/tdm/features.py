@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.arena import MAP_WIDTH, MAX_OBSTACLES
-from marl_bgs.core.geometry import Obstacles, sweep_reach
+from marl_bgs.core.geometry import make_obstacles, sweep_reach
 from marl_bgs.tdm.views import view_field_names
 from marl_bgs_train.tdm.game import TDMGame
 
@@ -46,13 +46,10 @@ def free_paths(obs: jax.Array, directions: int) -> jax.Array:
     lead = obs.shape[:-1]
     kind = _block(obs, "public.obstacle_kind", MAX_OBSTACLES).astype(jnp.int32)
     pairs = lambda name: _block(obs, name, 2 * MAX_OBSTACLES).reshape(*lead, MAX_OBSTACLES, 2)  # noqa: E731
-    obstacles = Obstacles(
-        kind=kind,
-        center=pairs("public.obstacle_center"),
-        size=pairs("public.obstacle_size"),
-        theta=_block(obs, "public.obstacle_theta", MAX_OBSTACLES),
-        active=kind > 0,
-    )
+    obstacles = make_obstacles(
+        kind, pairs("public.obstacle_center"), pairs("public.obstacle_size"),
+        _block(obs, "public.obstacle_theta", MAX_OBSTACLES),
+    )  # fmt: skip
     angle = 2.0 * jnp.pi * jnp.arange(directions) / directions
     px = jnp.broadcast_to(jnp.cos(angle) * MAP_WIDTH, (*lead, directions))
     py = jnp.broadcast_to(jnp.sin(angle) * MAP_WIDTH, (*lead, directions))

@@ -12,7 +12,7 @@ import numpy as np
 
 from marl_bgs.core.arena import MAX_OBSTACLES, OBSTACLE_PILLAR, OBSTACLE_WALL
 from marl_bgs.core.errors import ConfigError
-from marl_bgs.core.geometry import Obstacles
+from marl_bgs.core.geometry import Obstacles, rotation
 
 CUSTOM_MAP_ID = -1  # what `GameState.map_id` records for a map loaded from a file or document
 
@@ -68,6 +68,7 @@ class MapSpec:
             size=_host_leaf(size),
             theta=_host_leaf(theta),
             active=_host_leaf(kind > 0),
+            turn=_host_leaf(np.asarray(rotation(theta))),
         )
 
 

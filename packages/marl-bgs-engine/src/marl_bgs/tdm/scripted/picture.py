@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from marl_bgs.core.geometry import Obstacles
+from marl_bgs.core.geometry import Obstacles, make_obstacles
 from marl_bgs.core.pytree import PyTree, pytree_dataclass
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.views import AgentView, PublicContext
@@ -49,14 +49,10 @@ class Picture(PyTree):
 def obstacles_seen(public: PublicContext) -> Obstacles:
     """The map's active obstacles as a team reads them (own frame), from its agents' public
     context (fields [5, ...]: every agent is told the same)."""
-    kind = jnp.round(public.obstacle_kind[0]).astype(jnp.int32)
-    return Obstacles(
-        kind=kind,
-        center=public.obstacle_center[0],
-        size=public.obstacle_size[0],
-        theta=public.obstacle_theta[0],
-        active=kind > 0,
-    )
+    return make_obstacles(
+        jnp.round(public.obstacle_kind[0]), public.obstacle_center[0], public.obstacle_size[0],
+        public.obstacle_theta[0],
+    )  # fmt: skip
 
 
 def picture(view: AgentView) -> Picture:
