@@ -12,6 +12,7 @@ from typing import NamedTuple, TypeVar
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from marl_bgs.core.arena import (
     BODY_RADIUS,
@@ -45,13 +46,13 @@ class Obstacles(PyTree):
         return jnp.where(self.active, self.kind, OBSTACLE_NONE)
 
 
-def rotation(theta: jnp.ndarray) -> jnp.ndarray:
+def rotation(theta: ArrayLike) -> jnp.ndarray:
     """[..., 2]: the cosine and sine of angles theta [...] (an obstacle's `turn`)."""
     return jnp.stack([jnp.cos(theta), jnp.sin(theta)], axis=-1)
 
 
 def make_obstacles(
-    kind: jnp.ndarray, center: jnp.ndarray, size: jnp.ndarray, theta: jnp.ndarray
+    kind: ArrayLike, center: ArrayLike, size: ArrayLike, theta: ArrayLike
 ) -> Obstacles:  # fmt: skip
     """Obstacles from their slots' arrays, every non-empty slot active, `turn` worked out.
 
