@@ -130,16 +130,20 @@ def move(
         return jnp.where(active, when, jnp.inf)
 
     def stop(carry: tuple[jnp.ndarray, ...]) -> tuple[jnp.ndarray, ...]:
-        bx, by, vx, vy, active, when, now = carry
+        # Events are found from the loop's own carry, at the top of each pass: found after the
+        # halts below, XLA fused the halts into the pair kernel and compiled it as scalar code
+        # (about 7x slower on the CPU). The last pass halts nobody and ends the loop.
+        bx, by, vx, vy, active, now, _ = carry
+        when = events(bx, by, vx, vy, active, now)
         first = jnp.min(jnp.where(group, when[None, :], jnp.inf), axis=1)  # [n]: in its group
         halted = (when <= first) & (when < 1.0)
         bx, by = jnp.where(halted, bx + when * vx, bx), jnp.where(halted, by + when * vy, by)
         vx, vy = jnp.where(halted, 0.0, vx), jnp.where(halted, 0.0, vy)
         active = active & ~halted
         now = jnp.where(first < 1.0, first, now)
-        return bx, by, vx, vy, active, events(bx, by, vx, vy, active, now), now
+        return bx, by, vx, vy, active, now, jnp.any(halted)
 
     now = jnp.zeros(n, jnp.float32)
-    init = (bx, by, vx, vy, moving, events(bx, by, vx, vy, moving, now), now)
-    bx, by, vx, vy, *_ = jax.lax.while_loop(lambda c: jnp.any(c[5] < 1.0), stop, init)
+    init = (bx, by, vx, vy, moving, now, jnp.bool_(True))
+    bx, by, vx, vy, *_ = jax.lax.while_loop(lambda c: c[6], stop, init)
     return jnp.stack([bx + vx, by + vy], axis=-1)
