@@ -286,6 +286,22 @@ def test_reset_done_restarts_only_finished_games(env47, played):
         )
 
 
+@pytest.mark.parametrize("pattern", ["none", "some", "all"])
+def test_reset_done_in_place_equals_the_select(pattern):
+    """The in-place restart (a few finished games a pass, over several passes here) writes
+    exactly the states the select over every game gives, on a pool of several maps."""
+    env = marl_bgs.make("tdm", map_id=[0, 13, 47], num_envs=11, spawn_swap="random")
+    _, state = env.reset(jax.random.key(3))
+    ended = {"none": np.zeros(11, bool), "all": np.ones(11, bool),
+             "some": np.random.default_rng(1).random(11) < 0.5}[pattern]  # fmt: skip
+    state = state.replace(outcome=jnp.asarray(np.where(ended, 1, 0), jnp.int32),
+                          episode=jnp.arange(11, dtype=jnp.int32))  # fmt: skip
+    args = (env.mode, jax.random.key(4), state, env.pool, env.spawn_swap)
+    selected = env_module._reset_done(*args, chunk=None)
+    leaves_equal(env_module._reset_done(*args, chunk=4), selected)
+    assert (np.asarray(selected.episode) == np.arange(11) + ended).all()
+
+
 # --- the conformance suite -----------------------------------------------------------------------
 # `jit=False`: env.step and env.reset_done are already compiled inside (and shared by every map
 # and roster); Listing S1 and the scan test above show that they compose under jax.jit.

@@ -61,14 +61,35 @@ def _reset(
     return jax.vmap(draw)(jnp.arange(num_envs))
 
 
-@partial(jax.jit, static_argnames=("mode", "spawn_swap"))
+RESTART_CHUNK = 64  # finished games restarted per pass of `_reset_done`'s in-place loop
+
+
+@partial(jax.jit, static_argnames=("mode", "spawn_swap", "chunk"))
 def _reset_done(
-    mode: Mode, key: jax.Array, state: Any, pool: pools.StartPool, spawn_swap: str
-) -> Any:
-    games = jnp.arange(state.tick.shape[0])
-    draw = lambda g, e: pools.draw(key, pool, g, e + 1, spawn_swap, mode.start)  # noqa: E731
-    fresh = jax.vmap(draw)(games, state.episode)
-    return where_games(state.outcome != 0, fresh, state)
+    mode: Mode, key: jax.Array, state: Any, pool: pools.StartPool, spawn_swap: str,
+    chunk: int | None = RESTART_CHUNK,
+) -> Any:  # fmt: skip
+    """Finished games restarted with their next episode's start; the others as they are.
+
+    With a `chunk`, only the finished games' starts are drawn and written, `chunk` games a pass,
+    rather than a start drawn for every game and selected (reading and writing every game's whole
+    state, its map included, every tick). `chunk=None` (games split over devices, where finding
+    the finished ones would gather the games axis) selects. Both give the same states."""
+    ended = state.outcome != 0
+    n = ended.shape[0]
+    draw = lambda g: pools.draw(key, pool, g, state.episode[g] + 1, spawn_swap, mode.start)  # noqa: E731
+    if chunk is None:
+        return where_games(ended, jax.vmap(draw)(jnp.arange(n)), state)
+    chunk = min(n, chunk)
+    # The finished games' indices first, then indices past the end (their writes are dropped).
+    order = jnp.nonzero(ended, size=-(-n // chunk) * chunk, fill_value=n)[0]
+
+    def restart(i: jax.Array, games: Any) -> Any:
+        g = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk)
+        fresh = jax.vmap(draw)(jnp.minimum(g, n - 1))
+        return jax.tree.map(lambda a, f: a.at[g].set(f, mode="drop"), games, fresh)
+
+    return jax.lax.fori_loop(0, -(-jnp.sum(ended) // chunk), restart, state)
 
 
 @partial(jax.jit, static_argnames=("mode",))
@@ -320,7 +341,10 @@ class BatchedEnv:
         self, key: jax.Array, state: Any, pool: pools.StartPool | None = None
     ) -> tuple[dict, Any]:
         """Restart only finished games with their next episode from the pool: (obs, state)."""
-        nxt = _reset_done(self.mode, key, state, self._pool(pool), self.spawn_swap)
+        nxt = _reset_done(
+            self.mode, key, state, self._pool(pool), self.spawn_swap,
+            RESTART_CHUNK if self.sharding is None else None,
+        )  # fmt: skip
         nxt = shard_games(nxt, self)
         return self.get_obs(nxt), nxt
 
