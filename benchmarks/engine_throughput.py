@@ -36,7 +36,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--quick", action="store_true", help="smoke test: 2 sizes, 20 ticks, 2 calls")
     p.add_argument("--gpu", action="store_true", help="GPU curve up to 8192 games, GPU memory")
-    p.add_argument("--num-envs", type=int, nargs="+", help="batch sizes (default: 32 .. 1024)")
+    p.add_argument("--num-envs", type=int, nargs="+", help="batch sizes (default: 32 .. 4096)")
     p.add_argument("--ticks", type=int, help="ticks per timed rollout (default 500)")
     p.add_argument("--repeats", type=int, help="timed calls per figure, median taken (default 5)")
     p.add_argument("--no-extras", action="store_true", help="skip the reset_done-cost rows")
