@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 
 import pandas as pd
 import pytest
@@ -264,6 +265,35 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
                                      "--challenger", "c"])  # fmt: skip
     assert sched.exit_code == 0
     assert "c" in sched.output
+
+
+def test_the_teamwork_screen_reads_a_season_folder(season, tmp_path) -> None:
+    """`teamwork FOLDER` screens the published measures against the field's Elo into
+    FOLDER/studies/, as `marl_bgs_eval.screen.teamwork_screen` does."""
+    from marl_bgs_eval.screen import teamwork_screen
+
+    folder = tmp_path / "season"
+    shutil.copytree(season[0], folder)
+    ratings = pd.read_csv(folder / "ratings.csv")
+    if ratings["elo"].nunique() == 1:  # this tiny season's games may all be draws
+        refused = CliRunner().invoke(app, ["teamwork", str(folder)])
+        assert refused.exit_code != 0
+        assert "nothing goes with strength" in refused.output
+        # The same folder with the members rated apart (the screen reads the tables only).
+        ratings["elo"] = 1300.0 - 100.0 * ratings.index.to_numpy()
+        ratings.to_csv(folder / "ratings.csv", index=False)
+    result = CliRunner().invoke(app, ["teamwork", str(folder)])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(folder / "studies" / "teamwork.csv")
+    measures = pd.read_csv(folder / "measures.csv")
+    want = teamwork_screen(measures, ratings, systems=read_season(folder)["field"])
+    pd.testing.assert_frame_equal(table, want, check_dtype=False)
+    assert list(table["measure"]) == list(dict.fromkeys(measures["measure"]))
+    assert table["varies"].any()
+    assert (folder / "studies" / "teamwork.png").read_bytes()[:4] == b"\x89PNG"
+    refused = CliRunner().invoke(app, ["teamwork", str(tmp_path)])
+    assert refused.exit_code != 0
+    assert "season.json" in refused.output
 
 
 def test_a_file_plays_exactly_as_the_system_it_was_exported_from(season, mix_originals) -> None:

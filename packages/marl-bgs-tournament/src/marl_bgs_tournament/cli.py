@@ -1,4 +1,5 @@
-"""The `marl-bgs-tournament` command line: export, check, schedule, season, challenge, serve."""
+"""The `marl-bgs-tournament` command line: export, check, schedule, season, challenge, teamwork,
+serve."""
 
 from __future__ import annotations
 
@@ -263,6 +264,25 @@ def challenge(
     record = seasons.read_season(folder)
     _notes(record, pd.read_csv(mine / "ratings.csv"), results.load(mine / "games.csv"))
     _show_tokens({d["team"]: d["token"]} if d["token"] else {})
+
+
+@app.command()
+def teamwork(
+    folder: Annotated[Path, typer.Argument(help="A season folder")],
+    orderings: Annotated[
+        int, typer.Option(help="Random orderings of the ratings for fields over 10 Systems")
+    ] = 100_000,
+    seed: Annotated[int, typer.Option(help="Seed of those orderings")] = 0,
+) -> None:
+    """The teamwork screen: every team measure against the field's Elo (Spearman's rho, exact p,
+    Holm and Westfall-Young max-t), written to FOLDER/studies/teamwork.csv and .png."""
+    from marl_bgs_tournament import studies
+
+    table, csv, png = studies.teamwork(folder, orderings=orderings, seed=seed)
+    shown = table.loc[table["varies"].to_numpy(bool)].sort_values(by="p")
+    cols = ["measure", "rho", "p", "p_holm", "p_maxt", "systems"]
+    console.print(ui.table(shown.loc[:, cols], "Teamwork screen", floats=".3g"))
+    console.print(f"wrote {csv} and {png}")
 
 
 def submission_checker(path: Path) -> None:

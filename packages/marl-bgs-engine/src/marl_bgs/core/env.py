@@ -80,16 +80,16 @@ def _reset_done(
     draw = lambda g: pools.draw(key, pool, g, state.episode[g] + 1, spawn_swap, mode.start)  # noqa: E731
     if chunk is None:
         return where_games(ended, jax.vmap(draw)(jnp.arange(n)), state)
-    chunk = min(n, chunk)
+    size = min(n, chunk)
     # The finished games' indices first, then indices past the end (their writes are dropped).
-    order = jnp.nonzero(ended, size=-(-n // chunk) * chunk, fill_value=n)[0]
+    order = jnp.nonzero(ended, size=-(-n // size) * size, fill_value=n)[0]
 
     def restart(i: jax.Array, games: Any) -> Any:
-        g = jax.lax.dynamic_slice_in_dim(order, i * chunk, chunk)
+        g = jax.lax.dynamic_slice_in_dim(order, i * size, size)
         fresh = jax.vmap(draw)(jnp.minimum(g, n - 1))
         return jax.tree.map(lambda a, f: a.at[g].set(f, mode="drop"), games, fresh)
 
-    return jax.lax.fori_loop(0, -(-jnp.sum(ended) // chunk), restart, state)
+    return jax.lax.fori_loop(0, -(-jnp.sum(ended) // size), restart, state)
 
 
 @partial(jax.jit, static_argnames=("mode",))
