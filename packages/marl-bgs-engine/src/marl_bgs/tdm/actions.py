@@ -134,20 +134,11 @@ def unflatten(flat: jnp.ndarray) -> jnp.ndarray:
     return jnp.where(outside[..., None], -1, heads)
 
 
-def _uniform_choices(key: jax.Array, legal: tuple[jnp.ndarray, ...]) -> list[jnp.ndarray]:
-    """For each mask [..., n_i] of `legal`, the index of a uniformly drawn True entry along its
-    last axis (each row needs one), from its own key of `jax.random.split(key, len(legal))`.
-
-    The random integers are drawn under one `vmap` over those keys: the same numbers as one
-    `randint` per key, but one threefry hash per step for all of them (on the CPU each is a
-    loop of small kernels, which dominates a tick of few games)."""
-    counts = jnp.stack([jnp.sum(m, axis=-1, dtype=jnp.int32) for m in legal])
-    draw = lambda k, c: jax.random.randint(k, c.shape, 0, jnp.maximum(c, 1))  # noqa: E731
-    ks = jax.vmap(draw)(jax.random.split(key, len(legal)), counts)
-    return [
-        jnp.argmax(jnp.cumsum(m, axis=-1, dtype=jnp.int32) > k[..., None], axis=-1)
-        for m, k in zip(legal, ks, strict=True)
-    ]
+def _uniform_choice(key: jax.Array, legal: jnp.ndarray) -> jnp.ndarray:
+    """Index of a uniformly drawn True entry along the last axis (each row needs one)."""
+    count = jnp.sum(legal, axis=-1, dtype=jnp.int32)
+    k = jax.random.randint(key, count.shape, 0, jnp.maximum(count, 1))
+    return jnp.argmax(jnp.cumsum(legal, axis=-1, dtype=jnp.int32) > k[..., None], axis=-1)
 
 
 def sample_legal(key: jax.Array, masks: ActionMasks) -> jnp.ndarray:
@@ -156,6 +147,8 @@ def sample_legal(key: jax.Array, masks: ActionMasks) -> jnp.ndarray:
     One random integer per head and agent picks among the legal choices (stay and (none, no)
     are always legal).
     """
+    k_move, k_pair = jax.random.split(key)
+    move = _uniform_choice(k_move, masks.move)
     pair_flat = masks.pair.reshape(*masks.pair.shape[:-2], NUM_TARGETS * NUM_ULTIMATE)
-    move, pair = _uniform_choices(key, (masks.move, pair_flat))
+    pair = _uniform_choice(k_pair, pair_flat)
     return jnp.stack([move, pair // NUM_ULTIMATE, pair % NUM_ULTIMATE], axis=-1).astype(jnp.int32)
