@@ -158,6 +158,9 @@ def web_season_dir(web_recorded: Path, tmp_path_factory: pytest.TempPathFactory)
     shutil.copyfile(web_recorded / name, folder / "replays" / name)
     _synthetic(folder)
     _season_json(folder, pd.read_csv(folder / "ratings.csv"))
+    from marl_bgs_tournament.studies import teamwork
+
+    teamwork(folder)  # studies/teamwork.csv and .png, as the organisers' command writes them
     (folder / "replays" / "game-999.replay.zip").write_bytes(b"PK\x03\x04 not really a zip")
     index = [
         {"game": game, "system_a": "random", "system_b": "idle", "map": 47,

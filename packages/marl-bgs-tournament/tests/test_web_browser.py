@@ -110,3 +110,16 @@ def test_replay_of_a_corrupt_file_says_so(
     px = _pixels(web_screenshot(web_site + "/replays/999", web_shots_dir / "replay-corrupt.png"))
     assert _near(px, (253, 232, 230), 2).sum() > 2000, "no error box shown"
     assert not (_near(px, TEAM_COLOURS[0], 20).sum() > 1000), "units drawn from a corrupt file"
+
+
+def test_teamwork_page_shows_its_chart(
+    web_site: str, web_season_dir: Path, web_screenshot: Shot, web_shots_dir: Path
+) -> None:
+    """The study's chart loads in the page: its bars' colours (`plot_screen`: light for p >= 0.05,
+    mid for p < 0.05, dark for Holm p < 0.05) cover a visible area of the screenshot."""
+    rows = pd.read_csv(web_season_dir / "studies" / "teamwork.csv")
+    rows = rows[rows["varies"]]
+    assert len(rows) > 0
+    px = _pixels(web_screenshot(web_site + "/studies/teamwork", web_shots_dir / "teamwork.png"))
+    bars = (201, 214, 234), (91, 139, 208), (31, 59, 115)
+    assert sum(int(_near(px, c, 6).sum()) for c in bars) > 2_000, "the chart's bars are missing"

@@ -265,3 +265,54 @@ def test_the_replay_key_is_the_seasons_modes(web_season_dir: Path, tmp_path: Pat
     with serve(create_app(web_season_dir)) as url:
         assert _get(url + "/key.css").text == replay_key.css() != bridge_key.css()
         assert "sample key-" in _get(f"{url}/replays/{game}").text
+
+
+def test_the_teamwork_screen_page_shows_the_study(web_site: str, web_season_dir: Path) -> None:
+    rows = _rows(web_season_dir / "studies" / "teamwork.csv")
+    assert any(r["varies"] for r in rows)
+    r = _get(web_site + "/studies/teamwork")
+    assert r.status_code == 200
+    body = r.text
+    assert '<a href="/studies/teamwork">Teamwork</a>' in body
+    for row in rows:
+        assert f"<td>{html.escape(row['measure'])}</td>" in body
+        if row["varies"]:
+            assert f'<td class="num">{row["rho"]:.4g}</td>' in body
+    chart = _get(web_site + "/studies/teamwork.png")
+    assert chart.status_code == 200
+    assert chart.headers["content-type"] == "image/png"
+    assert chart.content == (web_season_dir / "studies" / "teamwork.png").read_bytes()
+    api = _get(web_site + "/api/studies/teamwork").json()
+    assert [a["measure"] for a in api] == [row["measure"] for row in rows]
+    for a, row in zip(api, rows, strict=True):
+        for k in ("rho", "p", "p_holm", "p_maxt"):
+            want = row[k]
+            assert (a[k] is None) if math.isnan(want) else a[k] == pytest.approx(want), k
+
+
+def test_a_season_without_the_study_or_with_a_bad_one_says_so(
+    web_season_dir: Path, tmp_path: Path, serve: Any
+) -> None:
+    from marl_bgs_tournament.web import create_app
+
+    folder = tmp_path / "season"
+    import shutil
+
+    shutil.copytree(web_season_dir, folder)
+    shutil.rmtree(folder / "studies")
+    with serve(create_app(folder)) as url:
+        r = _get(url + "/studies/teamwork")
+        assert r.status_code == 200
+        assert 'id="not-run"' in r.text
+        assert "marl-bgs-tournament teamwork FOLDER" in r.text
+        assert _get(url + "/api/studies/teamwork").json() is None
+        assert _get(url + "/studies/teamwork.png").status_code == 503
+        (folder / "studies").mkdir()
+        (folder / "studies" / "teamwork.csv").write_text(
+            "measure,rho,p,p_holm,p_maxt,systems,varies,exact\nspread,1.7,0.1,0.2,0.2,4,true,true\n"
+        )
+        (folder / "studies" / "teamwork.png").write_bytes(b"GIF89a not a png")
+        bad = _get(url + "/studies/teamwork")
+        assert bad.status_code == 503
+        assert "teamwork.csv: row 1, column rho" in html.unescape(bad.text)
+        assert _get(url + "/studies/teamwork.png").status_code == 503

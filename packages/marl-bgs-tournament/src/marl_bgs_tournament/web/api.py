@@ -57,6 +57,12 @@ def matchups(request: Request) -> dict[str, Any]:
     return _store(request).matchups()
 
 
+@router.get("/studies/teamwork")
+def teamwork(request: Request) -> list[dict[str, Any]] | None:
+    """The teamwork screen's rows (null while the study has not been run)."""
+    return _store(request).teamwork()
+
+
 @router.get("/entrants/{name:path}")
 def entrant(request: Request, name: str) -> dict[str, Any]:
     """One System: rating, team, entry, record per opponent, measures, replays, problems."""

@@ -1,5 +1,5 @@
-"""The HTML pages: leaderboard, matchups, one entrant, challengers, replays and the replay
-viewer. A page whose main file is missing or bad answers 503 with the problem; a side part
+"""The HTML pages: leaderboard, matchups, one entrant, challengers, replays, the replay
+viewer and the studies (the teamwork screen). A page whose main file is missing or bad answers 503 with the problem; a side part
 that fails (the season facts above the table) is shown as a note."""
 
 from __future__ import annotations
@@ -97,6 +97,18 @@ def replay(request: Request, game: str) -> HTMLResponse:
     """The canvas viewer of one recorded game (its data comes from /api/replays/{game})."""
     entry = _store(request).replay_entry(game)
     return page(request, "replay.html", g=entry, key=_web_parts(request).key())
+
+
+@router.get("/studies/teamwork", response_class=HTMLResponse)
+def teamwork(request: Request) -> HTMLResponse:
+    """The teamwork screen: every team measure against the field's Elo, and its chart."""
+    return page(request, "teamwork.html", rows=_store(request).teamwork())
+
+
+@router.get("/studies/teamwork.png")
+def teamwork_chart(request: Request) -> Response:
+    """The teamwork screen's chart."""
+    return Response(_store(request).teamwork_chart(), media_type="image/png")
 
 
 @router.get("/key.css")

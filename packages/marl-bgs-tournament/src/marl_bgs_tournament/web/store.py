@@ -10,12 +10,30 @@ from pathlib import Path
 from typing import Any
 
 from marl_bgs_tournament.web import season_files, tables
-from marl_bgs_tournament.web.files import FileCache, SeasonDataError, inside, is_plain_dir
+from marl_bgs_tournament.studies import STUDIES
+from marl_bgs_tournament.web.files import (
+    FileCache,
+    SeasonDataError,
+    inside,
+    is_plain_dir,
+    read_bytes,
+)
 from marl_bgs_tournament.web.replay_json import read_replay
 
 GAME_ID = re.compile(r"[0-9]{1,10}")
 MAX_CHALLENGERS = 1000
 REPLAYS_KEPT = 8
+TEAMWORK = f"{STUDIES}/teamwork.csv"
+TEAMWORK_CHART = f"{STUDIES}/teamwork.png"
+MAX_CHART_BYTES = 8 << 20
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _png(path: Path) -> bytes:
+    data = read_bytes(path, MAX_CHART_BYTES)
+    if not data.startswith(PNG_MAGIC):
+        raise SeasonDataError(f"{path.name}: not a PNG image")
+    return data
 
 
 class UnknownNameError(LookupError):
@@ -49,6 +67,16 @@ class SeasonStore:
     def measures(self) -> list[dict[str, Any]]:
         """measures.csv."""
         return self._get("measures.csv", tables.measures)
+
+    def teamwork(self) -> list[dict[str, Any]] | None:
+        """studies/teamwork.csv (None while the study has not been run on this folder)."""
+        if not (self.root / TEAMWORK).exists():
+            return None
+        return self._get(TEAMWORK, tables.teamwork)
+
+    def teamwork_chart(self) -> bytes:
+        """studies/teamwork.png's bytes (SeasonDataError if missing or too large)."""
+        return self.cache.get(inside(self.root, TEAMWORK_CHART), _png)
 
     def records(self) -> dict[str, list[dict[str, Any]]]:
         """Each System's record against each opponent, from games.csv."""

@@ -1,5 +1,5 @@
-"""The season folder's tables, checked: ratings.csv, matchups.csv, measures.csv and the few
-columns of games.csv the pages need. Every cell is read as text and parsed here, so a bad cell
+"""The season folder's tables, checked: ratings.csv, matchups.csv, measures.csv, the studies' tables
+(studies/teamwork.csv) and the few columns of games.csv the pages need. Every cell is read as text and parsed here, so a bad cell
 is a SeasonDataError naming the file, row and column, never a crash further on."""
 
 from __future__ import annotations
@@ -166,6 +166,21 @@ def measures(path: Path) -> list[dict[str, Any]]:
     """measures.csv: per (System, measure) its value and interval over the season's games."""
     cols = ("system", "measure", "kind", "unit", "value", "low", "high", "games")
     return _rows(_table(path, cols), path.name, _measure)
+
+
+def _screened(c: _Cells) -> dict[str, Any]:
+    return {
+        "measure": c.text("measure"), "rho": c.number("rho", null=True, low=-1.0, high=1.0),
+        **{k: c.number(k, null=True, low=0.0, high=1.0) for k in ("p", "p_holm", "p_maxt")},
+        "systems": c.integer("systems"), "varies": c.boolean("varies"),
+        "exact": c.boolean("exact"),
+    }  # fmt: skip
+
+
+def teamwork(path: Path) -> list[dict[str, Any]]:
+    """studies/teamwork.csv: the teamwork screen, one row per measure (`studies.teamwork`)."""
+    cols = ("measure", "rho", "p", "p_holm", "p_maxt", "systems", "varies", "exact")
+    return _rows(_table(path, cols), path.name, _screened)
 
 
 def records(path: Path) -> dict[str, list[dict[str, Any]]]:
