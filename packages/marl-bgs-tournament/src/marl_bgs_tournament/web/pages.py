@@ -1,6 +1,7 @@
 """The HTML pages: leaderboard, matchups, one entrant, challengers, replays, the replay
-viewer and the studies (the teamwork screen). A page whose main file is missing or bad answers 503 with the problem; a side part
-that fails (the season facts above the table) is shown as a note."""
+viewer and the studies (the teamwork screen). A page whose main file is missing or bad answers
+503 with the problem; a side part that fails (the season facts above the table) is shown as a
+note."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from marl_bgs_tournament.web import season_files, tables
 from marl_bgs_tournament.studies import STUDIES
+from marl_bgs_tournament.web import season_files, tables
 from marl_bgs_tournament.web.files import (
     FileCache,
     SeasonDataError,

@@ -1,6 +1,7 @@
-"""The season folder's tables, checked: ratings.csv, matchups.csv, measures.csv, the studies' tables
-(studies/teamwork.csv) and the few columns of games.csv the pages need. Every cell is read as text and parsed here, so a bad cell
-is a SeasonDataError naming the file, row and column, never a crash further on."""
+"""The season folder's tables, checked: ratings.csv, matchups.csv, measures.csv, the studies'
+tables (studies/teamwork.csv) and the few columns of games.csv the pages need. Every cell is read
+as text and parsed here, so a bad cell is a SeasonDataError naming the file, row and column,
+never a crash further on."""
 
 from __future__ import annotations
 
