@@ -99,6 +99,9 @@ def _curve(rows: list[dict[str, Any]], gpu: bool) -> list[str]:
     )
     if gpu:
         head += " TDM, SMAX peak MiB |"
+    several = any(len(r.get("processes", [])) > 1 for r in rows)
+    if several:
+        head += " every process, TDM; SMAX (K game steps/s) |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for n in sizes:
         t, s = by.get(("tdm", n)), by.get(("smax", n))
@@ -113,6 +116,9 @@ def _curve(rows: list[dict[str, Any]], gpu: bool) -> list[str]:
         )
         if gpu:
             line += f" {_mib(t)}, {_mib(s)} |"
+        if several:
+            each = ["/".join(f"{v / 1000:.1f}" for v in r.get("processes", [])) for r in (t, s)]
+            line += f" {each[0]}; {each[1]} |"
         lines.append(line)
     return lines
 
@@ -177,6 +183,15 @@ def markdown(result: dict[str, Any]) -> str:
     device = f"{meta.get('gpu')} (host CPU {meta['cpu']})" if gpu else meta["cpu"]
     ticks = rows[0]["ticks"] if rows else "-"
     repeats = rows[0]["repeats"] if rows else "-"
+    processes = len(rows[0].get("processes", [0])) if rows else 1
+    fresh = (
+        "one fresh process per figure; TDM then SMAX at each size"
+        if processes == 1
+        else f"{processes} fresh processes per figure and size, TDM and SMAX alternating, each"
+        " figure the best of its processes (one compile of the same program can run ~1.7x slower"
+        " than another for its whole life on this CPU, in both simulators; every process is"
+        " listed)"
+    )
     lines = [
         f"## {'GPU' if gpu else 'CPU'}: TDM (map 47) vs SMAX (smacv2_5_units), side by side",
         "",
@@ -186,8 +201,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"- command: `{meta['command']}`",
         f"- protocol: random legal actions, {ticks}-tick `lax.scan` rollouts under one `jit`,"
         " finished games restarted every tick (TDM: `env.reset_done`; SMAX: JaxMARL's auto-reset"
-        f" in `step`); compile timed apart; median of {repeats} timed calls; one fresh process per"
-        " figure; TDM then SMAX at each size. Game steps/s = num_envs x ticks / s; agent steps/s"
+        f" in `step`); compile timed apart; median of {repeats} timed calls; {fresh}."
+        " Game steps/s = num_envs x ticks / s; agent steps/s"
         " = x10. **The ratio is the figure; absolute numbers move with the machine and its load.**",
         "",
         *_curve(rows, gpu),
