@@ -18,19 +18,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from marl_bgs_eval.fuzzing import odd_text
+from marl_bgs_eval.fuzzing import flip_bytes, odd_text
 from marl_bgs_tournament.web import tables
 from marl_bgs_tournament.web.files import SeasonDataError
 
 pytestmark = pytest.mark.fuzz_family("season study tables")
 NAME = "teamwork.csv"
-
-
-def _flips(rng: random.Random, data: bytes) -> bytes:
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 4)):
-        out[rng.randrange(len(out))] ^= rng.randint(1, 255)
-    return bytes(out)
 
 
 def _cell(rng: random.Random, data: bytes, value: Callable[[random.Random], str]) -> bytes:
@@ -44,7 +37,7 @@ def _number(rng: random.Random) -> str:
 
 
 DAMAGE: dict[str, tuple[Callable[[random.Random, bytes], bytes], int]] = {
-    "flip": (_flips, 30),
+    "flip": (flip_bytes, 30),
     "cut": (lambda rng, d: d[: rng.randrange(len(d))], 12),
     "append": (lambda rng, d: d + rng.randbytes(rng.randint(1, 60)), 8),
     "odd cell": (lambda rng, d: _cell(rng, d, odd_text), 20),

@@ -17,19 +17,12 @@ from typing import Any
 
 import pytest
 
-from marl_bgs_eval.fuzzing import json_value, odd_text
+from marl_bgs_eval.fuzzing import flip_bytes, json_value, odd_text
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.teams import REGISTRY, TeamError, check_token, issue, read
 from marl_bgs_tournament.web.uploads import UploadError, check_team
 
 pytestmark = pytest.mark.fuzz_family("team registries and tokens")
-
-
-def _flips(rng: random.Random, text: bytes) -> bytes:
-    out = bytearray(text)
-    for _ in range(rng.randint(1, 4)):
-        out[rng.randrange(len(out))] ^= rng.randint(1, 255)
-    return bytes(out)
 
 
 def _one_entry(rng: random.Random, text: bytes) -> bytes:
@@ -39,7 +32,7 @@ def _one_entry(rng: random.Random, text: bytes) -> bytes:
 
 
 REGISTRIES: dict[str, tuple[Callable[[random.Random, bytes], bytes], int]] = {
-    "flip": (_flips, 25),
+    "flip": (flip_bytes, 25),
     "cut": (lambda rng, t: t[: rng.randrange(len(t))], 10),
     "append": (lambda rng, t: t + rng.randbytes(rng.randint(1, 50)), 5),
     "random value": (lambda rng, t: json.dumps(json_value(rng)).encode(), 10),

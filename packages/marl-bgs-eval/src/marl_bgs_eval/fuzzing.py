@@ -28,6 +28,14 @@ def odd_text(rng: random.Random) -> str:
     return "".join(rng.choice(ODD_CHARACTERS) for _ in range(rng.randint(0, 12)))
 
 
+def flip_bytes(rng: random.Random, data: bytes) -> bytes:
+    """`data` with 1-4 random bytes XORed with a random non-zero value."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        out[rng.randrange(len(out))] ^= rng.randint(1, 255)
+    return bytes(out)
+
+
 def json_value(rng: random.Random, depth: int = 0) -> Any:
     """A random JSON value: scalars of every kind (huge, negative, NaN, odd text), nested lists
     and objects (deeper calls pick from fewer kinds, so values stay small)."""
