@@ -270,8 +270,9 @@ def challenge(
 def teamwork(
     folder: Annotated[Path, typer.Argument(help="A season folder")],
     orderings: Annotated[
-        int, typer.Option(help="Random orderings of the ratings for fields over 10 Systems")
-    ] = 100_000,
+        int | None,
+        typer.Option(help="Random orderings of the ratings for fields over 10 Systems (100,000)"),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of those orderings")] = 0,
 ) -> None:
     """The teamwork screen: every team measure against the field's Elo (Spearman's rho, exact p,

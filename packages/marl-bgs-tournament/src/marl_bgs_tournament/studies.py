@@ -17,6 +17,8 @@ from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.season import read_season
 
 STUDIES = "studies"  # the season folder's subfolder of study outputs
+TEAMWORK_TABLE = f"{STUDIES}/teamwork.csv"
+TEAMWORK_CHART = f"{STUDIES}/teamwork.png"
 
 
 def _table(folder: Path, name: str) -> pd.DataFrame:
@@ -30,21 +32,22 @@ def _table(folder: Path, name: str) -> pd.DataFrame:
 
 
 def teamwork(
-    folder: str | Path, *, orderings: int = ORDERINGS, seed: int = 0
+    folder: str | Path, *, orderings: int | None = None, seed: int = 0
 ) -> tuple[pd.DataFrame, Path, Path]:  # fmt: skip
-    """The field's teamwork screen, written to `folder/studies/`: (table, csv path, png path)."""
+    """The field's teamwork screen, written to `folder/studies/`: (table, csv path, png path).
+    `orderings`: random orderings for fields over 10 Systems (None: the screen's `ORDERINGS`)."""
     folder = Path(folder)
     record = read_season(folder)
     ratings, measures = _table(folder, "ratings.csv"), _table(folder, "measures.csv")
     field = [str(s) for s in record["field"]]
+    count = ORDERINGS if orderings is None else orderings
     try:
-        table = teamwork_screen(measures, ratings, systems=field, orderings=orderings, seed=seed)
+        table = teamwork_screen(measures, ratings, systems=field, orderings=count, seed=seed)
     except EvalError as err:
         raise TournamentError(f"season {str(folder)!r}: {err}") from None
-    out = folder / STUDIES
-    out.mkdir(exist_ok=True)
-    csv = out / "teamwork.csv"
+    (folder / STUDIES).mkdir(exist_ok=True)
+    csv = folder / TEAMWORK_TABLE
     table.to_csv(csv, index=False)
     season = record.get("season", "")
-    png = plot_screen(table, out / "teamwork.png", title=f"Season {season}: teamwork screen")
+    png = plot_screen(table, folder / TEAMWORK_CHART, title=f"Season {season}: teamwork screen")
     return table, csv, png

@@ -77,16 +77,17 @@ def _reset_done(
     the finished ones would gather the games axis) selects. Both give the same states."""
     ended = state.outcome != 0
     n = ended.shape[0]
-    draw = lambda g: pools.draw(key, pool, g, state.episode[g] + 1, spawn_swap, mode.start)  # noqa: E731
+    draw = lambda g, e: pools.draw(key, pool, g, e + 1, spawn_swap, mode.start)  # noqa: E731
     if chunk is None:
-        return where_games(ended, jax.vmap(draw)(jnp.arange(n)), state)
+        return where_games(ended, jax.vmap(draw)(jnp.arange(n), state.episode), state)
     size = min(n, chunk)
     # The finished games' indices first, then indices past the end (their writes are dropped).
     order = jnp.nonzero(ended, size=-(-n // size) * size, fill_value=n)[0]
 
     def restart(i: jax.Array, games: Any) -> Any:
         g = jax.lax.dynamic_slice_in_dim(order, i * size, size)
-        fresh = jax.vmap(draw)(jnp.minimum(g, n - 1))
+        safe = jnp.minimum(g, n - 1)
+        fresh = jax.vmap(draw)(safe, state.episode[safe])
         return jax.tree.map(lambda a, f: a.at[g].set(f, mode="drop"), games, fresh)
 
     return jax.lax.fori_loop(0, -(-jnp.sum(ended) // size), restart, state)

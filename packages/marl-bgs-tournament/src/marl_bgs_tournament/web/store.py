@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from marl_bgs_tournament.studies import STUDIES
+from marl_bgs_tournament.studies import TEAMWORK_CHART, TEAMWORK_TABLE
 from marl_bgs_tournament.web import season_files, tables
 from marl_bgs_tournament.web.files import (
     FileCache,
@@ -23,8 +23,6 @@ from marl_bgs_tournament.web.replay_json import read_replay
 GAME_ID = re.compile(r"[0-9]{1,10}")
 MAX_CHALLENGERS = 1000
 REPLAYS_KEPT = 8
-TEAMWORK = f"{STUDIES}/teamwork.csv"
-TEAMWORK_CHART = f"{STUDIES}/teamwork.png"
 MAX_CHART_BYTES = 8 << 20
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -70,9 +68,9 @@ class SeasonStore:
 
     def teamwork(self) -> list[dict[str, Any]] | None:
         """studies/teamwork.csv (None while the study has not been run on this folder)."""
-        if not (self.root / TEAMWORK).exists():
+        if not (self.root / TEAMWORK_TABLE).exists():
             return None
-        return self._get(TEAMWORK, tables.teamwork)
+        return self._get(TEAMWORK_TABLE, tables.teamwork)
 
     def teamwork_chart(self) -> bytes:
         """studies/teamwork.png's bytes (SeasonDataError if missing or too large)."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from marl_bgs_eval.screen import COLUMNS as SCREEN_COLUMNS
 from marl_bgs_tournament.web.files import SeasonDataError, read_bytes, signature
 
 MAX_TABLE_BYTES = 64 << 20
@@ -180,8 +181,7 @@ def _screened(c: _Cells) -> dict[str, Any]:
 
 def teamwork(path: Path) -> list[dict[str, Any]]:
     """studies/teamwork.csv: the teamwork screen, one row per measure (`studies.teamwork`)."""
-    cols = ("measure", "rho", "p", "p_holm", "p_maxt", "systems", "varies", "exact")
-    return _rows(_table(path, cols), path.name, _screened)
+    return _rows(_table(path, tuple(SCREEN_COLUMNS)), path.name, _screened)
 
 
 def records(path: Path) -> dict[str, list[dict[str, Any]]]:
