@@ -472,3 +472,27 @@ def system_zip() -> Callable[..., bytes]:
     """`system_zip(path, replace={member: bytes}, edit=fn, method=zipfile.ZIP_STORED)`: a crafted
     copy of a System file, as bytes (see `_system_zip`)."""
     return _system_zip
+
+
+# --- a released population ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def tiny_population(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A population of one learner (feedforward IPPO) trained at the tiny budget: three updates,
+    each checkpoint validated, the best and the milestone kept."""
+    from marl_bgs_train.population import train_population
+
+    out = tmp_path_factory.mktemp("population") / "pop"
+    train_population(out, "tiny", learners=["ippo-ff"], progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def tiny_release(tiny_population: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """That population released (batch sizes 1 and 2): its release folder."""
+    from marl_bgs_tournament.population import release
+
+    out = tmp_path_factory.mktemp("release") / "rel"
+    release(tiny_population, out, batch_sizes=(1, 2))
+    return out

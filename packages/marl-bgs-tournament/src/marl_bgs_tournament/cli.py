@@ -1,5 +1,5 @@
 """The `marl-bgs-tournament` command line: export, check, schedule, season, challenge, teamwork,
-serve."""
+release, season0, serve."""
 
 from __future__ import annotations
 
@@ -36,6 +36,16 @@ def _map_ids(text: str, field: str, mode: str = "tdm") -> list[int]:
     return [] if text.strip() == "none" else ui.layouts(text, mode, field)
 
 
+def _batch_sizes(text: str) -> list[int]:
+    """`--batch-sizes` text (`1,16,128,512`) as sizes."""
+    try:
+        return [int(b) for b in text.split(",")]
+    except ValueError:
+        raise TournamentError(
+            f"batch_sizes: expected sizes like '1,16,128,512', got {text!r}"
+        ) from None
+
+
 @app.command()
 def export(
     system: Annotated[
@@ -66,14 +76,8 @@ def export(
         if trained_on_maps is not None:
             training = {"maps": _map_ids(trained_on_maps, "--trained-on-maps", sys.mode),
                         "scenarios": list(trained_on_scenarios or [])}  # fmt: skip
-        try:
-            sizes = [int(b) for b in batch_sizes.split(",")]
-        except ValueError:
-            raise TournamentError(
-                f"batch_sizes: expected sizes like '1,16,128,512', got {batch_sizes!r}"
-            ) from None
-        manifest = portable.export_system(sys, out, team=team, name=name,
-                                          training=training, batch_sizes=sizes)  # fmt: skip
+        manifest = portable.export_system(sys, out, team=team, name=name, training=training,
+                                          batch_sizes=_batch_sizes(batch_sizes))  # fmt: skip
     except ValueError as err:  # the export's own refusals too (all are ValueErrors)
         ui.fail(err)
     console.print(f"wrote {out} ({out.stat().st_size:,} bytes): {manifest['name']} of team "
@@ -149,23 +153,34 @@ def _settings(size: str, overrides: dict[str, Any]) -> seasons.Settings:
     return seasons.Settings(**{**base, **given, "progress": True})
 
 
+SeasonOut = Annotated[Path, typer.Option(help="The season folder to write (new or empty)")]
+Size = Annotated[str, typer.Option(help="auto (reduced on a CPU, full on a GPU), reduced or full")]
+Maps = Annotated[str | None, typer.Option(help="Maps: 47,48, 0-39, a split name (default: test)")]
+PairsPerMap = Annotated[int | None, typer.Option(help="Spawn-swapped pairs per map")]
+TickLimit = Annotated[int | None, typer.Option(help="Draw at this tick")]
+WinningScore = Annotated[int | None, typer.Option(help="First to this many kills wins")]
+BatchSize = Annotated[int | None, typer.Option(help="Games at once")]
+Bootstrap = Annotated[int | None, typer.Option(help="Refits for the Elo intervals")]
+Replays = Annotated[int | None, typer.Option(help="Games to record as replays")]
+RootSeed = Annotated[int | None, typer.Option(help="Root seed (default: drawn, published)")]
+Checks = Annotated[
+    str | None, typer.Option(help="Rulebook checks of System files, comma-separated (all)")
+]
+
+
 @app.command()
 def season(
     field: Annotated[
         list[str], typer.Option(help="A member: a registered name or a System file (repeat)")
     ],
-    out: Annotated[Path, typer.Option(help="The season folder to write (new or empty)")],
-    size: Annotated[
-        str, typer.Option(help="auto (reduced on a CPU, full on a GPU), reduced or full")
-    ] = "auto",
-    maps: Annotated[
-        str | None, typer.Option(help="Maps: 47,48, 0-39, a split name (default: test)")
-    ] = None,
-    pairs_per_map: Annotated[int | None, typer.Option(help="Spawn-swapped pairs per map")] = None,
-    tick_limit: Annotated[int | None, typer.Option(help="Draw at this tick")] = None,
-    winning_score: Annotated[int | None, typer.Option(help="First to this many kills wins")] = None,
-    batch_size: Annotated[int | None, typer.Option(help="Games at once")] = None,
-    bootstrap: Annotated[int | None, typer.Option(help="Refits for the Elo intervals")] = None,
+    out: SeasonOut,
+    size: Size = "auto",
+    maps: Maps = None,
+    pairs_per_map: PairsPerMap = None,
+    tick_limit: TickLimit = None,
+    winning_score: WinningScore = None,
+    batch_size: BatchSize = None,
+    bootstrap: Bootstrap = None,
     bootstrap_scheme: Annotated[
         str | None,
         typer.Option(
@@ -173,13 +188,9 @@ def season(
             "maps: resample the maps, then pairs within each"
         ),
     ] = None,
-    replays: Annotated[int | None, typer.Option(help="Games to record as replays")] = None,
-    root_seed: Annotated[
-        int | None, typer.Option(help="Root seed (default: drawn, published)")
-    ] = None,
-    checks: Annotated[
-        str | None, typer.Option(help="Rulebook checks of System files, comma-separated (all)")
-    ] = None,
+    replays: Replays = None,
+    root_seed: RootSeed = None,
+    checks: Checks = None,
     mode: ui.Mode = "tdm",
     plugin: Plugins = None,
 ) -> None:
@@ -284,6 +295,66 @@ def teamwork(
     cols = ["measure", "rho", "p", "p_holm", "p_maxt", "systems"]
     console.print(ui.table(shown.loc[:, cols], "Teamwork screen", floats=".3g"))
     console.print(f"wrote {csv} and {png}")
+
+
+@app.command()
+def release(
+    population: Annotated[
+        Path, typer.Argument(help="A population folder (marl-bgs-train population)")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="The release folder (default: where pop: names look, "
+            "$MARL_BGS_POPULATION or ~/.local/share/marl-bgs/population)"
+        ),
+    ] = None,
+    batch_sizes: Annotated[str, typer.Option(help="Batch sizes to compile for")] = "1,16,128,512",
+) -> None:
+    """Release a trained population: each learner's best checkpoint and its milestone one as
+    System files with their training records (release.json), usable as pop:<member>."""
+    from marl_bgs_tournament import population as pop
+
+    index = pop.release(population, out, batch_sizes=_batch_sizes(batch_sizes))
+    folder = pop.default_folder() if out is None else out
+    rows = [{"member": f"pop:{m}", "kind": e["record"]["kind"], "steps": e["record"]["steps"],
+             "seed": e["record"]["seed"], "bytes": e["bytes"]}
+            for m, e in index["members"].items()]  # fmt: skip
+    import pandas as pd
+
+    console.print(ui.table(pd.DataFrame(rows), f"Population ({index['budget']}) in {folder}"))
+    if out is not None:
+        console.print(f"pop: names read it with MARL_BGS_POPULATION={out}")
+
+
+@app.command()
+def season0(
+    out: SeasonOut,
+    population: Annotated[
+        Path | None,
+        typer.Option(help="A release folder (default: where pop: names look)"),
+    ] = None,
+    size: Size = "auto",
+    maps: Maps = None,
+    pairs_per_map: PairsPerMap = None,
+    tick_limit: TickLimit = None,
+    winning_score: WinningScore = None,
+    batch_size: BatchSize = None,
+    bootstrap: Bootstrap = None,
+    replays: Replays = None,
+    root_seed: RootSeed = None,
+    checks: Checks = None,
+) -> None:
+    """Season 0: the Big Nine (the released population's six learners, each its best
+    checkpoint, and the three scripted teams) in a round robin on the test maps at rulebook v1
+    (the full size on a GPU, the documented reduced size on a CPU), published as a season
+    folder."""
+    from marl_bgs_tournament import population as pop
+
+    season(field=pop.big_nine(population), out=out, size=size, maps=maps,
+           pairs_per_map=pairs_per_map, tick_limit=tick_limit, winning_score=winning_score,
+           batch_size=batch_size, bootstrap=bootstrap, replays=replays, root_seed=root_seed,
+           checks=checks)  # fmt: skip
 
 
 def submission_checker(path: Path) -> None:

@@ -1,11 +1,13 @@
 """The `marl-bgs-train` command line: one command per baseline of any mode, `resume`, `validate`,
-`suite`, `presets`, and the commands a mode adds (entry-point group `marl_bgs_train.commands`).
+`suite`, `population`, `presets`, and the commands a mode adds (entry-point group
+`marl_bgs_train.commands`).
 
 marl-bgs-train ippo-rnn --steps 2e6 --envs 64 --out runs/ippo --set gamma=0.99 --validate
 marl-bgs-train ippo-rnn --mode tdm --maps 0-11 --curriculum builtin
 marl-bgs-train mappo --mode two-bridge --variant V1_Navigate --seeds 3 --validate
 marl-bgs-train resume runs/ippo [--steps 6e6]
 marl-bgs-train validate runs/ippo --panel tdm-alpha --panel ckpt:runs/other
+marl-bgs-train population --budget cpu --out runs/population
 """
 
 from __future__ import annotations
@@ -462,6 +464,56 @@ def suite(
         )
         console.print(ui.table(table, floats=".3g"))
         console.print(f"outcomes: {out / OUTCOMES_CSV}")
+
+
+@app.command()
+def population(
+    out: Annotated[
+        Path, typer.Option(help="The population folder (continued if it exists)")
+    ] = Path("runs/population"),
+    budget: Annotated[
+        str, typer.Option(help="paper (250M steps a learner; a GPU), cpu (1M) or tiny (tests)")
+    ] = "cpu",
+    learner: Annotated[
+        list[str] | None, typer.Option(help="A learner (repeatable; default: the mode's all)")
+    ] = None,
+    seeds: Annotated[int, typer.Option(help="Runs of each learner (one program)")] = 1,
+    override: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="section.field=value for every learner that has the setting"),
+    ] = None,
+    frozen: Annotated[
+        list[str] | None,
+        typer.Option(help="A System name for the frozen opponent pool (repeatable)"),
+    ] = None,
+    panel: Panel = None,
+    validation_games: ValidationGames = None,
+    mode: Mode = "tdm",
+    quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
+    devices: Devices = None,
+    split: Split = "games",
+) -> None:
+    """Train the population: every baseline of the mode at one budget (the paper's settings and
+    opponent mix), each checkpoint validated on the mode's panel, the best kept in RUN/best and
+    the milestone checkpoint (the paper's 40M-step one, scaled with the budget) in
+    RUN/milestone. Run it again to continue; `marl-bgs-tournament release OUT` makes the
+    System files."""
+    mesh = _mesh(devices, None, None, None)
+    from marl_bgs_train.population import BUDGETS, budget_of, train_population
+
+    tier = budget_of(budget)
+    validation = None
+    if panel or validation_games is not None:
+        given = _settings(panel, validation_games, mode)
+        validation = dataclasses.replace(tier.validation, panel=given.panel,
+                                         games_per_map=given.games_per_map)  # fmt: skip
+    console.print(f"population ({budget}: {BUDGETS[budget].about}) into {out}")
+    record = train_population(
+        out, budget, mode=mode, learners=learner, seeds=seeds, overrides=override or [],
+        frozen=frozen or [], validation=validation, progress=not quiet, mesh=mesh, split=split,
+    )  # fmt: skip
+    console.print(f"done: {', '.join(record['learners'])} in {out} ({out / 'suite.png'}); "
+                  f"release them: marl-bgs-tournament release {out}")  # fmt: skip
 
 
 @app.command()

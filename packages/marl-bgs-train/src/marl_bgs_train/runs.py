@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from marl_bgs_train.config import PPOConfig, PQNConfig, QMIXConfig
 from marl_bgs_train.devices import SPLITS, runs_layout
 from marl_bgs_train.hypers import sweepable
 from marl_bgs_train.learners import Trainer, make_train
-from marl_bgs_train.players import load_players
+from marl_bgs_train.players import PLAYERS_FILE, load_players
 from marl_bgs_train.policy import network_act, network_policy
 
 LOG_JSONL, LOG_CSV, CURVE = "log.jsonl", "log.csv", "curve.png"
@@ -93,10 +93,13 @@ def train_runs(
     tensorboard: bool = False,
     mesh: Mesh | None = None,
     split: str = "games",
+    save_at: Collection[int] = (),
 ) -> list[Any]:
     """Train run i (`configs[i]` from `seeds[i]`) into `run_dirs[i]`, every run a folder of its
     own (config, logs, checkpoints, curve). `batched`: all runs in one compiled program (`vmap`;
     their configs may differ only in sweepable settings, `hypers`); else one run, alone.
+    Checkpoints are saved every `save_every` updates, after the last and after each update in
+    `save_at` (a milestone, say).
     `on_update(i, row)` and `on_save(i, update)` name the run. `mesh`: each run's games split
     over its devices (`make_train`), or with `split="runs"` a batch's runs (each device trains
     whole runs: no traffic between devices). Returns each run's final state."""
@@ -178,7 +181,7 @@ def train_runs(
             status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
             show(done * per * count, done * per * count, status)
-            if done % save_every == 0 or done == total:
+            if done % save_every == 0 or done == total or done in save_at:
                 for i, mgr in enumerate(managers):  # one run's copy at a time (memory)
                     # every process saves its own devices' part (orbax writes one checkpoint)
                     checkpoints.save(mgr, _run_of(states, i) if batched else states)
@@ -307,6 +310,28 @@ def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[Trainer,
     trainer = make_train(config, frozen, teammate)
     like = trainer.state_layout()
     return trainer, checkpoints.restore(checkpoints.manager(run_dir, keep=None), like, step)
+
+
+def keep_copy(run_dir: str | Path, step: int, folder: str, **info: Any) -> Path:
+    """Copy the run's checkpoint after update `step` to `RUN_DIR/folder`, a run of its own
+    (config, fixed players, that one checkpoint; `ckpt:RUN_DIR/folder` is its System), with
+    `folder/<folder>.json` saying which update it is and `info`. Returns the copy's folder."""
+    run_dir = Path(run_dir)
+    trainer, state = load_trainer(run_dir, step)
+    target = run_dir / folder
+    checkpoints.save(checkpoints.manager(target, keep=1), state)
+    checkpoints.save_config(target, trainer.config)
+    players = run_dir / PLAYERS_FILE
+    if players.exists():
+        (target / PLAYERS_FILE).write_text(players.read_text())
+    (target / f"{folder}.json").write_text(json.dumps({"update": step, **info}) + "\n")
+    return target
+
+
+def kept_update(copy_dir: str | Path) -> int | None:
+    """The update a `keep_copy` folder holds (None where there is none)."""
+    marker = Path(copy_dir) / f"{Path(copy_dir).name}.json"
+    return int(json.loads(marker.read_text())["update"]) if marker.exists() else None
 
 
 def _ckpt_name(run_dir: str | Path, step: int | None) -> str:

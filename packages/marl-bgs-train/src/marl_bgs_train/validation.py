@@ -13,7 +13,6 @@ as a run of its own in `RUN_DIR/best` (so `ckpt:RUN_DIR/best` is a System). Test
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,8 +23,7 @@ from marl_bgs import ConfigError
 from marl_bgs_train import checkpoints
 from marl_bgs_train.config import ValidationSettings
 from marl_bgs_train.modes import parts
-from marl_bgs_train.players import PLAYERS_FILE
-from marl_bgs_train.runs import load_trainer, run_system
+from marl_bgs_train.runs import keep_copy, kept_update, run_system
 
 VALIDATION_CSV = "validation.csv"
 ENV = "env"  # the opponent column's name for the env's own team B
@@ -126,15 +124,6 @@ def validate_run(
 def _keep_best(run_dir: Path, table: pd.DataFrame) -> None:
     """Copy the best-scoring checkpoint (earliest on ties) to `RUN_DIR/best` if it changed."""
     best = table.loc[table["score"].idxmax()]
-    step, marker = int(best["update"]), run_dir / BEST / "best.json"
-    if marker.exists() and json.loads(marker.read_text())["update"] == step:
-        return
-    trainer, state = load_trainer(run_dir, step)
-    target = run_dir / BEST
-    mgr = checkpoints.manager(target, keep=1)
-    checkpoints.save(mgr, state)
-    checkpoints.save_config(target, trainer.config)
-    players = run_dir / PLAYERS_FILE
-    if players.exists():
-        (target / PLAYERS_FILE).write_text(players.read_text())
-    marker.write_text(json.dumps({"update": step, "score": float(best["score"])}) + "\n")
+    step = int(best["update"])
+    if kept_update(run_dir / BEST) != step:
+        keep_copy(run_dir, step, BEST, score=float(best["score"]))

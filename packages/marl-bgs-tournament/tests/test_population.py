@@ -1,0 +1,155 @@
+"""The released population: a trained population's System files with their records, `pop:`
+names that play exactly as the checkpoints they came from, refusals of damaged releases, and
+Season 0 as one command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import marl_bgs_eval as ev
+from marl_bgs_tournament import portable
+from marl_bgs_tournament.cli import app
+from marl_bgs_tournament.errors import TournamentError
+from marl_bgs_tournament.population import (
+    POPULATION_ENV,
+    RELEASE_FILE,
+    big_nine,
+    member_file,
+    read_release,
+    release,
+)
+from marl_bgs_tournament.portable.format import sha256
+from marl_bgs_tournament.season import read_season
+
+
+def _run(population: Path) -> Path:
+    return population / "ippo-ff" / "s0"
+
+
+def test_a_release_holds_each_learners_best_and_milestone_checkpoint(
+    tiny_release: Path, tiny_population: Path
+) -> None:
+    data = read_release(tiny_release)
+    assert (data["mode"], data["budget"]) == ("tdm", "tiny")
+    assert list(data["members"]) == ["ippo-ff", "ippo-ff-at-16"]
+    run = _run(tiny_population)
+    best = json.loads((run / "best" / "best.json").read_text())
+    started = json.loads((tiny_population / "population.json").read_text())
+    config = json.loads((run / "config.json").read_text())
+    for member, kind, update in (("ippo-ff", "best on validation", best["update"]),
+                                 ("ippo-ff-at-16", "milestone", 1)):  # fmt: skip
+        entry = data["members"][member]
+        raw = (tiny_release / entry["file"]).read_bytes()
+        assert (len(raw), sha256(raw)) == (entry["bytes"], entry["sha256"])
+        record = entry["record"]
+        assert (record["kind"], record["update"], record["steps"]) == (kind, update, update * 16)
+        assert (record["learner"], record["seed"], record["budget"]) == ("ippo-ff", 0, "tiny")
+        assert record["commit"] == started["commit"]
+        assert record["settings"] == config
+        assert [round(row[0]) for row in record["curve"]] == [16, 32, 48]
+        assert [row["update"] for row in record["validation"]] == [1, 2, 3]
+        manifest = portable.read_manifest(tiny_release / entry["file"])
+        assert manifest["name"] == f"pop-{member}"
+        assert manifest["training"] == {"maps": [0, 3], "scenarios": [], "steps": update * 16}
+
+
+def test_a_pop_name_plays_exactly_as_the_checkpoint_it_came_from(
+    tiny_release: Path, tiny_population: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(POPULATION_ENV, str(tiny_release))
+    play = {"maps": [42], "games_per_map": 2, "tick_limit": 20, "metrics": "none",
+            "batch_size": 2, "seed": 4}  # fmt: skip
+    released = ev.evaluate("pop:ippo-ff-at-16", "random", **play)
+    original = ev.evaluate(f"ckpt:{_run(tiny_population) / 'milestone'}", "random", **play)
+    cols = ["result", "points_a", "points_b", "ticks", *ev.base_columns()]
+    assert released[cols].equals(original[cols])
+    assert ev.get_system("pop:ippo-ff").name == "pop-ippo-ff"
+
+
+def test_a_damaged_missing_or_unknown_member_is_refused(
+    tiny_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "rel"
+    shutil.copytree(tiny_release, folder)
+    monkeypatch.setenv(POPULATION_ENV, str(folder))
+    path = folder / "ippo-ff.mbgs"
+    raw = path.read_bytes()
+    path.write_bytes(raw[:100] + bytes([raw[100] ^ 1]) + raw[101:])
+    with pytest.raises(ev.EvalError, match=r"pop:ippo-ff: .*sha256 differs"):
+        ev.get_system("pop:ippo-ff")
+    path.write_bytes(raw + b"x")
+    with pytest.raises(ev.EvalError, match=f"holds {len(raw) + 1} bytes, the release lists"):
+        ev.get_system("pop:ippo-ff")
+    path.unlink()
+    with pytest.raises(TournamentError, match=r"pop:ippo-ff: .*No such file"):
+        member_file("ippo-ff", folder)
+    with pytest.raises(ev.EvalError, match=r"not a member .* members: \['ippo-ff', 'ippo-ff-at"):
+        ev.get_system("pop:qmix")
+    monkeypatch.setenv(POPULATION_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(ev.EvalError, match=r"no release here .*MARL_BGS_POPULATION"):
+        ev.get_system("pop:ippo-ff")
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d.update(version=2), "format: expected 'marl-bgs-population' version 1"),
+        (lambda d: d.pop("budget"), "expected the fields"),
+        (lambda d: d["members"].update({"../x": d["members"]["ippo-ff"]}), "a member's name"),
+        (lambda d: d["members"]["ippo-ff"].update(file="../ippo-ff.mbgs"), "file: expected"),
+        (lambda d: d["members"]["ippo-ff"].update(bytes=-1), "bytes: expected a positive"),
+        (lambda d: d["members"]["ippo-ff"].update(sha256="0" * 63), "sha256: expected 64"),
+        (lambda d: d["members"]["ippo-ff"]["record"].pop("curve"), "record: expected the fields"),
+        (lambda d: d.update(members={}), "members: expected 1-64 members"),
+    ],
+)
+def test_a_malformed_release_file_is_refused_naming_the_field(
+    tiny_release: Path, tmp_path: Path, change, said: str
+) -> None:
+    data = json.loads((tiny_release / RELEASE_FILE).read_text())
+    change(data)
+    (tmp_path / RELEASE_FILE).write_text(json.dumps(data))
+    with pytest.raises(TournamentError, match=f"population: .*{RELEASE_FILE}.*{said}"):
+        read_release(tmp_path)
+
+
+def test_release_refuses_a_used_folder_and_an_unfinished_population(
+    tiny_population: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "notes.txt").write_text("mine")
+    result = CliRunner().invoke(app, ["release", str(tiny_population), "--out",
+                                      str(tmp_path / "used")])  # fmt: skip
+    assert result.exit_code == 2
+    assert "is not empty" in result.output
+    assert (tmp_path / "used" / "notes.txt").read_text() == "mine"
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(tiny_population, unfinished)
+    shutil.rmtree(_run(unfinished) / "best")
+    with pytest.raises(TournamentError, match="ippo-ff has no validated checkpoint"):
+        release(unfinished, tmp_path / "out")
+    with pytest.raises(ValueError, match=r"population: .* is not a population record"):
+        release(tmp_path / "used", tmp_path / "out2")
+
+
+def test_season0_is_the_big_nine_in_one_command(tiny_release: Path, tmp_path: Path) -> None:
+    field = big_nine(tiny_release)
+    assert field == [str(tiny_release / "ippo-ff.mbgs"), "tdm-alpha", "tdm-beta", "tdm-gamma"]
+    out = tmp_path / "season0"
+    args = ["season0", "--population", str(tiny_release), "--out", str(out), "--size",
+            "reduced", "--maps", "47", "--pairs-per-map", "1", "--tick-limit", "30",
+            "--winning-score", "3", "--batch-size", "2", "--bootstrap", "50", "--replays", "0",
+            "--root-seed", "3", "--checks", "full_games,training_declared"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    record = read_season(out)
+    assert record["root_seed"] == 3
+    ratings = pd.read_csv(out / "ratings.csv")
+    assert sorted(ratings["system"]) == ["pop-ippo-ff", "tdm-alpha", "tdm-beta", "tdm-gamma"]
+    assert "root seed 3" in result.stdout

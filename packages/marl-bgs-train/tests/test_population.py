@@ -1,0 +1,117 @@
+"""The population command: every learner at one budget, validated as it saves, the best and the
+milestone checkpoints kept; stopped, it continues where it stopped, and finished, it does
+nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from marl_bgs import ConfigError
+from marl_bgs_train.cli import app
+from marl_bgs_train.population import (
+    BUDGETS,
+    POPULATION_FILE,
+    learner_config,
+    milestone_update,
+    read_population,
+    train_population,
+)
+from marl_bgs_train.runs import load_trainer, read_log
+
+
+class StoppedError(Exception):
+    """The interruption: raised after the population's second update."""
+
+
+@pytest.fixture(scope="module")
+def stopped_then_continued(tmp_path_factory):
+    """A tiny one-learner population stopped after its second update (checkpointed and
+    validated), then the same command run twice more: the log rows after each."""
+    out = tmp_path_factory.mktemp("pop") / "p"
+    calls = []
+
+    def stop(b: int, i: int, row: dict) -> None:
+        calls.append(row)
+        if len(calls) == 2:
+            raise StoppedError
+
+    with pytest.raises(StoppedError):
+        train_population(out, "tiny", learners=["ippo-ff"], progress=False, on_update=stop)
+    run = out / "ippo-ff" / "s0"
+    stopped = read_log(run)
+    train_population(out, "tiny", learners=["ippo-ff"], progress=False)
+    continued = read_log(run)
+    stamp = (run / "log.jsonl").stat().st_mtime_ns
+    train_population(out, "tiny", learners=["ippo-ff"], progress=False)
+    return out, stopped, continued, stamp
+
+
+def test_a_stopped_population_continues_where_it_stopped(stopped_then_continued) -> None:
+    out, stopped, continued, _ = stopped_then_continued
+    assert [r["update"] for r in stopped] == [1, 2]
+    assert [r["update"] for r in continued] == [1, 2, 3]
+    assert continued[:2] == stopped  # the first updates were not trained again
+    run = out / "ippo-ff" / "s0"
+    assert list(np.loadtxt(run / "validation.csv", delimiter=",", skiprows=1)[:, 0]) == [1, 2, 3]
+    record = read_population(out)
+    assert record["milestones"] == {"ippo-ff": 1}
+    assert (record["budget"], record["learners"], record["seeds"]) == ("tiny", ["ippo-ff"], 1)
+
+
+def test_a_finished_population_is_left_as_it_is(stopped_then_continued) -> None:
+    out, _, _, stamp = stopped_then_continued
+    assert (out / "ippo-ff" / "s0" / "log.jsonl").stat().st_mtime_ns == stamp
+
+
+def test_the_milestone_and_the_best_are_runs_of_their_own(stopped_then_continued) -> None:
+    out, *_ = stopped_then_continued
+    run = out / "ippo-ff" / "s0"
+    assert json.loads((run / "milestone" / "milestone.json").read_text()) == {"update": 1}
+    _, kept = load_trainer(run / "milestone")
+    _, original = load_trainer(run, 1)
+    for a, b in zip(jax.tree.leaves(kept.actor), jax.tree.leaves(original.actor), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    best = json.loads((run / "best" / "best.json").read_text())
+    table = np.loadtxt(run / "validation.csv", delimiter=",", skiprows=1, ndmin=2)
+    assert best["update"] == int(table[np.argmax(table[:, 1]), 0])
+
+
+def test_the_budgets_scale_the_milestone_with_the_run() -> None:
+    paper = learner_config("tdm", "ippo-rnn", BUDGETS["paper"])
+    assert (paper.total_steps, paper.num_envs) == (250_000_000, 512)
+    assert milestone_update(paper, BUDGETS["paper"]) * paper.steps_per_update >= 40_000_000
+    assert (milestone_update(paper, BUDGETS["paper"]) - 1) * paper.steps_per_update < 40_000_000
+    cpu = learner_config("tdm", "qmix", BUDGETS["cpu"])
+    assert (cpu.total_steps, cpu.num_envs, cpu.epsilon_steps) == (1_000_000, 64, 300_000)
+    assert cpu.opponents.copy_every == 16_384
+    ppo = learner_config("tdm", "mappo-rnn", BUDGETS["cpu"])
+    assert not hasattr(ppo, "epsilon_steps")  # a tier's setting only where the learner has it
+
+
+def test_bad_requests_are_refused_naming_the_field(stopped_then_continued, tmp_path) -> None:
+    out, *_ = stopped_then_continued
+    with pytest.raises(ConfigError, match=r"budget: expected one of \['paper', 'cpu', 'tiny'\]"):
+        train_population(tmp_path / "a", "huge")
+    with pytest.raises(ConfigError, match="learners: 'dqn' is not a baseline of tdm; allowed"):
+        train_population(tmp_path / "b", "tiny", learners=["dqn"])
+    with pytest.raises(ConfigError, match="seeds: at least 1"):
+        train_population(tmp_path / "c", "tiny", seeds=0)
+    with pytest.raises(ConfigError, match="no_such_setting"):
+        train_population(tmp_path / "d", "tiny", overrides=["no_such_setting=1"])
+    with pytest.raises(ConfigError, match="was started with other seeds"):
+        train_population(out, "tiny", learners=["ippo-ff"], seeds=2, progress=False)
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / POPULATION_FILE).write_text(json.dumps({"mode": "tdm"}))
+    with pytest.raises(ConfigError, match=r"population: .*expected the fields"):
+        read_population(tmp_path / "e")
+    result = CliRunner().invoke(app, ["population", "--budget", "huge", "--out",
+                                      str(tmp_path / "f")])  # fmt: skip
+    assert result.exit_code == 2
+    assert "budget: expected one of" in result.output
+    assert not any(Path(tmp_path).glob("[abcdf]/*"))  # nothing written by a refused request
