@@ -89,7 +89,7 @@ def _record(run_dir: Path, copy: str, kind: str, population: dict[str, Any]) -> 
         "learner": run_dir.parent.name, "kind": kind, "budget": population["budget"],
         "seed": seed, "update": update, "steps": int(update or 0) * config.steps_per_update,
         "commit": population["commit"], "settings": to_dict(config), "curve": _curve(run_dir),
-        "validation": json.loads(table.to_json(orient="records")),
+        "validation": json.loads(str(table.to_json(orient="records"))),
     }  # fmt: skip
 
 
