@@ -57,3 +57,14 @@ def test_bind_gives_a_plain_system_and_host_systems_take_no_params() -> None:
     assert ev.random_system().bind(None) is ev.random_system()
     with pytest.raises(ev.EvalError, match="params"):
         ev.system(lambda k, m, i: (k, m), name="h", host=True, params={"w": 1})
+
+
+def test_a_parametric_system_fills_the_rest_of_a_mixed_team(kit) -> None:
+    lazy = _lazy_system("lazy-8", 0.8)
+    cols = ["result", "points_a", "points_b", "ticks"]
+    games = [
+        ev.evaluate(ev.team(classes={"M": ev.idle_system()}, rest=rest), kit.rush, batch_size=8,
+                    metrics="none", **kit.settings)[cols]
+        for rest in (lazy, lazy.bind(lazy.params))
+    ]  # fmt: skip
+    pd.testing.assert_frame_equal(*games)

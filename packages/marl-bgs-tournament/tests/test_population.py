@@ -138,18 +138,47 @@ def test_release_refuses_a_used_folder_and_an_unfinished_population(
         release(tmp_path / "used", tmp_path / "out2")
 
 
-def test_season0_is_the_big_nine_in_one_command(tiny_release: Path, tmp_path: Path) -> None:
-    field = big_nine(tiny_release)
-    assert field == [str(tiny_release / "ippo-ff.mbgs"), "tdm-alpha", "tdm-beta", "tdm-gamma"]
-    out = tmp_path / "season0"
+@pytest.fixture(scope="module")
+def season0(tiny_release: Path, tmp_path_factory: pytest.TempPathFactory):
+    """`season0` of the tiny release at a small size: (folder, the command's result)."""
+    out = tmp_path_factory.mktemp("season0") / "s0"
     args = ["season0", "--population", str(tiny_release), "--out", str(out), "--size",
             "reduced", "--maps", "47", "--pairs-per-map", "1", "--tick-limit", "30",
             "--winning-score", "3", "--batch-size", "2", "--bootstrap", "50", "--replays", "0",
-            "--root-seed", "3", "--checks", "full_games,training_declared"]  # fmt: skip
-    result = CliRunner().invoke(app, args)
+            "--root-seed", "3", "--checks", "training_declared"]  # fmt: skip
+    return out, CliRunner().invoke(app, args)
+
+
+def test_season0_is_the_big_nine_in_one_command(tiny_release: Path, season0) -> None:
+    field = big_nine(tiny_release)
+    assert field == [str(tiny_release / "ippo-ff.mbgs"), "tdm-alpha", "tdm-beta", "tdm-gamma"]
+    out, result = season0
     assert result.exit_code == 0, result.output
-    record = read_season(out)
-    assert record["root_seed"] == 3
+    assert read_season(out)["root_seed"] == 3
     ratings = pd.read_csv(out / "ratings.csv")
     assert sorted(ratings["system"]) == ["pop-ippo-ff", "tdm-alpha", "tdm-beta", "tdm-gamma"]
     assert "root seed 3" in result.stdout
+
+
+def test_the_zero_shot_study_puts_strangers_in_the_top_learners_team(season0) -> None:
+    out, _ = season0
+    args = ["zero-shot", str(out), "--classes", "MP", "--opponent", "tdm-beta",
+            "--games-per-map", "2", "--bootstrap", "50"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out / "studies" / "zero_shot.csv")
+    # the only learner is the base: its strangers are the random agent, one per class
+    assert table[["base", "stranger", "class", "games"]].values.tolist() == [
+        ["pop-ippo-ff", "random", "M", 2],
+        ["pop-ippo-ff", "random", "P", 2],
+    ]
+    assert (
+        (table["low"] <= table["margin_change"]) & (table["margin_change"] <= table["high"])
+    ).all()
+    assert (out / "studies" / "zero_shot.png").read_bytes()[:4] == b"\x89PNG"
+    bad = CliRunner().invoke(app, ["zero-shot", str(out), "--base", "nobody"])
+    assert bad.exit_code == 2
+    assert "base: 'nobody' is not a member of the field" in bad.output
+    bad = CliRunner().invoke(app, ["zero-shot", str(out), "--opponent", "tdm-delta"])
+    assert bad.exit_code == 2
+    assert "opponents: 'tdm-delta' is not a member of the field" in bad.output

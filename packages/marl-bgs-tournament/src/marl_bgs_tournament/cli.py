@@ -1,5 +1,5 @@
 """The `marl-bgs-tournament` command line: export, check, schedule, season, challenge, teamwork,
-release, season0, serve."""
+zero-shot, release, season0, serve."""
 
 from __future__ import annotations
 
@@ -355,6 +355,41 @@ def season0(
            pairs_per_map=pairs_per_map, tick_limit=tick_limit, winning_score=winning_score,
            batch_size=batch_size, bootstrap=bootstrap, replays=replays, root_seed=root_seed,
            checks=checks)  # fmt: skip
+
+
+@app.command("zero-shot")
+def zero_shot(
+    folder: Annotated[Path, typer.Argument(help="A season folder")],
+    base: Annotated[
+        str | None, typer.Option(help="The base team (default: the top-rated learner)")
+    ] = None,
+    opponent: Annotated[
+        list[str] | None,
+        typer.Option(help="A field member to play (repeatable; default: the whole field)"),
+    ] = None,
+    games_per_map: Annotated[
+        int | None, typer.Option(help="Games per map and opponent (default: the season's)")
+    ] = None,
+    classes: Annotated[str, typer.Option(help="The classes a stranger takes, e.g. MWHRP")] = (
+        "MWHRP"
+    ),
+    batch_size: BatchSize = None,
+    bootstrap: Annotated[int, typer.Option(help="Resamples of seed pairs for intervals")] = 2000,
+) -> None:
+    """The zero-shot coordination study: each other learner of the field (and a random agent)
+    in each class of the top learner's team, every team against the field, seed-paired with the
+    team alone; written to FOLDER/studies/zero_shot.csv and .png."""
+    from marl_bgs_tournament import studies
+
+    table, csv, png = studies.zero_shot(folder, base=base, opponents=opponent or [],
+                                        games_per_map=games_per_map,
+                                        classes=classes, batch_size=batch_size,
+                                        bootstrap=bootstrap, progress=True)  # fmt: skip
+    cols = ["stranger", "stranger_elo", "class", "games", "margin_change", "low", "high",
+            "distance_added"]  # fmt: skip
+    console.print(ui.table(table.loc[:, cols], f"Zero-shot coordination: {table['base'].iat[0]}",
+                           floats=".2f"))  # fmt: skip
+    console.print(f"wrote {csv} and {png}")
 
 
 def submission_checker(path: Path) -> None:

@@ -35,7 +35,7 @@ from marl_bgs_eval.progress import note
 from marl_bgs_eval.resampling import check_scheme
 from marl_bgs_tournament import jobs, matches, modes, rulebook, sandbox
 from marl_bgs_tournament.errors import TournamentError
-from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, read_manifest
+from marl_bgs_tournament.portable import SUFFIX, check_name, file_sha256, load_system, read_manifest
 from marl_bgs_tournament.portable.format import mode_of
 from marl_bgs_tournament.schedule import (
     PAIRS_PER_MAP,
@@ -494,6 +494,18 @@ def admission(
     team = teams[challenger]
     own = [m for m in members if teams[m] == team and team != ORGANISERS]
     return True, lowest, own[0] if own else lowest
+
+
+def member_system(folder: str | Path, name: str) -> ev.System:
+    """A member of a season folder as a System in this process: its registered System, or its
+    stored file (unchanged since it entered) through `load_system`, every program vetted. For
+    the organiser's studies; the service plays files only in the sandbox."""
+    record = read_season(folder)
+    if name not in record["entrants"]:
+        raise TournamentError(f"season: {name!r} is not an entrant; entrants: "
+                              f"{sorted(record['entrants'])}")  # fmt: skip
+    e = _member(Path(folder), name, record)
+    return cast(ev.System, e.system) if e.path is None else load_system(e.path)
 
 
 def _member(folder: Path, name: str, record: dict[str, Any]) -> Entrant:

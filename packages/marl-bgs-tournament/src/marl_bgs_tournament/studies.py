@@ -3,22 +3,34 @@
 `teamwork(folder)`: the teamwork screen (`marl_bgs_eval.screen`) of the current field: every
 measure of the season's `measures.csv` against the members' Elo in `ratings.csv`, as
 `studies/teamwork.csv` and the chart `studies/teamwork.png`.
+
+`zero_shot(folder)`: the zero-shot coordination study: a stranger (another learner of the
+field, or a random agent) in each class of the top learner's team, every team against the
+field, seed-paired with the team alone, as `studies/zero_shot.csv` and `studies/zero_shot.png`
+(the paper's Table S15 and Figure S7).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.screen import ORDERINGS, plot_screen, teamwork_screen
+from marl_bgs_eval.tdm.metrics.analysis import CLASSES
+from marl_bgs_eval.tdm.zero_shot import plot_zero_shot
+from marl_bgs_eval.tdm.zero_shot import zero_shot as ev_zero_shot
 from marl_bgs_tournament.errors import TournamentError
-from marl_bgs_tournament.season import read_season
+from marl_bgs_tournament.season import member_system, read_season, settings_of
 
 STUDIES = "studies"  # the season folder's subfolder of study outputs
 TEAMWORK_TABLE = f"{STUDIES}/teamwork.csv"
 TEAMWORK_CHART = f"{STUDIES}/teamwork.png"
+ZERO_SHOT_TABLE = f"{STUDIES}/zero_shot.csv"
+ZERO_SHOT_CHART = f"{STUDIES}/zero_shot.png"
 
 
 def _table(folder: Path, name: str) -> pd.DataFrame:
@@ -50,4 +62,66 @@ def teamwork(
     table.to_csv(csv, index=False)
     season = record.get("season", "")
     png = plot_screen(table, folder / TEAMWORK_CHART, title=f"Season {season}: teamwork screen")
+    return table, csv, png
+
+
+def zero_shot(
+    folder: str | Path,
+    *,
+    base: str | None = None,
+    opponents: Sequence[str] = (),
+    games_per_map: int | None = None,
+    classes: str = CLASSES,
+    batch_size: int | None = None,
+    bootstrap: int = 2000,
+    progress: bool = False,
+) -> tuple[pd.DataFrame, Path, Path]:
+    """The zero-shot coordination study of a season (`marl_bgs_eval.zero_shot`), written to
+    `folder/studies/`: (table, csv path, png path). `base`: the team strangers join (default:
+    the highest-rated member entered as a System file, the top learner); the strangers: every
+    other member entered as a file, and a random agent; each team plays every member of the
+    field (or of `opponents`, members of it) on the season's maps and rules, `games_per_map` a
+    map (default: the season's pairs, twice), all with the season's root seed, so game n of
+    every team starts alike."""
+    folder = Path(folder)
+    record = read_season(folder)
+    settings = settings_of(record)
+    ratings = _table(folder, "ratings.csv")
+    field = [str(s) for s in record["field"]]
+    learned = [n for n in field if str(record["entrants"][n]["source"]).startswith("file:")]
+    elo = dict(zip(ratings["system"].astype(str), ratings["elo"].astype(float), strict=True))
+    ranked = sorted(learned, key=lambda n: -elo.get(n, float("-inf")))
+    if base is None:
+        if not ranked:
+            raise TournamentError(f"season {str(folder)!r}: no member was entered as a System "
+                                  "file (a learner); name the base team with --base")  # fmt: skip
+        base = ranked[0]
+    if base not in field:
+        raise TournamentError(f"base: {base!r} is not a member of the field {field}")
+    strangers = [n for n in ranked if n != base]
+    unknown = [n for n in opponents if n not in field]
+    if unknown:
+        raise TournamentError(f"opponents: {unknown[0]!r} is not a member of the field {field}")
+    against = list(opponents) or field
+    systems = {n: member_system(folder, n) for n in dict.fromkeys([base, *strangers, *against])}
+    play: dict[str, Any] = {
+        "maps": list(settings.maps), "games_per_map": games_per_map or 2 * settings.pairs_per_map,
+        "batch_size": batch_size or settings.batch_size, "tick_limit": settings.tick_limit,
+        "progress": progress,
+    }  # fmt: skip
+    if settings.winning_score is not None:
+        play["winning_score"] = settings.winning_score
+    try:
+        table, _ = ev_zero_shot(
+            systems[base], [systems[n] for n in strangers], [systems[n] for n in against],
+            classes=classes, bootstrap=bootstrap, seed=int(record["root_seed"]), **play,
+        )  # fmt: skip
+    except EvalError as err:
+        raise TournamentError(f"season {str(folder)!r}: {err}") from None
+    table.insert(2, "stranger_elo", [elo.get(s, float("nan")) for s in table["stranger"]])
+    (folder / STUDIES).mkdir(exist_ok=True)
+    csv = folder / ZERO_SHOT_TABLE
+    table.to_csv(csv, index=False)
+    season = record.get("season", "")
+    png = plot_zero_shot(table, folder / ZERO_SHOT_CHART, title=f"Season {season}")
     return table, csv, png

@@ -78,6 +78,7 @@ def team(
     """
     if (slots is None) == (classes is None):
         raise EvalError("team: give exactly one of slots=... or classes=...")
+    rest = None if rest is None else _system(rest, "rest")
     if classes is not None:
         by_class: dict[int, System] = {}
         for key, member in classes.items():

@@ -11,12 +11,13 @@ distance to its four teammates, against the base team's agent of that class in t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from marl_bgs.tdm.classes import CLASS_LETTERS
+from marl_bgs.tdm.classes import CLASS_LETTERS, CLASS_NAMES
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.evaluate import as_system, evaluate
 from marl_bgs_eval.resampling import check_bootstrap, draw_weights
@@ -131,3 +132,40 @@ def _summarize(games: pd.DataFrame, base: str, bootstrap: int, seed: int) -> pd.
             }
         )  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def plot_zero_shot(
+    summary: pd.DataFrame, path: str | Path, title: str = "Zero-shot coordination"
+) -> Path:
+    """Each stranger's point-margin change per game in each class (a panel per class, strangers
+    in the summary's order, the random agent last), with its 95% interval, written as a PNG with
+    matplotlib's Agg renderer (the paper's Figure S7)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    out = Path(path)
+    if not out.parent.is_dir():
+        raise EvalError(f"path: folder {str(out.parent)!r} does not exist")
+    classes = list(dict.fromkeys(summary["class"].astype(str)))
+    strangers = list(dict.fromkeys(summary["stranger"].astype(str)))
+    order = [s for s in strangers if s != RANDOM] + [s for s in strangers if s == RANDOM]
+    fig = Figure(figsize=(2.2 * max(len(classes), 1) + 1.6, 0.8 + 0.32 * max(len(order), 1)),
+                 layout="constrained")  # fmt: skip
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, max(len(classes), 1), sharey=True, squeeze=False)[0]
+    for ax, c in zip(axes, classes, strict=False):
+        rows = summary[summary["class"].astype(str) == c].set_index("stranger").reindex(order)
+        change = rows["margin_change"].to_numpy(float)
+        err = [change - rows["low"].to_numpy(float), rows["high"].to_numpy(float) - change]
+        colour = ["#9a9a9a" if s == RANDOM else "#3b6fb6" for s in order]
+        ax.barh(order, change, xerr=err, color=colour, ecolor="black", capsize=2)
+        ax.axvline(0.0, color="black", lw=0.8, ls="--")
+        ax.set_title(CLASS_NAMES[CLASS_LETTERS[c]].capitalize() if c in CLASS_LETTERS else c,
+                     fontsize=9)  # fmt: skip
+        ax.tick_params(labelsize=7)
+        ax.invert_yaxis()
+    fig.supxlabel("Point margin change per game, against the base team alone", fontsize=8)
+    base = str(summary["base"].iat[0]) if len(summary) else ""
+    fig.suptitle(f"{title}: strangers in {base}'s team", fontsize=10)
+    fig.savefig(out, format="png", dpi=150)
+    return out
