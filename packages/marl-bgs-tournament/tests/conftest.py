@@ -145,6 +145,21 @@ def _season_json(folder: Path, ratings: pd.DataFrame) -> None:
     (folder / "season.json").write_text(json.dumps(season, indent=1))
 
 
+def _zero_shot(folder: Path) -> None:
+    """studies/zero_shot.csv and .png as the study writes them, for a made-up summary (the
+    study itself needs learned System files: test_population.py runs it)."""
+    from marl_bgs_eval.tdm.zero_shot import plot_zero_shot
+    from marl_bgs_tournament.studies import ZERO_SHOT_CHART, ZERO_SHOT_COLUMNS, ZERO_SHOT_TABLE
+
+    rows = [("alpha", "bravo", 1210.5, "M", 40, -2.5, -4.0, -1.0, 2.4, 2.1, 0.3),
+            ("alpha", "bravo", 1210.5, "P", 40, -1.25, -3.0, 0.5, 2.8, 2.7, 0.1),
+            ("alpha", "random", None, "M", 40, -9.0, -11.5, -6.5, 4.1, 2.1, 2.0),
+            ("alpha", "random", None, "P", 40, -7.5, -10.0, -5.0, 3.9, 2.7, 1.2)]  # fmt: skip
+    table = pd.DataFrame(rows, columns=list(ZERO_SHOT_COLUMNS))
+    table.to_csv(folder / ZERO_SHOT_TABLE, index=False)
+    plot_zero_shot(table, folder / ZERO_SHOT_CHART, title="Season 3")
+
+
 @pytest.fixture(scope="session")
 def web_season_dir(web_recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A season folder as the season runner writes it, plus one corrupt replay (game 999)."""
@@ -161,6 +176,7 @@ def web_season_dir(web_recorded: Path, tmp_path_factory: pytest.TempPathFactory)
     from marl_bgs_tournament.studies import teamwork
 
     teamwork(folder)  # studies/teamwork.csv and .png, as the organisers' command writes them
+    _zero_shot(folder)
     (folder / "replays" / "game-999.replay.zip").write_bytes(b"PK\x03\x04 not really a zip")
     index = [
         {"game": game, "system_a": "random", "system_b": "idle", "map": 47,

@@ -1,10 +1,11 @@
-"""Fuzz: damaged study tables of a season folder (`studies/teamwork.csv`), as the leaderboard
-reads them.
+"""Fuzz: damaged study tables of a season folder (`studies/teamwork.csv`,
+`studies/zero_shot.csv`), as the leaderboard reads them.
 
-Every input comes from a fixed seed per case: the teamwork screen of a real (synthetic) season
-with bytes flipped, cut or appended, one cell replaced by odd text or a random number, or random
-bytes. Each must end in exactly one of two ways: `SeasonDataError` naming the file (and, for a
-bad cell, its row and column), or, when the table is valid, exactly the cells that were written.
+Every input comes from a fixed seed per case: the teamwork screen of a real (synthetic) season,
+or the zero-shot study's table as the study writes it, with bytes flipped, cut or appended, one
+cell replaced by odd text or a random number, or random bytes. Each must end in exactly one of
+two ways: `SeasonDataError` naming the file (and, for a bad cell, its row and column), or, when
+the table is valid, exactly the cells that were written.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from marl_bgs_tournament.web import tables
 from marl_bgs_tournament.web.files import SeasonDataError
 
 pytestmark = pytest.mark.fuzz_family("season study tables")
-NAME = "teamwork.csv"
+READERS = {"teamwork.csv": tables.teamwork, "zero_shot.csv": tables.zero_shot}
 
 
 def _cell(rng: random.Random, data: bytes, value: Callable[[random.Random], str]) -> bytes:
@@ -44,7 +45,7 @@ DAMAGE: dict[str, tuple[Callable[[random.Random, bytes], bytes], int]] = {
     "number cell": (lambda rng, d: _cell(rng, d, _number), 20),
     "random bytes": (lambda rng, d: rng.randbytes(rng.randint(0, 400)), 6),
 }
-CASES = [(f, k) for f, (_, n) in DAMAGE.items() for k in range(n)]
+CASES = [(t, f, k) for t in READERS for f, (_, n) in DAMAGE.items() for k in range(n)]
 
 
 def _same(got: Any, cell: str) -> bool:
@@ -59,20 +60,24 @@ def _same(got: Any, cell: str) -> bool:
     return float(v) == got
 
 
-@pytest.mark.parametrize(("family", "case"), CASES, ids=[f"{f}-{k}" for f, k in CASES])
+@pytest.mark.parametrize(("table", "family", "case"), CASES,
+                         ids=[f"{t[:-4]}-{f}-{k}" for t, f, k in CASES])  # fmt: skip
 def test_a_damaged_study_table_is_refused_or_read_exactly(
-    web_season_dir: Path, tmp_path: Path, family: str, case: int, record_property: Any
-) -> None:
-    rng = random.Random(f"{family}-{case}")
-    data = DAMAGE[family][0](rng, (web_season_dir / "studies" / NAME).read_bytes())
-    path = tmp_path / NAME
+    web_season_dir: Path, tmp_path: Path, table: str, family: str, case: int,
+    record_property: Any,
+) -> None:  # fmt: skip
+    rng = random.Random(
+        f"{family}-{case}" if table == "teamwork.csv" else f"{table}-{family}-{case}"
+    )
+    data = DAMAGE[family][0](rng, (web_season_dir / "studies" / table).read_bytes())
+    path = tmp_path / table
     path.write_bytes(data)
     try:
-        rows, said = tables.teamwork(path), None
+        rows, said = READERS[table](path), None
     except SeasonDataError as err:
         rows, said = None, str(err)
     if said is not None:
-        assert said.startswith(f"{NAME}: "), said
+        assert said.startswith(f"{table}: "), said
         record_property("outcome", "error")
         return
     assert rows is not None
@@ -81,6 +86,7 @@ def test_a_damaged_study_table_is_refused_or_read_exactly(
     for row, (_, cells) in zip(rows, written.iterrows(), strict=True):
         for col, got in row.items():
             assert _same(got, str(cells[col])), (col, got, cells[col])
-        assert row["rho"] is None or -1.0 <= row["rho"] <= 1.0
-        assert all(row[k] is None or 0.0 <= row[k] <= 1.0 for k in ("p", "p_holm", "p_maxt"))
+        if table == "teamwork.csv":
+            assert row["rho"] is None or -1.0 <= row["rho"] <= 1.0
+            assert all(row[k] is None or 0.0 <= row[k] <= 1.0 for k in ("p", "p_holm", "p_maxt"))
     record_property("outcome", "accepted")

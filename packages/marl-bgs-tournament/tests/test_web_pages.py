@@ -290,6 +290,30 @@ def test_the_teamwork_screen_page_shows_the_study(web_site: str, web_season_dir:
             assert (a[k] is None) if math.isnan(want) else a[k] == pytest.approx(want), k
 
 
+def test_the_zero_shot_page_shows_the_study(web_site: str, web_season_dir: Path) -> None:
+    rows = _rows(web_season_dir / "studies" / "zero_shot.csv")
+    r = _get(web_site + "/studies/zero-shot")
+    assert r.status_code == 200
+    body = r.text
+    assert '<a href="/studies/zero-shot">Zero-shot</a>' in body
+    assert body.count("<td>alpha</td>") == len(rows) == 4
+    assert '<td class="num">-2.5</td>' in body  # bravo as the Mage: its margin change
+    assert '<td class="num">-4 to -1</td>' in body  # and its interval
+    assert '<td class="num">1210</td>' in body or '<td class="num">1210.5</td>' in body
+    chart = _get(web_site + "/studies/zero-shot.png")
+    assert chart.status_code == 200
+    assert chart.content == (web_season_dir / "studies" / "zero_shot.png").read_bytes()
+    api = _get(web_site + "/api/studies/zero-shot").json()
+    assert [(a["stranger"], a["class"]) for a in api] == [
+        ("bravo", "M"),
+        ("bravo", "P"),
+        ("random", "M"),
+        ("random", "P"),
+    ]
+    assert api[2]["stranger_elo"] is None
+    assert api[0]["margin_change"] == -2.5
+
+
 def test_a_season_without_the_study_or_with_a_bad_one_says_so(
     web_season_dir: Path, tmp_path: Path, serve: Any
 ) -> None:
@@ -305,6 +329,7 @@ def test_a_season_without_the_study_or_with_a_bad_one_says_so(
         assert r.status_code == 200
         assert 'id="not-run"' in r.text
         assert "marl-bgs-tournament teamwork FOLDER" in r.text
+        assert "marl-bgs-tournament zero-shot FOLDER" in _get(url + "/studies/zero-shot").text
         assert _get(url + "/api/studies/teamwork").json() is None
         assert _get(url + "/studies/teamwork.png").status_code == 503
         (folder / "studies").mkdir()
@@ -316,3 +341,12 @@ def test_a_season_without_the_study_or_with_a_bad_one_says_so(
         assert bad.status_code == 503
         assert "teamwork.csv: row 1, column rho" in html.unescape(bad.text)
         assert _get(url + "/studies/teamwork.png").status_code == 503
+        assert 'id="not-run"' in _get(url + "/studies/zero-shot").text
+        assert _get(url + "/api/studies/zero-shot").json() is None
+        (folder / "studies" / "zero_shot.csv").write_text(
+            "base,stranger,stranger_elo,class,games,margin_change,low,high,distance,"
+            "base_distance,distance_added\nalpha,bravo,1200,M,-3,1,0,2,1,1,0\n"
+        )
+        bad = _get(url + "/studies/zero-shot")
+        assert bad.status_code == 503
+        assert "zero_shot.csv: row 1, column games" in html.unescape(bad.text)

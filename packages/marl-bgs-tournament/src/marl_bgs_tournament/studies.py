@@ -31,6 +31,8 @@ TEAMWORK_TABLE = f"{STUDIES}/teamwork.csv"
 TEAMWORK_CHART = f"{STUDIES}/teamwork.png"
 ZERO_SHOT_TABLE = f"{STUDIES}/zero_shot.csv"
 ZERO_SHOT_CHART = f"{STUDIES}/zero_shot.png"
+ZERO_SHOT_COLUMNS = ("base", "stranger", "stranger_elo", "class", "games", "margin_change", "low",
+                     "high", "distance", "base_distance", "distance_added")  # fmt: skip
 
 
 def _table(folder: Path, name: str) -> pd.DataFrame:
@@ -118,7 +120,8 @@ def zero_shot(
         )  # fmt: skip
     except EvalError as err:
         raise TournamentError(f"season {str(folder)!r}: {err}") from None
-    table.insert(2, "stranger_elo", [elo.get(s, float("nan")) for s in table["stranger"]])
+    table["stranger_elo"] = [elo.get(s, float("nan")) for s in table["stranger"]]
+    table = table.loc[:, list(ZERO_SHOT_COLUMNS)]
     (folder / STUDIES).mkdir(exist_ok=True)
     csv = folder / ZERO_SHOT_TABLE
     table.to_csv(csv, index=False)

@@ -63,6 +63,12 @@ def teamwork(request: Request) -> list[dict[str, Any]] | None:
     return _store(request).teamwork()
 
 
+@router.get("/studies/zero-shot")
+def zero_shot(request: Request) -> list[dict[str, Any]] | None:
+    """The zero-shot study's rows (null while the study has not been run)."""
+    return _store(request).zero_shot()
+
+
 @router.get("/entrants/{name:path}")
 def entrant(request: Request, name: str) -> dict[str, Any]:
     """One System: rating, team, entry, record per opponent, measures, replays, problems."""

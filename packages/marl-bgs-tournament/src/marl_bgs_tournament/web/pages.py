@@ -1,7 +1,7 @@
 """The HTML pages: leaderboard, matchups, one entrant, challengers, replays, the replay
-viewer and the studies (the teamwork screen). A page whose main file is missing or bad answers
-503 with the problem; a side part that fails (the season facts above the table) is shown as a
-note."""
+viewer and the studies (the teamwork screen, the zero-shot study). A page whose main file is
+missing or bad answers 503 with the problem; a side part that fails (the season facts above the
+table) is shown as a note."""
 
 from __future__ import annotations
 
@@ -110,6 +110,18 @@ def teamwork(request: Request) -> HTMLResponse:
 def teamwork_chart(request: Request) -> Response:
     """The teamwork screen's chart."""
     return Response(_store(request).teamwork_chart(), media_type="image/png")
+
+
+@router.get("/studies/zero-shot", response_class=HTMLResponse)
+def zero_shot(request: Request) -> HTMLResponse:
+    """The zero-shot study: each stranger's cost in each class of the top learner's team."""
+    return page(request, "zero_shot.html", rows=_store(request).zero_shot())
+
+
+@router.get("/studies/zero-shot.png")
+def zero_shot_chart(request: Request) -> Response:
+    """The zero-shot study's chart."""
+    return Response(_store(request).zero_shot_chart(), media_type="image/png")
 
 
 @router.get("/key.css")

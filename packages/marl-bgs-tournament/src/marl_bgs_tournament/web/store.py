@@ -9,7 +9,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from marl_bgs_tournament.studies import TEAMWORK_CHART, TEAMWORK_TABLE
+from marl_bgs_tournament.studies import (
+    TEAMWORK_CHART,
+    TEAMWORK_TABLE,
+    ZERO_SHOT_CHART,
+    ZERO_SHOT_TABLE,
+)
 from marl_bgs_tournament.web import season_files, tables
 from marl_bgs_tournament.web.files import (
     FileCache,
@@ -75,6 +80,16 @@ class SeasonStore:
     def teamwork_chart(self) -> bytes:
         """studies/teamwork.png's bytes (SeasonDataError if missing or too large)."""
         return self.cache.get(inside(self.root, TEAMWORK_CHART), _png)
+
+    def zero_shot(self) -> list[dict[str, Any]] | None:
+        """studies/zero_shot.csv (None while the study has not been run on this folder)."""
+        if not (self.root / ZERO_SHOT_TABLE).exists():
+            return None
+        return self._get(ZERO_SHOT_TABLE, tables.zero_shot)
+
+    def zero_shot_chart(self) -> bytes:
+        """studies/zero_shot.png's bytes (SeasonDataError if missing or too large)."""
+        return self.cache.get(inside(self.root, ZERO_SHOT_CHART), _png)
 
     def records(self) -> dict[str, list[dict[str, Any]]]:
         """Each System's record against each opponent, from games.csv."""

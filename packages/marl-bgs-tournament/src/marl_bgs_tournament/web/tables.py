@@ -1,7 +1,7 @@
 """The season folder's tables, checked: ratings.csv, matchups.csv, measures.csv, the studies'
-tables (studies/teamwork.csv) and the few columns of games.csv the pages need. Every cell is read
-as text and parsed here, so a bad cell is a SeasonDataError naming the file, row and column,
-never a crash further on."""
+tables (studies/teamwork.csv, studies/zero_shot.csv) and the few columns of games.csv the pages
+need. Every cell is read as text and parsed here, so a bad cell is a SeasonDataError naming the
+file, row and column, never a crash further on."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from marl_bgs_eval.screen import COLUMNS as SCREEN_COLUMNS
+from marl_bgs_tournament.studies import ZERO_SHOT_COLUMNS
 from marl_bgs_tournament.web.files import SeasonDataError, read_bytes, signature
 
 MAX_TABLE_BYTES = 64 << 20
@@ -182,6 +183,21 @@ def _screened(c: _Cells) -> dict[str, Any]:
 def teamwork(path: Path) -> list[dict[str, Any]]:
     """studies/teamwork.csv: the teamwork screen, one row per measure (`studies.teamwork`)."""
     return _rows(_table(path, tuple(SCREEN_COLUMNS)), path.name, _screened)
+
+
+def _stranger(c: _Cells) -> dict[str, Any]:
+    numbers = ("margin_change", "low", "high", "distance", "base_distance", "distance_added")
+    return {
+        "base": c.text("base"), "stranger": c.text("stranger"),
+        "stranger_elo": c.number("stranger_elo", null=True), "class": c.text("class"),
+        "games": c.integer("games"), **{k: c.number(k, null=True) for k in numbers},
+    }  # fmt: skip
+
+
+def zero_shot(path: Path) -> list[dict[str, Any]]:
+    """studies/zero_shot.csv: the zero-shot study, one row per (stranger, class)
+    (`studies.zero_shot`)."""
+    return _rows(_table(path, ZERO_SHOT_COLUMNS), path.name, _stranger)
 
 
 def records(path: Path) -> dict[str, list[dict[str, Any]]]:
