@@ -12,7 +12,7 @@ field, seed-paired with the team alone, as `studies/zero_shot.csv` and `studies/
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,14 @@ def _table(folder: Path, name: str) -> pd.DataFrame:
         raise TournamentError(f"season: {name} is not a CSV table ({type(err).__name__})") from None
 
 
+def _publish(folder: Path, table: pd.DataFrame, name: str, chart: str,
+             draw: Callable[[Path], Path]) -> tuple[Path, Path]:  # fmt: skip
+    """Write a study's table and chart into the season folder's `studies/`."""
+    (folder / STUDIES).mkdir(exist_ok=True)
+    table.to_csv(folder / name, index=False)
+    return folder / name, draw(folder / chart)
+
+
 def teamwork(
     folder: str | Path, *, orderings: int | None = None, seed: int = 0
 ) -> tuple[pd.DataFrame, Path, Path]:  # fmt: skip
@@ -59,12 +67,9 @@ def teamwork(
         table = teamwork_screen(measures, ratings, systems=field, orderings=count, seed=seed)
     except EvalError as err:
         raise TournamentError(f"season {str(folder)!r}: {err}") from None
-    (folder / STUDIES).mkdir(exist_ok=True)
-    csv = folder / TEAMWORK_TABLE
-    table.to_csv(csv, index=False)
-    season = record.get("season", "")
-    png = plot_screen(table, folder / TEAMWORK_CHART, title=f"Season {season}: teamwork screen")
-    return table, csv, png
+    title = f"Season {record.get('season', '')}: teamwork screen"
+    return table, *_publish(folder, table, TEAMWORK_TABLE, TEAMWORK_CHART,
+                            lambda path: plot_screen(table, path, title=title))  # fmt: skip
 
 
 def zero_shot(
@@ -122,9 +127,6 @@ def zero_shot(
         raise TournamentError(f"season {str(folder)!r}: {err}") from None
     table["stranger_elo"] = [elo.get(s, float("nan")) for s in table["stranger"]]
     table = table.loc[:, list(ZERO_SHOT_COLUMNS)]
-    (folder / STUDIES).mkdir(exist_ok=True)
-    csv = folder / ZERO_SHOT_TABLE
-    table.to_csv(csv, index=False)
-    season = record.get("season", "")
-    png = plot_zero_shot(table, folder / ZERO_SHOT_CHART, title=f"Season {season}")
-    return table, csv, png
+    title = f"Season {record.get('season', '')}"
+    return table, *_publish(folder, table, ZERO_SHOT_TABLE, ZERO_SHOT_CHART,
+                            lambda path: plot_zero_shot(table, path, title=title))  # fmt: skip
