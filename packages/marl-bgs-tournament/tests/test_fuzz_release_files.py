@@ -59,7 +59,8 @@ def test_a_damaged_release_file_is_refused_or_read_exactly(
     except TournamentError as err:
         got, said = None, str(err)
     if said is not None:
-        assert said.startswith(f"population: {folder / RELEASE_FILE}"), said
+        assert said.startswith("population: "), said
+        assert RELEASE_FILE in said, said
         record_property("outcome", "error")
         return
     assert json.dumps(got, sort_keys=True) == json.dumps(json.loads(data), sort_keys=True)

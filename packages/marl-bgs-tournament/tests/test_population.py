@@ -25,7 +25,7 @@ from marl_bgs_tournament.population import (
     release,
 )
 from marl_bgs_tournament.portable.format import sha256
-from marl_bgs_tournament.season import read_season
+from marl_bgs_tournament.season import entrant, read_season
 
 
 def _run(population: Path) -> Path:
@@ -52,8 +52,9 @@ def test_a_release_holds_each_learners_best_and_milestone_checkpoint(
         assert (record["learner"], record["seed"], record["budget"]) == ("ippo-ff", 0, "tiny")
         assert record["commit"] == started["commit"]
         assert record["settings"] == config
-        assert [round(row[0]) for row in record["curve"]] == [16, 32, 48]
-        assert [row["update"] for row in record["validation"]] == [1, 2, 3]
+        # what was known when the checkpoint was saved
+        assert [round(row[0]) for row in record["curve"]] == [16 * (k + 1) for k in range(update)]
+        assert [row["update"] for row in record["validation"]] == list(range(1, update + 1))
         manifest = portable.read_manifest(tiny_release / entry["file"])
         assert manifest["name"] == f"pop-{member}"
         assert manifest["training"] == {"maps": [0, 3], "scenarios": [], "steps": update * 16}
@@ -70,6 +71,10 @@ def test_a_pop_name_plays_exactly_as_the_checkpoint_it_came_from(
     cols = ["result", "points_a", "points_b", "ticks", *ev.base_columns()]
     assert released[cols].equals(original[cols])
     assert ev.get_system("pop:ippo-ff").name == "pop-ippo-ff"
+    member = entrant("pop:ippo-ff")  # in a season's field: its file, hashed and sandboxed
+    assert (member.name, member.source) == ("pop-ippo-ff", "file:pop-ippo-ff.mbgs")
+    assert member.path == tiny_release / "ippo-ff.mbgs"
+    assert member.sha256 == read_release(tiny_release)["members"]["ippo-ff"]["sha256"]
 
 
 def test_a_damaged_missing_or_unknown_member_is_refused(
@@ -92,7 +97,7 @@ def test_a_damaged_missing_or_unknown_member_is_refused(
     with pytest.raises(ev.EvalError, match=r"not a member .* members: \['ippo-ff', 'ippo-ff-at"):
         ev.get_system("pop:qmix")
     monkeypatch.setenv(POPULATION_ENV, str(tmp_path / "nowhere"))
-    with pytest.raises(ev.EvalError, match=r"no release here .*MARL_BGS_POPULATION"):
+    with pytest.raises(ev.EvalError, match=r"no release here; .*MARL_BGS_POPULATION"):
         ev.get_system("pop:ippo-ff")
 
 
@@ -103,7 +108,11 @@ def test_a_damaged_missing_or_unknown_member_is_refused(
         (lambda d: d.pop("budget"), "expected the fields"),
         (lambda d: d["members"].update({"../x": d["members"]["ippo-ff"]}), "a member's name"),
         (lambda d: d["members"]["ippo-ff"].update(file="../ippo-ff.mbgs"), "file: expected"),
-        (lambda d: d["members"]["ippo-ff"].update(bytes=-1), "bytes: expected a positive"),
+        (lambda d: d["members"]["ippo-ff"].update(bytes=-1), "ippo-ff.bytes: expected a whole"),
+        (lambda d: d["members"]["ippo-ff"].update(bytes=2**40), "bytes: expected a whole number"),
+        (lambda d: d["members"]["ippo-ff"]["record"].update(kind="best"), "record.kind: expected"),
+        (lambda d: d["members"]["ippo-ff"]["record"].update(steps=-3), "record.steps: expected"),
+        (lambda d: d["members"]["ippo-ff"]["record"].update(curve=[[1, 2]]), "record.curve"),
         (lambda d: d["members"]["ippo-ff"].update(sha256="0" * 63), "sha256: expected 64"),
         (lambda d: d["members"]["ippo-ff"]["record"].pop("curve"), "record: expected the fields"),
         (lambda d: d.update(members={}), "members: expected 1-64 members"),

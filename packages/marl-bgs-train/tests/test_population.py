@@ -5,6 +5,7 @@ nothing."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import jax
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 from marl_bgs import ConfigError
 from marl_bgs_train.cli import app
+from marl_bgs_train.config import ValidationSettings
 from marl_bgs_train.population import (
     BUDGETS,
     POPULATION_FILE,
@@ -22,7 +24,7 @@ from marl_bgs_train.population import (
     read_population,
     train_population,
 )
-from marl_bgs_train.runs import load_trainer, read_log
+from marl_bgs_train.runs import kept_update, load_trainer, read_log
 
 
 class StoppedError(Exception):
@@ -82,6 +84,24 @@ def test_the_milestone_and_the_best_are_runs_of_their_own(stopped_then_continued
     assert best["update"] == int(table[np.argmax(table[:, 1]), 0])
 
 
+def test_what_a_stop_left_undone_is_done_when_it_continues(stopped_then_continued, tmp_path):
+    out, *_ = stopped_then_continued
+    copy = tmp_path / "p"
+    shutil.copytree(out, copy)
+    run = copy / "ippo-ff" / "s0"
+    # stopped after the last checkpoint's save, before its validation; and half way through
+    # copying the milestone (its marker is written last)
+    table = (run / "validation.csv").read_text().splitlines()
+    (run / "validation.csv").write_text("\n".join(table[:-1]) + "\n")
+    (run / "milestone" / "milestone.json").unlink()
+    assert kept_update(run / "milestone") is None
+    log = read_log(run)
+    train_population(copy, "tiny", learners=["ippo-ff"], progress=False)
+    assert read_log(run) == log  # nothing trained again
+    assert (run / "validation.csv").read_text().splitlines() == table
+    assert kept_update(run / "milestone") == 1
+
+
 def test_the_budgets_scale_the_milestone_with_the_run() -> None:
     paper = learner_config("tdm", "ippo-rnn", BUDGETS["paper"])
     assert (paper.total_steps, paper.num_envs) == (250_000_000, 512)
@@ -100,12 +120,18 @@ def test_bad_requests_are_refused_naming_the_field(stopped_then_continued, tmp_p
         train_population(tmp_path / "a", "huge")
     with pytest.raises(ConfigError, match="learners: 'dqn' is not a baseline of tdm; allowed"):
         train_population(tmp_path / "b", "tiny", learners=["dqn"])
+    with pytest.raises(ConfigError, match="mode: the population is Team Deathmatch's"):
+        train_population(tmp_path / "g", "tiny", mode="two-bridge")
     with pytest.raises(ConfigError, match="seeds: at least 1"):
         train_population(tmp_path / "c", "tiny", seeds=0)
     with pytest.raises(ConfigError, match="no_such_setting"):
         train_population(tmp_path / "d", "tiny", overrides=["no_such_setting=1"])
     with pytest.raises(ConfigError, match="was started with other seeds"):
         train_population(out, "tiny", learners=["ippo-ff"], seeds=2, progress=False)
+    other = ValidationSettings(maps=(43,), panel=("idle",), games_per_map=2, batch_size=4,
+                               tick_limit=6)  # fmt: skip
+    with pytest.raises(ConfigError, match="was started with other validation"):
+        train_population(out, "tiny", learners=["ippo-ff"], validation=other, progress=False)
     (tmp_path / "e").mkdir()
     (tmp_path / "e" / POPULATION_FILE).write_text(json.dumps({"mode": "tdm"}))
     with pytest.raises(ConfigError, match=r"population: .*expected the fields"):
@@ -114,4 +140,4 @@ def test_bad_requests_are_refused_naming_the_field(stopped_then_continued, tmp_p
                                       str(tmp_path / "f")])  # fmt: skip
     assert result.exit_code == 2
     assert "budget: expected one of" in result.output
-    assert not any(Path(tmp_path).glob("[abcdf]/*"))  # nothing written by a refused request
+    assert not any(Path(tmp_path).glob("[abcdfg]/*"))  # nothing written by a refused request

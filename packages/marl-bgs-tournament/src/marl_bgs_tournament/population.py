@@ -19,16 +19,25 @@ import json
 import math
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from marl_bgs.core.checks import shown
+from marl_bgs.core.files import read_json
 from marl_bgs_eval import EvalError, System
 from marl_bgs_tournament.errors import TournamentError
-from marl_bgs_tournament.portable import BATCH_SIZES, SUFFIX, export_system, load_system
-from marl_bgs_tournament.portable.format import sha256
+from marl_bgs_tournament.portable import (
+    BATCH_SIZES,
+    MAX_FILE_BYTES,
+    SUFFIX,
+    export_system,
+    file_sha256,
+    load_system,
+)
 
 RELEASE_FILE = "release.json"
 RELEASE_FORMAT = "marl-bgs-population"
@@ -45,6 +54,7 @@ TEAM = "marl-bgs"  # the team the released Systems are entered under
 BEST_KIND, MILESTONE_KIND = "best on validation", "milestone"  # a record's `kind`
 _MEMBER = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def default_folder() -> Path:
@@ -64,11 +74,12 @@ def steps_label(steps: int) -> str:
     return str(steps)
 
 
-def _curve(run_dir: Path) -> list[list[float]]:
-    """(game steps, win rate, reward per tick) at up to CURVE_POINTS evenly spaced updates."""
+def _curve(run_dir: Path, last: int) -> list[list[float]]:
+    """(game steps, win rate, reward per tick) at up to CURVE_POINTS evenly spaced updates, up
+    to update `last`."""
     from marl_bgs_train.runs import read_log
 
-    rows = read_log(run_dir)
+    rows = [r for r in read_log(run_dir) if r["update"] <= last]
     every = max(1, math.ceil(len(rows) / CURVE_POINTS))
     picked = rows[every - 1 :: every] if rows else []
     return [[float(r["steps"]), float(r["win_rate"]), float(r["reward_per_tick"])] for r in picked]
@@ -85,17 +96,14 @@ def _record(run_dir: Path, copy: str, kind: str, population: dict[str, Any]) -> 
     update = kept_update(run_dir / copy)
     seed = {r.name: r.seed for r in load_batch(run_dir.parent)}[run_dir.name]
     table = pd.read_csv(run_dir / VALIDATION_CSV)
+    table = table[table["update"] <= (update or 0)]  # what was known when it was saved
     return {
         "learner": run_dir.parent.name, "kind": kind, "budget": population["budget"],
         "seed": seed, "update": update, "steps": int(update or 0) * config.steps_per_update,
-        "commit": population["commit"], "settings": to_dict(config), "curve": _curve(run_dir),
+        "commit": population["commit"], "settings": to_dict(config),
+        "curve": _curve(run_dir, int(update or 0)),
         "validation": json.loads(str(table.to_json(orient="records"))),
     }  # fmt: skip
-
-
-def _best_score(copy_dir: Path) -> float:
-    """The validation score of a run's kept best checkpoint."""
-    return float(json.loads((copy_dir / f"{copy_dir.name}.json").read_text())["score"])
 
 
 def _trained_maps(settings: dict[str, Any]) -> list[int]:
@@ -116,10 +124,16 @@ def release(
 ) -> dict[str, Any]:
     """Export a trained population (`marl-bgs-train population`) to a release folder (default:
     `default_folder()`): each learner's best validated checkpoint, of its best-scoring seed, and
-    that run's milestone checkpoint, each a System file, and `release.json`. Returns it."""
+    that run's milestone checkpoint, each a System file, and `release.json`. The folder appears
+    whole or not at all. Returns the index."""
     try:
-        from marl_bgs_train.population import MILESTONE, population_runs, read_population
-        from marl_bgs_train.runs import kept_update, run_system
+        from marl_bgs_train.population import (
+            BUDGETS,
+            MILESTONE,
+            population_runs,
+            read_population,
+        )
+        from marl_bgs_train.runs import kept_info, kept_update, run_system
         from marl_bgs_train.validation import BEST
     except ImportError:
         raise TournamentError(
@@ -128,35 +142,42 @@ def release(
 
     record = read_population(population)
     out = default_folder() if out is None else Path(out)
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise TournamentError(f"out: {out} is not empty; release into a new or empty folder")
-    chosen = {}
+    label = steps_label(BUDGETS[record["budget"]].milestone)
+    copies = {}
     for learner, dirs in population_runs(population).items():
-        scored = [d for d in dirs if kept_update(d / BEST) is not None]
+        scored = [(float(i["score"]), d) for d in dirs if (i := kept_info(d / BEST)) is not None]
         if not scored:
             raise TournamentError(f"population: {learner} has no validated checkpoint; train "
                                   "it to the end first")  # fmt: skip
-        chosen[learner] = max(scored, key=lambda d: _best_score(d / BEST))
-    out.mkdir(parents=True, exist_ok=True)
+        run_dir = max(scored, key=lambda pair: pair[0])[1]
+        wanted = record["milestones"][learner]
+        if kept_update(run_dir / MILESTONE) != wanted:
+            raise TournamentError(f"population: {run_dir} has no copy of its milestone "
+                                  f"checkpoint (update {wanted}); run the population command "
+                                  "again to make it while the checkpoint is kept")  # fmt: skip
+        milestone = (f"{learner}-at-{label}", run_dir, MILESTONE, MILESTONE_KIND)
+        copies[learner] = [(learner, run_dir, BEST, BEST_KIND), milestone]
+    partial = out.with_name(f"{out.name}.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
     members: dict[str, Any] = {}
-    for learner, run_dir in chosen.items():
-        copies = [(learner, BEST, BEST_KIND)]
-        if kept_update(run_dir / MILESTONE) is not None:
-            steps = _record(run_dir, MILESTONE, MILESTONE_KIND, record)["steps"]
-            copies.append((f"{learner}-at-{steps_label(steps)}", MILESTONE, MILESTONE_KIND))
-        for member, copy, kind in copies:
-            info = _record(run_dir, copy, kind, record)
-            path = out / f"{member}{SUFFIX}"
-            training = {"maps": _trained_maps(info["settings"]), "scenarios": [],
-                        "steps": info["steps"]}  # fmt: skip
-            export_system(run_system(run_dir / copy), path, team=team, name=f"pop-{member}",
-                          training=training, batch_sizes=batch_sizes)  # fmt: skip
-            data = path.read_bytes()
-            members[member] = {"file": path.name, "bytes": len(data), "sha256": sha256(data),
-                               "record": info}  # fmt: skip
+    for member, run_dir, copy, kind in (c for learner in copies.values() for c in learner):
+        info = _record(run_dir, copy, kind, record)
+        path = partial / f"{member}{SUFFIX}"
+        training = {"maps": _trained_maps(info["settings"]), "scenarios": [],
+                    "steps": info["steps"]}  # fmt: skip
+        export_system(run_system(run_dir / copy), path, team=team, name=f"pop-{member}",
+                      training=training, batch_sizes=batch_sizes)  # fmt: skip
+        members[member] = {"file": path.name, "bytes": path.stat().st_size,
+                           "sha256": file_sha256(path), "record": info}  # fmt: skip
     index = {"format": RELEASE_FORMAT, "version": RELEASE_VERSION, "mode": record["mode"],
              "budget": record["budget"], "members": members}  # fmt: skip
-    (out / RELEASE_FILE).write_text(json.dumps(index, indent=1) + "\n")
+    (partial / RELEASE_FILE).write_text(json.dumps(index, indent=1) + "\n")
+    if out.exists():
+        out.rmdir()  # empty (checked above)
+    partial.rename(out)
     return index
 
 
@@ -164,19 +185,10 @@ def read_release(folder: str | Path) -> dict[str, Any]:
     """`release.json` of a release folder, checked (a `TournamentError` naming the field)."""
     path = Path(folder) / RELEASE_FILE
     where = f"population: {path}"
-    try:
-        with path.open("rb") as f:
-            raw = f.read(MAX_RELEASE_BYTES + 1)
-    except OSError as err:
-        raise TournamentError(f"{where}: no release here ({err.strerror}); make one with "
-                              "`marl-bgs-tournament release POPULATION` or set "
-                              f"{POPULATION_ENV}") from None  # fmt: skip
-    if len(raw) > MAX_RELEASE_BYTES:
-        raise TournamentError(f"{where}: larger than {MAX_RELEASE_BYTES} bytes")
-    try:
-        data = json.loads(raw)
-    except ValueError as err:
-        raise TournamentError(f"{where}: not JSON ({err})") from None
+    if not path.exists():
+        raise TournamentError(f"{where}: no release here; make one with `marl-bgs-tournament "
+                              f"release POPULATION` or set {POPULATION_ENV}")  # fmt: skip
+    _, data = read_json(path, "population:", MAX_RELEASE_BYTES, error=TournamentError)
     if not isinstance(data, dict) or sorted(data) != sorted(RELEASE_KEYS):
         raise TournamentError(f"{where}: expected the fields {list(RELEASE_KEYS)}")
     if data["format"] != RELEASE_FORMAT or data["version"] != RELEASE_VERSION:
@@ -189,25 +201,59 @@ def read_release(folder: str | Path) -> dict[str, Any]:
     if not isinstance(members, dict) or not 0 < len(members) <= MAX_MEMBERS:
         raise TournamentError(f"{where}: members: expected 1-{MAX_MEMBERS} members")
     for name, entry in members.items():
-        _check_member(name, entry, f"{where}: members.{str(name)[:48]}")
+        _check_member(name, entry, where)
     return data
 
 
 def _check_member(name: Any, entry: Any, where: str) -> None:
     if not isinstance(name, str) or not _MEMBER.match(name):
-        raise TournamentError(f"{where}: a member's name is 1-48 lower-case letters, digits and -")
+        raise TournamentError(f"{where}: a member's name is 1-48 lower-case letters, digits and "
+                              f"-, got {shown(name)}")  # fmt: skip
+    where = f"{where}: members.{name}"
     if not isinstance(entry, dict) or sorted(entry) != sorted(MEMBER_KEYS):
         raise TournamentError(f"{where}: expected the fields {list(MEMBER_KEYS)}")
     if entry["file"] != f"{name}{SUFFIX}":
         raise TournamentError(f"{where}.file: expected {name}{SUFFIX}")
     size = entry["bytes"]
-    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
-        raise TournamentError(f"{where}.bytes: expected a positive whole number")
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_FILE_BYTES:
+        raise TournamentError(f"{where}.bytes: expected a whole number in 1-{MAX_FILE_BYTES}")
     if not isinstance(entry["sha256"], str) or not _SHA256.match(entry["sha256"]):
         raise TournamentError(f"{where}.sha256: expected 64 lower-case hex digits")
-    record = entry["record"]
+    _check_record(entry["record"], f"{where}.record")
+
+
+def _whole(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= 0
+
+
+def _check_record(record: Any, where: str) -> None:
+    """A member's training record: its fields and their kinds (the values are the trainer's)."""
     if not isinstance(record, dict) or sorted(record) != sorted(RECORD_KEYS):
-        raise TournamentError(f"{where}.record: expected the fields {list(RECORD_KEYS)}")
+        raise TournamentError(f"{where}: expected the fields {list(RECORD_KEYS)}")
+    if record["kind"] not in (BEST_KIND, MILESTONE_KIND):
+        raise TournamentError(f"{where}.kind: expected {BEST_KIND!r} or {MILESTONE_KIND!r}")
+    for key in ("learner", "budget"):
+        if not isinstance(record[key], str) or not 0 < len(record[key]) <= 64:
+            raise TournamentError(f"{where}.{key}: expected text of 1-64 characters")
+    if record["commit"] is not None and not (isinstance(record["commit"], str)
+                                             and _COMMIT.match(record["commit"])):  # fmt: skip
+        raise TournamentError(f"{where}.commit: expected a git commit (40 hex digits) or null")
+    for key in ("seed", "update", "steps"):
+        if not _whole(record[key]):
+            raise TournamentError(f"{where}.{key}: expected a whole number")
+    if not isinstance(record["settings"], dict):
+        raise TournamentError(f"{where}.settings: expected an object")
+    curve = record["curve"]
+    if not isinstance(curve, list) or len(curve) > CURVE_POINTS or any(
+        not isinstance(p, list) or len(p) != 3
+        or not all(isinstance(x, int | float) and not isinstance(x, bool) for x in p)
+        for p in curve
+    ):  # fmt: skip
+        raise TournamentError(f"{where}.curve: expected up to {CURVE_POINTS} [steps, win rate, "
+                              "reward per tick] rows")  # fmt: skip
+    table = record["validation"]
+    if not isinstance(table, list) or not all(isinstance(r, dict) for r in table):
+        raise TournamentError(f"{where}.validation: expected a list of rows")
 
 
 def member_file(member: str, folder: str | Path | None = None) -> Path:
@@ -226,7 +272,7 @@ def member_file(member: str, folder: str | Path | None = None) -> Path:
     if size != entry["bytes"]:
         raise TournamentError(f"pop:{member}: {path} holds {size} bytes, the release lists "
                               f"{entry['bytes']}")  # fmt: skip
-    if sha256(path.read_bytes()) != entry["sha256"]:
+    if file_sha256(path) != entry["sha256"]:
         raise TournamentError(f"pop:{member}: {path}: sha256 differs from the release's")
     return path
 

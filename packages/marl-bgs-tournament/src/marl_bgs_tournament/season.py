@@ -130,10 +130,15 @@ class Entrant:
 
 def entrant(ref: str | Path, team: str | None = None, mode: str = "tdm") -> Entrant:
     """A System file (`*.mbgs`: name and team from its manifest, which is checked here; its
-    programs are loaded only in the sandbox) or a registered System name (team `organisers`
+    programs are loaded only in the sandbox; `pop:<member>` is the released member's file) or a
+    registered System name (team `organisers`
     unless given), either playing `mode` (the season's)."""
     text = str(ref)
     mode_id = modes.kit(mode).id
+    if text.startswith("pop:"):  # a released member enters as its (checked) System file
+        from marl_bgs_tournament.population import member_file
+
+        text = str(member_file(text.removeprefix("pop:")))
     if text.endswith(SUFFIX):
         path = Path(text)
         manifest = read_manifest(path)

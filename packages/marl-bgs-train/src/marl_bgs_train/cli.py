@@ -503,10 +503,14 @@ def population(
 
     tier = budget_of(budget)
     validation = None
-    if panel or validation_games is not None:
+    if panel or validation_games is not None:  # the tier's validation, with what was given
         given = _settings(panel, validation_games, mode)
-        validation = dataclasses.replace(tier.validation, panel=given.panel,
-                                         games_per_map=given.games_per_map)  # fmt: skip
+        validation = dataclasses.replace(
+            tier.validation,
+            panel=given.panel if panel else tier.validation.panel,
+            games_per_map=tier.validation.games_per_map if validation_games is None
+            else given.games_per_map,
+        )  # fmt: skip
     console.print(f"population ({budget}: {BUDGETS[budget].about}) into {out}")
     record = train_population(
         out, budget, mode=mode, learners=learner, seeds=seeds, overrides=override or [],

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import marl_bgs
 from marl_bgs import ConfigError
 from marl_bgs_train import checkpoints
 from marl_bgs_train.batch import BATCH_FILE, load_batch, plan, plot_suite, train_batches
@@ -31,10 +32,11 @@ from marl_bgs_train.config import validate as validate_config
 from marl_bgs_train.players import named_policy, save_players
 from marl_bgs_train.runs import keep_copy, kept_update
 from marl_bgs_train.testing import tiny_config
-from marl_bgs_train.validation import BEST, settings_for, validate_run
+from marl_bgs_train.validation import settings_for, validate_run
 
 POPULATION_FILE = "population.json"  # what the command was asked, checked when it continues
 MILESTONE = "milestone"  # RUN_DIR/milestone: the checkpoint at the budget's milestone
+SEASON_MODE = "tdm"  # the population is Season 0's: Team Deathmatch
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,7 @@ def learner_config(
 ) -> Config:
     """`learner`'s preset at `budget` (its steps, its settings where the learner has them), then
     `overrides` (`--set` items; every one must be a setting of some learner)."""
-    preset = mode_presets(mode)[learner]
-    base = tiny_config(learner) if budget.tiny else preset
+    base = tiny_config(learner) if budget.tiny else mode_presets(mode)[learner]
     config = dataclasses.replace(base, total_steps=budget.steps)
     own = [item for item in budget.settings if has_setting(config, item.partition("=")[0])]
     mine = [item for item in overrides if has_setting(config, item.partition("=")[0])]
@@ -118,9 +119,11 @@ def _source_commit() -> str | None:
 
 
 def _request(mode: str, budget: str, learners: Sequence[str], seeds: int,
-             overrides: Sequence[str], frozen: Sequence[str]) -> dict[str, Any]:  # fmt: skip
+             overrides: Sequence[str], frozen: Sequence[str],
+             validation: ValidationSettings) -> dict[str, Any]:  # fmt: skip
+    plain = json.loads(json.dumps(dataclasses.asdict(validation)))  # tuples as JSON lists
     return {"mode": mode, "budget": budget, "learners": list(learners), "seeds": seeds,
-            "settings": list(overrides), "frozen": list(frozen)}  # fmt: skip
+            "settings": list(overrides), "frozen": list(frozen), "validation": plain}  # fmt: skip
 
 
 def read_population(out: str | Path) -> dict[str, Any]:
@@ -130,9 +133,11 @@ def read_population(out: str | Path) -> dict[str, Any]:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as err:
         raise ConfigError(f"population: {path} is not a population record ({err})") from None
-    wanted = {*_request("", "", [], 0, [], []), "commit", "milestones"}
+    wanted = {*_request("", "", [], 0, [], [], ValidationSettings()), "commit", "milestones"}
     if not isinstance(data, dict) or set(data) != wanted:
         raise ConfigError(f"population: {path}: expected the fields {sorted(wanted)}")
+    if data["mode"] != SEASON_MODE:
+        raise ConfigError(f"population: {path}: mode: expected {SEASON_MODE!r}")
     budget_of(data["budget"])
     learners = data["learners"]
     known = list(mode_presets(data["mode"]))
@@ -167,6 +172,15 @@ def train_population(
     to `batch.train_batches` (mesh, split). Returns the population record."""
     out = Path(out)
     tier = budget_of(budget)
+    try:
+        season_mode = marl_bgs.kit(mode).id == marl_bgs.kit(SEASON_MODE).id
+    except ValueError:
+        season_mode = False
+    if not season_mode:
+        raise ConfigError(f"mode: the population is Team Deathmatch's ({SEASON_MODE!r}), got "
+                          f"{mode!r}; train another mode's baselines with `marl-bgs-train "
+                          "suite --mode`")  # fmt: skip
+    mode = SEASON_MODE
     known = list(mode_presets(mode))
     names = list(learners or known)
     unknown = [n for n in names if n not in known]
@@ -181,7 +195,7 @@ def train_population(
         apply_overrides(configs[names[0]], unused)  # names the setting and the known ones
     pool = [named_policy(name, "frozen") for name in frozen]
     checked = settings_for(mode, validation or tier.validation)
-    request = _request(mode, budget, names, seeds, overrides, frozen)
+    request = _request(mode, budget, names, seeds, overrides, frozen, checked)
     if (out / POPULATION_FILE).exists():
         record = read_population(out)
         changed = [k for k, v in request.items() if record[k] != v]
@@ -195,32 +209,44 @@ def train_population(
         record = {**request, "commit": _source_commit(), "milestones": milestones}
         (out / POPULATION_FILE).write_text(json.dumps(record, indent=2) + "\n")
     for name in names:
-        folder, config, milestone = out / name, configs[name], record["milestones"][name]
+        folder, milestone = out / name, record["milestones"][name]
         started = (folder / BATCH_FILE).exists()
-        runs = load_batch(folder) if started else plan(config, range(seeds))
+        runs = load_batch(folder) if started else plan(configs[name], range(seeds))
         dirs = [folder / run.name for run in runs]
-        if started and all(_finished(d, config) for d in dirs):
-            continue
+        trained = [_latest(d) == r.config.num_updates for d, r in zip(dirs, runs, strict=True)]
+        if not started or not all(trained):
+            for d in dirs:
+                d.mkdir(parents=True, exist_ok=True)
+                save_players(d, list(frozen), None)
+
+            def check(b: int, i: int, update: int, dirs: list[Path] = dirs,
+                      m: int = milestone) -> None:  # fmt: skip
+                if update == m:  # the copy first: it is quick, validation is not
+                    keep_copy(dirs[i], update, MILESTONE)
+                validate_run(dirs[i], checked, [update])
+
+            train_batches([(folder, runs)], resume=started, frozen=pool, progress=progress,
+                          save_every=tier.check_every, save_at=(milestone,), on_save=check,
+                          **settings)  # fmt: skip
         for d in dirs:
-            d.mkdir(parents=True, exist_ok=True)
-            save_players(d, list(frozen), None)
-
-        def check(b: int, i: int, update: int, dirs: list[Path] = dirs, m: int = milestone) -> None:
-            validate_run(dirs[i], checked, [update])
-            if update == m:
-                keep_copy(dirs[i], update, MILESTONE)
-
-        train_batches([(folder, runs)], resume=started, frozen=pool, progress=progress,
-                      save_every=tier.check_every, save_at=(milestone,), on_save=check,
-                      **settings)  # fmt: skip
+            _complete(d, checked, milestone)
     plot_suite(out, names)
     return record
 
 
-def _finished(run_dir: Path, config: Config) -> bool:
-    """Whether the run saved its last update and kept its best checkpoint."""
-    latest = checkpoints.manager(run_dir).latest_step() if run_dir.exists() else None
-    return latest == config.num_updates and kept_update(run_dir / BEST) is not None
+def _latest(run_dir: Path) -> int | None:
+    """The run's newest saved update (None before its first checkpoint)."""
+    return checkpoints.manager(run_dir).latest_step() if run_dir.exists() else None
+
+
+def _complete(run_dir: Path, checked: ValidationSettings, milestone: int) -> None:
+    """What a stop between a checkpoint and its validation or copy left undone: every kept
+    checkpoint not yet scored is validated (the best chosen again), and the milestone copied
+    while its checkpoint is still kept."""
+    validate_run(run_dir, checked)
+    kept = checkpoints.manager(run_dir, keep=None).all_steps()
+    if kept_update(run_dir / MILESTONE) != milestone and milestone in kept:
+        keep_copy(run_dir, milestone, MILESTONE)
 
 
 def population_runs(out: str | Path) -> dict[str, list[Path]]:

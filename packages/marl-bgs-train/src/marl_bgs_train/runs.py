@@ -185,7 +185,8 @@ def train_runs(
                 for i, mgr in enumerate(managers):  # one run's copy at a time (memory)
                     # every process saves its own devices' part (orbax writes one checkpoint)
                     checkpoints.save(mgr, _run_of(states, i) if batched else states)
-                    if on_save is not None and lead:
+                if on_save is not None and lead:  # once every run is saved
+                    for i in range(count):
                         show(done * per * count, done * per * count, "validating")
                         on_save(i, done)
             if on_update is not None and lead:  # after the checkpoint: a stop loses nothing
@@ -315,23 +316,51 @@ def load_trainer(run_dir: str | Path, step: int | None = None) -> tuple[Trainer,
 def keep_copy(run_dir: str | Path, step: int, folder: str, **info: Any) -> Path:
     """Copy the run's checkpoint after update `step` to `RUN_DIR/folder`, a run of its own
     (config, fixed players, that one checkpoint; `ckpt:RUN_DIR/folder` is its System), with
-    `folder/<folder>.json` saying which update it is and `info`. Returns the copy's folder."""
+    `folder/<folder>.json` saying which update it is and `info`, written last (a copy stopped
+    half way has no marker). Returns the copy's folder."""
     run_dir = Path(run_dir)
     trainer, state = load_trainer(run_dir, step)
     target = run_dir / folder
-    checkpoints.save(checkpoints.manager(target, keep=1), state)
+    marker = target / f"{folder}.json"
+    marker.unlink(missing_ok=True)
+    mgr = checkpoints.manager(target, keep=1)
+    if step in mgr.all_steps():  # a copy stopped half way: made again
+        mgr.delete(step)
+    checkpoints.save(mgr, state)
     checkpoints.save_config(target, trainer.config)
     players = run_dir / PLAYERS_FILE
     if players.exists():
         (target / PLAYERS_FILE).write_text(players.read_text())
-    (target / f"{folder}.json").write_text(json.dumps({"update": step, **info}) + "\n")
+    partial = marker.with_suffix(".partial")
+    partial.write_text(json.dumps({"update": step, **info}) + "\n")
+    partial.replace(marker)
     return target
 
 
+def kept_info(copy_dir: str | Path) -> dict[str, Any] | None:
+    """What a `keep_copy` folder's marker says ({"update", ...}), None where there is no
+    complete copy (no marker, or a checkpoint of another update); `ConfigError` naming a
+    damaged marker."""
+    copy_dir = Path(copy_dir)
+    marker = copy_dir / f"{copy_dir.name}.json"
+    if not marker.exists():
+        return None
+    try:
+        info = json.loads(marker.read_text())
+        update = info["update"]
+        if isinstance(update, bool) or not isinstance(update, int):
+            raise TypeError("update: expected a whole number")
+    except (OSError, ValueError, TypeError, KeyError) as err:
+        raise ConfigError(f"run_dir: {marker} is not a checkpoint copy's record ({err})") from None
+    if checkpoints.manager(copy_dir, keep=None).latest_step() != update:
+        return None
+    return info
+
+
 def kept_update(copy_dir: str | Path) -> int | None:
-    """The update a `keep_copy` folder holds (None where there is none)."""
-    marker = Path(copy_dir) / f"{Path(copy_dir).name}.json"
-    return int(json.loads(marker.read_text())["update"]) if marker.exists() else None
+    """The update a `keep_copy` folder holds (None where there is no complete copy)."""
+    info = kept_info(copy_dir)
+    return None if info is None else int(info["update"])
 
 
 def _ckpt_name(run_dir: str | Path, step: int | None) -> str:

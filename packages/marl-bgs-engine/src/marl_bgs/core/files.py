@@ -22,7 +22,7 @@ def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def read_json(
-    path: Any, what: str, max_bytes: int, error: type[ConfigError] = ConfigError
+    path: Any, what: str, max_bytes: int, error: type[ValueError] = ConfigError
 ) -> tuple[Path, Any]:
     """(path, decoded document) of a JSON file of at most `max_bytes`; `error` (naming the file
     as `what`) when it is missing, unreadable, too large or not valid JSON."""

@@ -156,7 +156,8 @@ def plot_zero_shot(
     for ax, c in zip(axes, classes, strict=False):
         rows = summary[summary["class"].astype(str) == c].set_index("stranger").reindex(order)
         change = rows["margin_change"].to_numpy(float)
-        err = [change - rows["low"].to_numpy(float), rows["high"].to_numpy(float) - change]
+        low, high = rows["low"].to_numpy(float), rows["high"].to_numpy(float)
+        err = np.clip([change - low, high - change], 0.0, None)  # rounding: never below 0
         colour = ["#9a9a9a" if s == RANDOM else "#3b6fb6" for s in order]
         ax.barh(order, change, xerr=err, color=colour, ecolor="black", capsize=2)
         ax.axvline(0.0, color="black", lw=0.8, ls="--")
