@@ -32,13 +32,14 @@ if TYPE_CHECKING:  # the exports, each imported on first use (marl_bgs_eval.lazy
     from marl_bgs_eval.tdm.compose import pool, team
     from marl_bgs_eval.tdm.metrics import base_columns, find, priority_columns, schema
     from marl_bgs_eval.tdm.metrics.analysis import MEASURES
-    from marl_bgs_eval.tdm.scenarios import evaluate_scenarios, scenario_games
-    from marl_bgs_eval.tdm.zero_shot import zero_shot
+    from marl_bgs_eval.tdm.scenarios import SCRIPTED_TEAMS, evaluate_scenarios, scenario_games
+    from marl_bgs_eval.tdm.zero_shot import plot_zero_shot, zero_shot
     from marl_bgs_eval.tiers import TIERS, division, tier, win_chance
 
 __version__ = _version("marl-bgs-eval")
 __all__ = [
     "MEASURES",
+    "SCRIPTED_TEAMS",
     "TIERS",
     "BTDFit",
     "EvalError",
@@ -61,6 +62,7 @@ __all__ = [
     "load",
     "mirror_pairs",
     "plot_measure_vs_elo",
+    "plot_zero_shot",
     "pool",
     "priority_columns",
     "random_system",

@@ -370,9 +370,9 @@ def zero_shot(
     games_per_map: Annotated[
         int | None, typer.Option(help="Games per map and opponent (default: the season's)")
     ] = None,
-    classes: Annotated[str, typer.Option(help="The classes a stranger takes, e.g. MWHRP")] = (
-        "MWHRP"
-    ),
+    classes: Annotated[
+        str | None, typer.Option(help="The classes a stranger takes, e.g. MP (default: all)")
+    ] = None,
     batch_size: BatchSize = None,
     bootstrap: Annotated[int, typer.Option(help="Resamples of seed pairs for intervals")] = 2000,
 ) -> None:

@@ -288,7 +288,7 @@ def population_system(member: str) -> System:
 def big_nine(folder: str | Path | None = None) -> list[str]:
     """Season 0's field: the release's learners (each one's best checkpoint, as its System
     file, checked) and the three scripted teams."""
-    from marl_bgs_eval.tdm.scenarios import SCRIPTED_TEAMS
+    from marl_bgs_eval import SCRIPTED_TEAMS
 
     folder = default_folder() if folder is None else Path(folder)
     data = read_release(folder)

@@ -18,11 +18,10 @@ from typing import Any
 
 import pandas as pd
 
+from marl_bgs_eval import plot_zero_shot
+from marl_bgs_eval import zero_shot as ev_zero_shot
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.screen import ORDERINGS, plot_screen, teamwork_screen
-from marl_bgs_eval.tdm.metrics.analysis import CLASSES
-from marl_bgs_eval.tdm.zero_shot import plot_zero_shot
-from marl_bgs_eval.tdm.zero_shot import zero_shot as ev_zero_shot
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.season import member_system, read_season, settings_of
 
@@ -78,7 +77,7 @@ def zero_shot(
     base: str | None = None,
     opponents: Sequence[str] = (),
     games_per_map: int | None = None,
-    classes: str = CLASSES,
+    classes: str | None = None,
     batch_size: int | None = None,
     bootstrap: int = 2000,
     progress: bool = False,
@@ -118,10 +117,12 @@ def zero_shot(
     }  # fmt: skip
     if settings.winning_score is not None:
         play["winning_score"] = settings.winning_score
+    if classes is not None:  # else every class
+        play["classes"] = classes
     try:
         table, _ = ev_zero_shot(
             systems[base], [systems[n] for n in strangers], [systems[n] for n in against],
-            classes=classes, bootstrap=bootstrap, seed=int(record["root_seed"]), **play,
+            bootstrap=bootstrap, seed=int(record["root_seed"]), **play,
         )  # fmt: skip
     except EvalError as err:
         raise TournamentError(f"season {str(folder)!r}: {err}") from None
