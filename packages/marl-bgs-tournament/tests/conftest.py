@@ -512,3 +512,35 @@ def tiny_release(tiny_population: Path, tmp_path_factory: pytest.TempPathFactory
     out = tmp_path_factory.mktemp("release") / "rel"
     release(tiny_population, out, batch_sizes=(1, 2))
     return out
+
+
+@pytest.fixture(scope="session")
+def made_release(mix_files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A release folder as `release` writes it, made without training: two of the field's
+    System files as members, with records of the release's form (the fuzz damages its index)."""
+    from marl_bgs_tournament.population import (
+        BEST_KIND,
+        MILESTONE_KIND,
+        RELEASE_FILE,
+        RELEASE_FORMAT,
+        RELEASE_VERSION,
+    )
+    from marl_bgs_tournament.portable import file_sha256
+
+    folder = tmp_path_factory.mktemp("made-release")
+    members = {}
+    for member, source, kind, update in (("ippo-ff", "mix0", BEST_KIND, 3),
+                                         ("ippo-ff-at-16", "mix5", MILESTONE_KIND, 1)):  # fmt: skip
+        path = folder / f"{member}.mbgs"
+        shutil.copyfile(mix_files[source], path)
+        record = {"learner": "ippo-ff", "kind": kind, "budget": "tiny", "seed": 0,
+                  "update": update, "steps": 16 * update, "commit": None,
+                  "settings": {"name": "ippo-ff"},
+                  "curve": [[16.0 * (k + 1), 0.5, -0.001] for k in range(update)],
+                  "validation": [{"update": k + 1} for k in range(update)]}  # fmt: skip
+        members[member] = {"file": path.name, "bytes": path.stat().st_size,
+                           "sha256": file_sha256(path), "record": record}  # fmt: skip
+    index = {"format": RELEASE_FORMAT, "version": RELEASE_VERSION, "mode": "tdm",
+             "budget": "tiny", "members": members}  # fmt: skip
+    (folder / RELEASE_FILE).write_text(json.dumps(index, indent=1) + "\n")
+    return folder

@@ -1,9 +1,10 @@
 """Fuzz: damaged release files (`release.json` of a released population), as `pop:` names read
 them.
 
-Every input comes from a fixed seed per case: a real release's `release.json` with bytes
-flipped, cut or appended, one field (at the top, of a member or of its record) replaced by a
-random JSON value, or random bytes. Each must end in exactly one of two ways: a
+Every input comes from a fixed seed per case: a release's `release.json` (its members System
+files, its records of the release's form; `conftest.made_release`) with bytes flipped, cut or
+appended, one field (at the top, of a member or of its record) replaced by a random JSON value,
+or random bytes. Each must end in exactly one of two ways: a
 `TournamentError` naming the release file, or, when the file is valid, exactly what was written;
 then every member it lists is either its checked file or a `TournamentError` naming the member.
 """
@@ -47,12 +48,12 @@ CASES = [(f, k) for f, (_, n) in DAMAGE.items() for k in range(n)]
 
 @pytest.mark.parametrize(("family", "case"), CASES, ids=[f"{f}-{k}" for f, k in CASES])
 def test_a_damaged_release_file_is_refused_or_read_exactly(
-    tiny_release: Path, tmp_path: Path, family: str, case: int, record_property: Any
+    made_release: Path, tmp_path: Path, family: str, case: int, record_property: Any
 ) -> None:
     rng = random.Random(f"{family}-{case}")
     folder = tmp_path / "rel"
-    shutil.copytree(tiny_release, folder)
-    data = DAMAGE[family][0](rng, (tiny_release / RELEASE_FILE).read_bytes())
+    shutil.copytree(made_release, folder)
+    data = DAMAGE[family][0](rng, (made_release / RELEASE_FILE).read_bytes())
     (folder / RELEASE_FILE).write_bytes(data)
     try:
         got, said = read_release(folder), None
@@ -73,5 +74,5 @@ def test_a_damaged_release_file_is_refused_or_read_exactly(
             assert said.startswith(f"pop:{member}: "), said
             continue
         assert path == folder / f"{member}.mbgs"
-        assert path.read_bytes() == (tiny_release / path.name).read_bytes()
+        assert path.read_bytes() == (made_release / path.name).read_bytes()
     record_property("outcome", "accepted")
