@@ -141,3 +141,11 @@ def test_bad_requests_are_refused_naming_the_field(stopped_then_continued, tmp_p
     assert result.exit_code == 2
     assert "budget: expected one of" in result.output
     assert not any(Path(tmp_path).glob("[abcdfg]/*"))  # nothing written by a refused request
+
+
+def test_a_runs_trained_maps_are_its_maps_and_its_curriculums() -> None:
+    from marl_bgs_train.tdm.game import Stage, TDMGame, trained_maps
+
+    game = TDMGame(maps=(5, 3), curriculum=(Stage(maps=(0, 3, 1)),))
+    assert trained_maps(game) == (0, 1, 3, 5)
+    assert trained_maps(TDMGame(maps=(42,))) == (42,)

@@ -106,15 +106,6 @@ def _record(run_dir: Path, copy: str, kind: str, population: dict[str, Any]) -> 
     }  # fmt: skip
 
 
-def _trained_maps(settings: dict[str, Any]) -> list[int]:
-    """The maps a run's game settings train on (its maps and its curriculum's)."""
-    game = settings.get("game") or {}
-    maps = list(game.get("maps") or [])
-    for stage in game.get("curriculum") or []:
-        maps += list(stage.get("maps") or [])
-    return sorted({int(m) for m in maps})
-
-
 def release(
     population: str | Path,
     out: str | Path | None = None,
@@ -127,6 +118,8 @@ def release(
     that run's milestone checkpoint, each a System file, and `release.json`. The folder appears
     whole or not at all. Returns the index."""
     try:
+        from marl_bgs_train import checkpoints
+        from marl_bgs_train.modes import parts
         from marl_bgs_train.population import (
             BUDGETS,
             MILESTONE,
@@ -166,8 +159,9 @@ def release(
     for member, run_dir, copy, kind in (c for learner in copies.values() for c in learner):
         info = _record(run_dir, copy, kind, record)
         path = partial / f"{member}{SUFFIX}"
-        training = {"maps": _trained_maps(info["settings"]), "scenarios": [],
-                    "steps": info["steps"]}  # fmt: skip
+        config = checkpoints.load_config(run_dir / copy)
+        maps = parts(config.mode).trained_layouts(config.game)
+        training = {"maps": list(maps), "scenarios": [], "steps": info["steps"]}
         export_system(run_system(run_dir / copy), path, team=team, name=f"pop-{member}",
                       training=training, batch_sizes=batch_sizes)  # fmt: skip
         members[member] = {"file": path.name, "bytes": path.stat().st_size,

@@ -123,6 +123,7 @@ class TrainParts:
     result: Callable[[jax.Array], jax.Array] = same_result  # outcome codes -> 0 / 1 A won / 2 / 3
     encoder: Callable[[], nn.Module] | None = None  # a module every network input passes first,
     # called as `encoder(x, agents=...)` (`agents`: x's axis -2 is the team's agents)
+    trained_layouts: Callable[[Any], tuple[int, ...]] = lambda game: ()  # shipped ones, by id
     own_layouts: Callable[[Any], tuple[Any, ...]] = lambda game: ()  # the layouts a run plays
     shared_inputs: int = 0  # the observation's leading values every agent of a team sees alike
     # (Two-Bridge: its minimap), kept once per team in QMIX's replay

@@ -123,6 +123,14 @@ def check_training_maps(maps: Any) -> tuple[int | str, ...]:
     return tuple(maps)
 
 
+def trained_maps(game: TDMGame) -> tuple[int, ...]:
+    """The shipped maps (ids) a run's games start on: its maps and its curriculum's (map files
+    are not shipped and have no id)."""
+    refs = [*game.maps, *(ref for stage in game.curriculum for ref in stage.maps)]
+    specs = [marl_bgs.maps.load(ref) for ref in refs]
+    return tuple(sorted({int(spec.id) for spec in specs if spec.split != "custom"}))
+
+
 def check(game: TDMGame) -> TDMGame:
     """Every game setting checked; a bad one raises `ConfigError` naming it (as `game.NAME`)."""
     if game.reward.form not in ("agent", "team"):

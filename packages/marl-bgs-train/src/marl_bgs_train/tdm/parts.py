@@ -30,6 +30,7 @@ from marl_bgs_train.tdm.game import (
     check,
     check_training_maps,
     load_curriculum,
+    trained_maps,
 )
 from marl_bgs_train.tdm.presets import presets
 
@@ -115,6 +116,7 @@ PARTS = TrainParts(
     heads=HEADS,
     check=check,
     check_layouts=check_training_maps,
+    trained_layouts=trained_maps,
     slots=roster_classes,
     num_classes=5,
     features=features,
