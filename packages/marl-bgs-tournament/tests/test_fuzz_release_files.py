@@ -1,8 +1,8 @@
 """Fuzz: damaged release files (`release.json` of a released population), as `pop:` names read
 them.
 
-Every input comes from a fixed seed per case: a release's `release.json` (its members System
-files, its records of the release's form; `conftest.made_release`) with bytes flipped, cut or
+Every input comes from a fixed seed per case: a release's `release.json` (two members, their
+records of the release's form; `conftest.made_release`) with bytes flipped, cut or
 appended, one field (at the top, of a member or of its record) replaced by a random JSON value,
 or random bytes. Each must end in exactly one of two ways: a
 `TournamentError` naming the release file, or, when the file is valid, exactly what was written;

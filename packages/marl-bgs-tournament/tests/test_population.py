@@ -4,8 +4,11 @@ Season 0 as one command."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -20,10 +23,12 @@ from marl_bgs_tournament.population import (
     POPULATION_ENV,
     RELEASE_FILE,
     big_nine,
+    default_folder,
     member_file,
     read_release,
     release,
 )
+from marl_bgs_tournament.population_wheel import build_wheel
 from marl_bgs_tournament.portable.format import sha256
 from marl_bgs_tournament.season import entrant, read_season
 
@@ -99,6 +104,44 @@ def test_a_damaged_missing_or_unknown_member_is_refused(
     monkeypatch.setenv(POPULATION_ENV, str(tmp_path / "nowhere"))
     with pytest.raises(ev.EvalError, match=r"no release here; .*MARL_BGS_POPULATION"):
         ev.get_system("pop:ippo-ff")
+
+
+def test_the_data_wheel_installs_the_release_where_pop_names_find_it(
+    tiny_release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = CliRunner().invoke(app, ["wheel", str(tiny_release), "--out", str(tmp_path / "d"),
+                                      "--version", "0.1.7"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    built = tmp_path / "d" / "marl_bgs_population-0.1.7-py3-none-any.whl"
+    assert f"pip install {built}" in result.output
+    with zipfile.ZipFile(built) as wheel:
+        metadata = wheel.read("marl_bgs_population-0.1.7.dist-info/METADATA").decode()
+        assert "Name: marl-bgs-population\nVersion: 0.1.7\n" in metadata
+        assert "Requires-Dist: marl-bgs-tournament" in metadata
+        record = wheel.read("marl_bgs_population-0.1.7.dist-info/RECORD").decode()
+        for name in ("release.json", "ippo-ff.mbgs", "ippo-ff-at-16.mbgs"):
+            data = wheel.read(f"marl_bgs_population/release/{name}")
+            assert data == (tiny_release / name).read_bytes()
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            assert f"marl_bgs_population/release/{name},sha256={digest.decode()}," in record
+        wheel.extractall(tmp_path / "site")  # a pure wheel installs as its files on the path
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delenv(POPULATION_ENV, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # no release of the user's own
+    installed = tmp_path / "site" / "marl_bgs_population" / "release"
+    assert default_folder() == installed
+    assert member_file("ippo-ff") == installed / "ippo-ff.mbgs"
+    assert ev.get_system("pop:ippo-ff").name == "pop-ippo-ff"
+    shutil.copytree(tiny_release, tmp_path / "xdg" / "marl-bgs" / "population")
+    assert default_folder() == tmp_path / "xdg" / "marl-bgs" / "population"  # the user's wins
+    damaged = tmp_path / "damaged"
+    shutil.copytree(tiny_release, damaged)
+    (damaged / "ippo-ff.mbgs").write_bytes(b"not the file")
+    with pytest.raises(TournamentError, match=r"pop:ippo-ff: .* holds 12 bytes"):
+        build_wheel(damaged, tmp_path / "d2")
+    with pytest.raises(TournamentError, match=r"^version: expected a release number"):
+        build_wheel(tiny_release, tmp_path / "d2", "one")
+    assert not (tmp_path / "d2").exists()
 
 
 @pytest.mark.parametrize(

@@ -115,11 +115,12 @@ def data_batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Run], lis
 
 
 def test_layouts_shaping_and_mixes_train_as_their_runs_alone(data_batch):
-    """Run i of a batch over maps, shaping weights and opponent mixes equals its config trained
-    alone (to rounding, as above), and each played its own maps with its own reward."""
+    """A run of each kind (another shaping weight, other maps, another opponent mix: none the
+    first of its program) equals its config trained alone (to rounding, as above), and each run
+    played its own maps with its own reward."""
     runs, states = data_batch
-    for run, state in zip(runs, states, strict=True):
-        assert_trains_as_alone(run, state)
+    for i in (1, 2, 5):  # each trained alone is a program of its own: a few seconds each
+        assert_trains_as_alone(runs[i], states[i])
     maps = [sorted(set(np.asarray(s.env_state.map_id).tolist())) for s in states[:4]]
     assert all(set(m) <= {0, 3} for m in maps[:2])
     assert all(set(m) <= {1, 2} for m in maps[2:4])

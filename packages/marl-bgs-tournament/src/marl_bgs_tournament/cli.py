@@ -316,7 +316,7 @@ def release(
     from marl_bgs_tournament import population as pop
 
     index = pop.release(population, out, batch_sizes=_batch_sizes(batch_sizes))
-    folder = pop.default_folder() if out is None else out
+    folder = pop.user_folder() if out is None else out
     rows = [{"member": f"pop:{m}", "kind": e["record"]["kind"], "steps": e["record"]["steps"],
              "seed": e["record"]["seed"], "bytes": e["bytes"]}
             for m, e in index["members"].items()]  # fmt: skip
@@ -325,6 +325,25 @@ def release(
     console.print(ui.table(pd.DataFrame(rows), f"Population ({index['budget']}) in {folder}"))
     if out is not None:
         console.print(f"pop: names read it with MARL_BGS_POPULATION={out}")
+
+
+@app.command()
+def wheel(
+    release_folder: Annotated[
+        Path, typer.Argument(help="A release folder (marl-bgs-tournament release)")
+    ],
+    out: Annotated[Path, typer.Option(help="Where the wheel goes")] = Path("dist"),
+    version: Annotated[
+        str | None, typer.Option(help="The wheel's version (default: this package's)")
+    ] = None,
+) -> None:
+    """Build the release as the data wheel marl-bgs-population: pip install it and pop: names
+    find the population without MARL_BGS_POPULATION."""
+    from marl_bgs_tournament.population_wheel import build_wheel
+
+    built = build_wheel(release_folder, out, version)
+    console.print(f"built {built} ({built.stat().st_size:,} bytes)", soft_wrap=True)
+    console.print(f"install it: pip install {built}", soft_wrap=True)
 
 
 @app.command()

@@ -10,7 +10,8 @@ game steps, source commit, settings, learning curve and validation table.
 
 `pop:` names read the release folder in `MARL_BGS_POPULATION`, else the user's data folder
 (`$XDG_DATA_HOME/marl-bgs/population`, by default `~/.local/share/marl-bgs/population`), where
-`marl-bgs-tournament release POPULATION` writes unless told otherwise.
+`marl-bgs-tournament release POPULATION` writes unless told otherwise, else the release of an
+installed `marl-bgs-population` data wheel (`marl-bgs-tournament wheel RELEASE` builds one).
 """
 
 from __future__ import annotations
@@ -57,13 +58,26 @@ _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
-def default_folder() -> Path:
-    """Where `pop:` names look: `MARL_BGS_POPULATION`, else the user's data folder."""
+def user_folder() -> Path:
+    """Where `release` writes unless told otherwise: `MARL_BGS_POPULATION`, else the user's data
+    folder."""
     given = os.environ.get(POPULATION_ENV)
     if given:
         return Path(given)
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data) / "marl-bgs" / "population"
+
+
+def default_folder() -> Path:
+    """Where `pop:` names look: `user_folder()` when it holds a release (or is named by
+    `MARL_BGS_POPULATION`), else the release inside an installed `marl-bgs-population` data
+    wheel (`marl-bgs-tournament wheel`), else `user_folder()`."""
+    folder = user_folder()
+    if os.environ.get(POPULATION_ENV) or (folder / RELEASE_FILE).exists():
+        return folder
+    from marl_bgs_tournament.population_wheel import installed_release
+
+    return installed_release() or folder
 
 
 def steps_label(steps: int) -> str:
@@ -114,7 +128,7 @@ def release(
     batch_sizes: Sequence[int] = BATCH_SIZES,
 ) -> dict[str, Any]:
     """Export a trained population (`marl-bgs-train population`) to a release folder (default:
-    `default_folder()`): each learner's best validated checkpoint, of its best-scoring seed, and
+    `user_folder()`): each learner's best validated checkpoint, of its best-scoring seed, and
     that run's milestone checkpoint, each a System file, and `release.json`. The folder appears
     whole or not at all. Returns the index."""
     try:
@@ -134,7 +148,7 @@ def release(
         ) from None
 
     record = read_population(population)
-    out = default_folder() if out is None else Path(out)
+    out = user_folder() if out is None else Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise TournamentError(f"out: {out} is not empty; release into a new or empty folder")
     label = steps_label(BUDGETS[record["budget"]].milestone)
@@ -181,7 +195,8 @@ def read_release(folder: str | Path) -> dict[str, Any]:
     where = f"population: {path}"
     if not path.exists():
         raise TournamentError(f"{where}: no release here; make one with `marl-bgs-tournament "
-                              f"release POPULATION` or set {POPULATION_ENV}")  # fmt: skip
+                              f"release POPULATION`, set {POPULATION_ENV} or install the "
+                              f"marl-bgs-population wheel")  # fmt: skip
     _, data = read_json(path, "population:", MAX_RELEASE_BYTES, error=TournamentError)
     if not isinstance(data, dict) or sorted(data) != sorted(RELEASE_KEYS):
         raise TournamentError(f"{where}: expected the fields {list(RELEASE_KEYS)}")
