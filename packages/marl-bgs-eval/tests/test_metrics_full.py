@@ -284,6 +284,46 @@ def test_the_metric_level_never_changes_a_game(played: dict[str, pd.DataFrame]) 
         assert len(full.columns) - len(other.columns) == mt.width("full") - mt.width(level)
 
 
+def test_team_measures_split_every_family_between_the_two_teams(
+    played: dict[str, pd.DataFrame],
+) -> None:
+    """With every metric column set to 1, a team measure counts the columns it sums: over both
+    sides, a family's measures count each of its columns exactly once."""
+    from marl_bgs_eval.tdm.metrics.families import FAMILIES, columns
+    from marl_bgs_eval.tdm.metrics.team import TEAM_MEASURES, WHOSE
+
+    ones = played["full"].head(1).copy()
+    for f in FAMILIES:
+        ones[columns(f)] = 1.0
+    counted = {f.name: 0.0 for f in FAMILIES if f.axes[0].name in WHOSE}
+    for name, m in TEAM_MEASURES.items():
+        for side in ("a", "b"):
+            num, den = m(ones, side)
+            counted[name.split(".")[1]] += float(num.iloc[0])
+            assert float(den.iloc[0]) == float(ones["ticks"].iloc[0]) / 100.0
+    assert counted == {f.name: float(len(columns(f))) for f in FAMILIES if f.name in counted}
+    assert len(counted) == len(FAMILIES)  # every family has a whose-axis
+
+
+def test_team_measures_agree_with_the_results_columns(played: dict[str, pd.DataFrame]) -> None:
+    from marl_bgs_eval.tdm.metrics.team import TEAM_MEASURES
+
+    g = played["full"]
+    for side in ("a", "b"):
+        dealt = sum(
+            TEAM_MEASURES[f"team.damage_done.{k}"](g, side)[0] for k in ("basic", "ultimate")
+        )
+        np.testing.assert_allclose(dealt, g[f"{side}_damage_dealt"], rtol=1e-5)
+        np.testing.assert_array_equal(TEAM_MEASURES["team.deaths"](g, side)[0], g[f"{side}_deaths"])
+        np.testing.assert_array_equal(
+            TEAM_MEASURES["team.results.kills"](g, side)[0], g[f"{side}_kills"]
+        )
+    pooled = ev.system_metrics(g, ["kills_per_100_ticks", "team.results.kills"], bootstrap=20)
+    assert pooled["value"].iloc[0] == pytest.approx(pooled["value"].iloc[1])
+    with pytest.raises(ev.EvalError, match=r"unknown 'team.nope'.* or one of the mode's \d+ team"):
+        ev.system_metrics(g, ["team.nope"], bootstrap=20)
+
+
 def test_full_metrics_add_up_on_played_games(played: dict[str, pd.DataFrame]) -> None:
     g = played["full"]
     assert g["a_damage_dealt"].sum() > 100  # the games had fights

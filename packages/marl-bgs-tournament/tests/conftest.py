@@ -175,7 +175,7 @@ def web_season_dir(web_recorded: Path, tmp_path_factory: pytest.TempPathFactory)
     _season_json(folder, pd.read_csv(folder / "ratings.csv"))
     from marl_bgs_tournament.studies import teamwork
 
-    teamwork(folder)  # studies/teamwork.csv and .png, as the organisers' command writes them
+    teamwork(folder, team_measures=False)  # studies/teamwork.csv and .png (synthetic games)
     _zero_shot(folder)
     (folder / "replays" / "game-999.replay.zip").write_bytes(b"PK\x03\x04 not really a zip")
     index = [

@@ -270,7 +270,11 @@ def test_the_command_line_runs_a_season_and_shows_the_table(mix_files, tmp_path)
 def test_the_teamwork_screen_reads_a_season_folder(season, tmp_path) -> None:
     """`teamwork FOLDER` screens the published measures against the field's Elo into
     FOLDER/studies/, as `marl_bgs_eval.screen.teamwork_screen` does."""
+    from marl_bgs_eval import results, system_metrics
+    from marl_bgs_eval.modes import parts
     from marl_bgs_eval.screen import teamwork_screen
+
+    team_measures = parts("tdm").team_measures
 
     folder = tmp_path / "season"
     shutil.copytree(season[0], folder)
@@ -286,9 +290,14 @@ def test_the_teamwork_screen_reads_a_season_folder(season, tmp_path) -> None:
     assert result.exit_code == 0, result.output
     table = pd.read_csv(folder / "studies" / "teamwork.csv")
     measures = pd.read_csv(folder / "measures.csv")
-    want = teamwork_screen(measures, ratings, systems=read_season(folder)["field"])
+    # beside the published measures, every team-level measure of the season's full-metric games
+    team = list(team_measures())
+    games = results.load(folder / "games.parquet")
+    both = pd.concat([measures, system_metrics(games, team, bootstrap=1)], ignore_index=True)
+    want = teamwork_screen(both, ratings, systems=read_season(folder)["field"])
     pd.testing.assert_frame_equal(table, want, check_dtype=False)
-    assert list(table["measure"]) == list(dict.fromkeys(measures["measure"]))
+    assert list(table["measure"]) == [*dict.fromkeys(measures["measure"]), *team]
+    assert len(team) > 100
     assert table["varies"].any()
     assert (folder / "studies" / "teamwork.png").read_bytes()[:4] == b"\x89PNG"
     refused = CliRunner().invoke(app, ["teamwork", str(tmp_path)])

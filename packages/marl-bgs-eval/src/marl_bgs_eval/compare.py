@@ -56,15 +56,21 @@ def _check(games: object, bootstrap: object, seed: object, level: object) -> pd.
     return games.reset_index(drop=True)
 
 
-def _names(measures: Sequence[str] | None, catalog: dict[str, Measure]) -> list[str]:
+def _names(
+    measures: Sequence[str] | None, default: dict[str, Measure], more: dict[str, Measure]
+) -> list[str]:
+    """The measures asked for (every one of `default` when None), each of `default` or `more`."""
     if measures is None:
-        return list(catalog)
+        return list(default)
+    catalog = {**default, **more}
     if isinstance(measures, str) or not isinstance(measures, Sequence) or not measures:
         raise EvalError(f"measures: expected a non-empty list of names, got {measures!r}")
     for m in measures:
         if not isinstance(m, str) or m not in catalog:
             hint = did_you_mean(m, catalog)
-            raise EvalError(f"measure: unknown {m!r}{hint}; expected one of {list(catalog)}")
+            also = f", or one of the mode's {len(more)} team measures ({next(iter(more))}, ...)"
+            raise EvalError(f"measure: unknown {m!r}{hint}; expected one of {list(default)}"
+                            f"{also if more else ''}")  # fmt: skip
     return list(measures)
 
 
@@ -88,11 +94,13 @@ def system_metrics(
     maps and then pairs (`resampling`); resamples whose denominator is 0 are left out), games
     (the games it played; a self-play game counts once), distinct_games and repeats (one of its
     pairings replays a few games: `distinct`). A value is NaN where its denominator is 0 (no
-    kills for a share of kills)."""
+    kills for a share of kills). `measures` (default: the mode's analysis measures) may also
+    name the mode's team-level measures (`team_measures`)."""
     g = _check(games, bootstrap, seed, level)
     scheme = check_scheme(scheme)
-    catalog = mode_parts(mode_of(g)).measures()
-    names = _names(measures, catalog)
+    parts_of = mode_parts(mode_of(g))
+    names = _names(measures, parts_of.measures(), parts_of.team_measures())
+    catalog = {**parts_of.measures(), **parts_of.team_measures()}
     systems = sorted({*g["system_a"].astype(str), *g["system_b"].astype(str)})
     index = {s: k for k, s in enumerate(systems)}
     # parts[side]: per game, per measure, (num, den), already scaled

@@ -240,6 +240,11 @@ class EvalParts:
         """The analysis measures `system_metrics` reports for this mode, by name."""
         return dict(GENERIC)
 
+    def team_measures(self) -> dict[str, Measure]:
+        """Further team-level measures `system_metrics` computes when asked for them by name
+        (the teamwork screen's full list); none unless the mode has them."""
+        return {}
+
 
 @partial(jax.jit, static_argnums=0)
 def _start(mode: Any, pool: Any, entry: jax.Array, side: jax.Array, keys: jax.Array) -> Any:

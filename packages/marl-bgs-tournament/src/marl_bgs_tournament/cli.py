@@ -285,12 +285,17 @@ def teamwork(
         typer.Option(help="Random orderings of the ratings for fields over 10 Systems (100,000)"),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of those orderings")] = 0,
+    team_measures: Annotated[
+        bool,
+        typer.Option(help="Also screen every team-level measure of the games (full metrics)"),
+    ] = True,
 ) -> None:
     """The teamwork screen: every team measure against the field's Elo (Spearman's rho, exact p,
     Holm and Westfall-Young max-t), written to FOLDER/studies/teamwork.csv and .png."""
     from marl_bgs_tournament import studies
 
-    table, csv, png = studies.teamwork(folder, orderings=orderings, seed=seed)
+    table, csv, png = studies.teamwork(folder, orderings=orderings, seed=seed,
+                                       team_measures=team_measures)  # fmt: skip
     shown = table.loc[table["varies"].to_numpy(bool)].sort_values(by="p")
     cols = ["measure", "rho", "p", "p_holm", "p_maxt", "systems"]
     console.print(ui.table(shown.loc[:, cols], "Teamwork screen", floats=".3g"))

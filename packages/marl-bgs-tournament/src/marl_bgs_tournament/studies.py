@@ -1,7 +1,8 @@
 """Studies that read a season folder and write into its `studies/` folder.
 
 `teamwork(folder)`: the teamwork screen (`marl_bgs_eval.screen`) of the current field: every
-measure of the season's `measures.csv` against the members' Elo in `ratings.csv`, as
+measure of the season's `measures.csv` and every team-level measure of its games against the
+members' Elo in `ratings.csv`, as
 `studies/teamwork.csv` and the chart `studies/teamwork.png`.
 
 `zero_shot(folder)`: the zero-shot coordination study: a stranger (another learner of the
@@ -18,9 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-from marl_bgs_eval import plot_zero_shot
+from marl_bgs_eval import plot_zero_shot, results, system_metrics
 from marl_bgs_eval import zero_shot as ev_zero_shot
 from marl_bgs_eval.errors import EvalError
+from marl_bgs_eval.modes import parts as mode_parts
 from marl_bgs_eval.screen import ORDERINGS, plot_screen, teamwork_screen
 from marl_bgs_tournament.errors import TournamentError
 from marl_bgs_tournament.season import member_system, read_season, settings_of
@@ -53,13 +55,18 @@ def _publish(folder: Path, table: pd.DataFrame, name: str, chart: str,
 
 
 def teamwork(
-    folder: str | Path, *, orderings: int | None = None, seed: int = 0
+    folder: str | Path, *, orderings: int | None = None, seed: int = 0, team_measures: bool = True
 ) -> tuple[pd.DataFrame, Path, Path]:  # fmt: skip
-    """The field's teamwork screen, written to `folder/studies/`: (table, csv path, png path).
-    `orderings`: random orderings for fields over 10 Systems (None: the screen's `ORDERINGS`)."""
+    """The field's teamwork screen, written to `folder/studies/`: (table, csv path, png path):
+    the season's analysis measures (`measures.csv`) and every team-level measure of its mode
+    (`EvalParts.team_measures`, from the full-metric games in `games.parquet`; `team_measures=
+    False` screens `measures.csv` alone) against Elo. `orderings`: random orderings for fields
+    over 10 Systems (None: the screen's `ORDERINGS`)."""
     folder = Path(folder)
     record = read_season(folder)
     ratings, measures = _table(folder, "ratings.csv"), _table(folder, "measures.csv")
+    if team_measures:
+        measures = pd.concat([measures, _team_measures(folder)], ignore_index=True)
     field = [str(s) for s in record["field"]]
     count = ORDERINGS if orderings is None else orderings
     try:
@@ -69,6 +76,20 @@ def teamwork(
     title = f"Season {record.get('season', '')}: teamwork screen"
     return table, *_publish(folder, table, TEAMWORK_TABLE, TEAMWORK_CHART,
                             lambda path: plot_screen(table, path, title=title))  # fmt: skip
+
+
+def _team_measures(folder: Path) -> pd.DataFrame:
+    """The season's games pooled into its mode's team-level measures (values only: the screen
+    reads no intervals)."""
+    path = folder / "games.parquet"
+    if not path.is_file():
+        raise TournamentError(f"season: games.parquet not found in {str(folder)!r}")
+    try:
+        games = results.load(path)
+        names = list(mode_parts(results.mode_of(games)).team_measures())
+        return system_metrics(games, names, bootstrap=1) if names else pd.DataFrame()
+    except EvalError as err:
+        raise TournamentError(f"season {str(folder)!r}: {err}") from None
 
 
 def zero_shot(

@@ -19,6 +19,7 @@ from marl_bgs_eval.tdm import metrics as mt
 from marl_bgs_eval.tdm import results
 from marl_bgs_eval.tdm.maps import resolve_maps
 from marl_bgs_eval.tdm.metrics.analysis import MEASURES
+from marl_bgs_eval.tdm.metrics.team import TEAM_MEASURES
 from marl_bgs_eval.tdm.replay import REPLAY
 from marl_bgs_eval.tdm.scripted import SCRIPTED_SYSTEMS, scripted_system
 
@@ -116,6 +117,9 @@ class TDMParts(EvalParts):
 
     def measures(self) -> dict[str, Measure]:
         return dict(MEASURES)
+
+    def team_measures(self) -> dict[str, Measure]:
+        return dict(TEAM_MEASURES)
 
 
 PARTS = TDMParts(
