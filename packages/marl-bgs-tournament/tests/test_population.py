@@ -30,7 +30,8 @@ from marl_bgs_tournament.population import (
 )
 from marl_bgs_tournament.population_wheel import build_wheel
 from marl_bgs_tournament.portable.format import sha256
-from marl_bgs_tournament.season import entrant, read_season
+from marl_bgs_tournament.season import entrant, one_seat_per_team, read_season
+from marl_bgs_tournament.teams import ORGANISERS
 
 
 def _run(population: Path) -> Path:
@@ -78,6 +79,11 @@ def test_a_pop_name_plays_exactly_as_the_checkpoint_it_came_from(
     assert ev.get_system("pop:ippo-ff").name == "pop-ippo-ff"
     member = entrant("pop:ippo-ff")  # in a season's field: its file, hashed and sandboxed
     assert (member.name, member.source) == ("pop-ippo-ff", "file:pop-ippo-ff.mbgs")
+    # the released learners are the organisers' entrants, as the scripted teams: all six (here
+    # the two members) take seats in one field
+    milestone = entrant("pop:ippo-ff-at-16")
+    assert member.team == milestone.team == ORGANISERS
+    one_seat_per_team([member, milestone, entrant("tdm-alpha")])
     assert member.path == tiny_release / "ippo-ff.mbgs"
     assert member.sha256 == read_release(tiny_release)["members"]["ippo-ff"]["sha256"]
 

@@ -31,6 +31,7 @@ from marl_bgs.core.checks import shown
 from marl_bgs.core.files import read_json
 from marl_bgs_eval import EvalError, System
 from marl_bgs_tournament.errors import TournamentError
+from marl_bgs_tournament.teams import ORGANISERS
 from marl_bgs_tournament.portable import (
     BATCH_SIZES,
     MAX_FILE_BYTES,
@@ -51,7 +52,6 @@ MAX_RELEASE_BYTES = 8 * 2**20  # release.json (records with curves and validatio
 MAX_MEMBERS = 64
 CURVE_POINTS = 200  # rows of a record's learning curve (evenly spaced updates)
 POPULATION_ENV = "MARL_BGS_POPULATION"
-TEAM = "marl-bgs"  # the team the released Systems are entered under
 BEST_KIND, MILESTONE_KIND = "best on validation", "milestone"  # a record's `kind`
 _MEMBER = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -124,7 +124,7 @@ def release(
     population: str | Path,
     out: str | Path | None = None,
     *,
-    team: str = TEAM,
+    team: str = ORGANISERS,
     batch_sizes: Sequence[int] = BATCH_SIZES,
 ) -> dict[str, Any]:
     """Export a trained population (`marl-bgs-train population`) to a release folder (default:
