@@ -31,7 +31,6 @@ from marl_bgs.core.checks import shown
 from marl_bgs.core.files import read_json
 from marl_bgs_eval import EvalError, System
 from marl_bgs_tournament.errors import TournamentError
-from marl_bgs_tournament.teams import ORGANISERS
 from marl_bgs_tournament.portable import (
     BATCH_SIZES,
     MAX_FILE_BYTES,
@@ -40,6 +39,7 @@ from marl_bgs_tournament.portable import (
     file_sha256,
     load_system,
 )
+from marl_bgs_tournament.teams import ORGANISERS
 
 RELEASE_FILE = "release.json"
 RELEASE_FORMAT = "marl-bgs-population"
