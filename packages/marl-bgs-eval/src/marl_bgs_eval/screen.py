@@ -183,6 +183,7 @@ def plot_screen(table: pd.DataFrame, path: str | Path, title: str = "Teamwork sc
     colour = ["#1f3b73" if h < 0.05 else "#5b8bd0" if p < 0.05 else "#c9d6ea"
               for p, h in zip(shown["p"], shown["p_holm"], strict=True)]  # fmt: skip
     ax.barh(shown["measure"].astype(str), shown["rho"], color=colour)
+    ax.set_ylim(-0.6, len(shown) - 0.4)  # no blank rows at the ends of a long list
     ax.axvline(0.0, color="black", lw=0.6)
     ax.set_xlim(-1.0, 1.0)
     ax.set_xlabel("Spearman's rho with Elo (dark: Holm p < 0.05; mid: p < 0.05)")
