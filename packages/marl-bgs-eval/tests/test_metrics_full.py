@@ -322,6 +322,11 @@ def test_team_measures_agree_with_the_results_columns(played: dict[str, pd.DataF
     assert pooled["value"].iloc[0] == pytest.approx(pooled["value"].iloc[1])
     with pytest.raises(ev.EvalError, match=r"unknown 'team.nope'.* or one of the mode's \d+ team"):
         ev.system_metrics(g, ["team.nope"], bootstrap=20)
+    from marl_bgs_eval.compare import _names
+    from marl_bgs_eval.measures import GENERIC
+
+    with pytest.raises(ev.EvalError, match=r"unknown 'nope'; expected one of \['win_rate'"):
+        _names(["nope"], dict(GENERIC), {})  # a mode without team measures
 
 
 def test_full_metrics_add_up_on_played_games(played: dict[str, pd.DataFrame]) -> None:

@@ -145,9 +145,25 @@ def test_the_data_wheel_installs_the_release_where_pop_names_find_it(
     (damaged / "ippo-ff.mbgs").write_bytes(b"not the file")
     with pytest.raises(TournamentError, match=r"pop:ippo-ff: .* holds 12 bytes"):
         build_wheel(damaged, tmp_path / "d2")
-    with pytest.raises(TournamentError, match=r"^version: expected a release number"):
-        build_wheel(tiny_release, tmp_path / "d2", "one")
+    for bad in ("one", "0.1.0\n", '0.1"\nreadme = "x'):
+        with pytest.raises(TournamentError, match=r"^version: expected a release number"):
+            build_wheel(tiny_release, tmp_path / "d2", bad)
     assert not (tmp_path / "d2").exists()
+    # a release's budget is text: it cannot add settings to the wheel's project or code to it
+    hostile = tmp_path / "hostile"
+    shutil.copytree(tiny_release, hostile)
+    index = json.loads((hostile / RELEASE_FILE).read_text())
+    index["budget"] = 'x"\nreadme = "/etc/hostname"\n#"""+1'
+    (hostile / RELEASE_FILE).write_text(json.dumps(index))
+    with zipfile.ZipFile(build_wheel(hostile, tmp_path / "d3")) as wheel:
+        assert sorted(n for n in wheel.namelist() if "dist-info" not in n) == [
+            "marl_bgs_population/__init__.py", *(f"marl_bgs_population/release/{name}" for name
+            in ("ippo-ff-at-16.mbgs", "ippo-ff.mbgs", "release.json"))]  # fmt: skip
+        metadata = wheel.read("marl_bgs_population-0.1.0.dist-info/METADATA").decode()
+        assert "Description-Content-Type" not in metadata
+        assert "hostname" in metadata.split("Summary: ", 1)[1].split("\nRequires", 1)[0]
+        init = wheel.read("marl_bgs_population/__init__.py").decode()
+        assert "hostname" not in init
 
 
 @pytest.mark.parametrize(

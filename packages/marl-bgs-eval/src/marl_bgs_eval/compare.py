@@ -68,9 +68,12 @@ def _names(
     for m in measures:
         if not isinstance(m, str) or m not in catalog:
             hint = did_you_mean(m, catalog)
-            also = f", or one of the mode's {len(more)} team measures ({next(iter(more))}, ...)"
-            raise EvalError(f"measure: unknown {m!r}{hint}; expected one of {list(default)}"
-                            f"{also if more else ''}")  # fmt: skip
+            also = (
+                f", or one of the mode's {len(more)} team measures ({min(more)}, ...)"
+                if more
+                else ""
+            )
+            raise EvalError(f"measure: unknown {m!r}{hint}; expected one of {list(default)}{also}")
     return list(measures)
 
 

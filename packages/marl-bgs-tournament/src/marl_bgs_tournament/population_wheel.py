@@ -12,6 +12,7 @@ names check each member's size and sha256 again before opening it.
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 import subprocess
@@ -27,32 +28,34 @@ PACKAGE = "marl_bgs_population"
 RELEASE_DIR = "release"
 _VERSION = r"^\d+(\.\d+){1,3}$"
 
+# Every value goes in as a TOML basic string (JSON's escapes are TOML's): a release's budget is
+# text from its release.json and must stay text.
 PYPROJECT = """\
 [build-system]
 requires = ["hatchling>=1.25"]
 build-backend = "hatchling.build"
 
 [project]
-name = "{name}"
-version = "{version}"
-description = "The MARL-BattleGrounds population ({budget} budget, {count} members) as pop: names."
+name = {name}
+version = {version}
+description = {description}
 requires-python = ">=3.11"
 license = "Apache-2.0"
 dependencies = ["marl-bgs-tournament>=0.1,<0.2"]
 
 [tool.hatch.build.targets.wheel]
-packages = ["{package}"]
+packages = [{package}]
 """
 
-INIT = '''"""The MARL-BattleGrounds population ({budget} budget): `RELEASE` is its release folder,
-read by `pop:<member>` names (marl_bgs_tournament.population)."""
+INIT = '''"""The MARL-BattleGrounds population: `RELEASE` is its release folder, read by
+`pop:<member>` names (marl_bgs_tournament.population)."""
 
 from pathlib import Path
 
-RELEASE = Path(__file__).parent / "{release}"
+RELEASE = Path(__file__).parent / "release"
 '''
 
-BUILD = "import sys, hatchling.build; print(hatchling.build.build_wheel(sys.argv[1]))"
+BUILD = "import sys, hatchling.build; hatchling.build.build_wheel(sys.argv[1])"
 
 
 def installed_release() -> Path | None:
@@ -71,27 +74,34 @@ def build_wheel(release: str | Path, out: str | Path, version: str | None = None
 
     release, out = Path(release), Path(out)
     version = version or installed_version("marl-bgs-tournament")
-    if not re.match(_VERSION, version):
+    if not isinstance(version, str) or not re.fullmatch(_VERSION, version):
         raise TournamentError(f"version: expected a release number like 0.1.0, got {version!r}")
-    index = read_release(release)
-    files = [member_file(m, release) for m in index["members"]]  # sizes and hashes checked
+    if out.exists() and not out.is_dir():
+        raise TournamentError(f"out: {out} is not a folder")
+    names = [member_file(m, release).name for m in read_release(release)["members"]]
     with tempfile.TemporaryDirectory(prefix="marl-bgs-population-") as tmp:
         project = Path(tmp)
         data = project / PACKAGE / RELEASE_DIR
         data.mkdir(parents=True)
-        for path in [release / RELEASE_FILE, *files]:
-            shutil.copyfile(path, data / path.name)
-        fields = {"name": DISTRIBUTION, "version": version, "budget": index["budget"],
-                  "count": len(files), "package": PACKAGE, "release": RELEASE_DIR}  # fmt: skip
-        (project / "pyproject.toml").write_text(PYPROJECT.format(**fields))
-        (project / PACKAGE / "__init__.py").write_text(INIT.format(**fields))
+        for name in [RELEASE_FILE, *names]:
+            shutil.copyfile(release / name, data / name)
+        index = read_release(data)  # the copies are what goes in: checked again
+        for member in index["members"]:
+            member_file(member, data)
+        text = f"The MARL-BattleGrounds population ({index['budget']} budget) as pop: names."
+        fields = {"name": DISTRIBUTION, "version": version, "description": text,
+                  "package": PACKAGE}  # fmt: skip
+        toml = {k: json.dumps(v, ensure_ascii=False) for k, v in fields.items()}
+        (project / "pyproject.toml").write_text(PYPROJECT.format(**toml))
+        (project / PACKAGE / "__init__.py").write_text(INIT)
         dist = project / "dist"
         done = subprocess.run([sys.executable, "-c", BUILD, str(dist)], cwd=project,
-                              capture_output=True, text=True, check=False)  # fmt: skip
-        if done.returncode:
+                              capture_output=True, text=True, check=False,
+                              timeout=600)  # fmt: skip
+        built = sorted(dist.glob("*.whl")) if dist.is_dir() else []
+        if done.returncode or len(built) != 1:
             raise TournamentError(f"wheel: hatchling failed:\n{done.stderr[-2000:]}")
-        built = dist / done.stdout.strip().splitlines()[-1]
         out.mkdir(parents=True, exist_ok=True)
-        target = out / built.name
-        shutil.copyfile(built, target)
+        target = out / built[0].name
+        shutil.copyfile(built[0], target)
     return target

@@ -89,7 +89,8 @@ def _team_measures(folder: Path) -> pd.DataFrame:
         names = list(mode_parts(results.mode_of(games)).team_measures())
         return system_metrics(games, names, bootstrap=1) if names else pd.DataFrame()
     except EvalError as err:
-        raise TournamentError(f"season {str(folder)!r}: {err}") from None
+        raise TournamentError(f"season {str(folder)!r}: {err} (--no-team-measures screens "
+                              f"measures.csv alone)") from None  # fmt: skip
 
 
 def zero_shot(
