@@ -115,9 +115,9 @@ def data_batch(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Run], lis
 
 
 def test_layouts_shaping_and_mixes_train_as_their_runs_alone(data_batch):
-    """A run of each kind (another shaping weight, other maps, another opponent mix: none the
-    first of its program) equals its config trained alone (to rounding, as above), and each run
-    played its own maps with its own reward."""
+    """A run of each kind (another shaping weight and other maps, neither the first of their
+    program; another opponent mix, a program of its own) equals its config trained alone (to
+    rounding, as above), and each run played its own maps with its own reward."""
     runs, states = data_batch
     for i in (1, 2, 5):  # each trained alone is a program of its own: a few seconds each
         assert_trains_as_alone(runs[i], states[i])
