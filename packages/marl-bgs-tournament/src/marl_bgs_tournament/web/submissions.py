@@ -238,17 +238,18 @@ class Submissions:
 
     def _run(self, sid: str) -> None:
         token = self._tokens.get(sid)
+        final = {"state": "done", "message": ""}
         try:
             status = self.status(sid)
             self._update(sid, state="running")
             self.runner(self.season_dir, self.folder / sid / STORED, status["team"], token)
         except Exception as err:  # the runner's failure is this submission's, not the service's
-            self._try_update(sid, state="failed", message=public_message(err))
-        else:
-            self._try_update(sid, state="done", message="")
+            final = {"state": "failed", "message": public_message(err)}
         finally:
+            # gone before the status says the submission finished (a poller may look at once)
             (self.folder / sid / STORED).unlink(missing_ok=True)
             self._tokens.pop(sid, None)
+        self._try_update(sid, **final)
 
     def join(self) -> None:
         """Wait until every queued submission has run (for tests and shutdown)."""
