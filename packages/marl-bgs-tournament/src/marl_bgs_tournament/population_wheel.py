@@ -47,12 +47,12 @@ dependencies = ["marl-bgs-tournament>=0.1,<0.2"]
 packages = [{package}]
 """
 
-INIT = '''"""The MARL-BattleGrounds population: `RELEASE` is its release folder, read by
+INIT = f'''"""The MARL-BattleGrounds population: `RELEASE` is its release folder, read by
 `pop:<member>` names (marl_bgs_tournament.population)."""
 
 from pathlib import Path
 
-RELEASE = Path(__file__).parent / "release"
+RELEASE = Path(__file__).parent / "{RELEASE_DIR}"
 '''
 
 BUILD = "import sys, hatchling.build; hatchling.build.build_wheel(sys.argv[1])"
