@@ -21,6 +21,7 @@ from marl_bgs_tournament.season import (
     ORGANISERS,
     admission,
     elo_games,
+    entrant,
     read_season,
     settings_of,
 )
@@ -459,6 +460,16 @@ def test_the_rulebook_and_one_seat_per_team_guard_the_field(mix_files, mix_origi
     twin = exported("mix0b", "team-mix0", [4])
     with pytest.raises(TournamentError, match="one seat per team"):
         run_season([mix_files["mix0"], twin], tmp_path / "s2", SMALL)
+    # A file may not claim the organisers' team (no token, any number of seats): two files
+    # whose manifests name it are refused before anything is played, as is one entered
+    # under it by name (a challenge); released members (pop:) and built-in Systems may.
+    posers = [exported(f"poser{i}", ORGANISERS, [4]) for i in range(2)]
+    with pytest.raises(TournamentError, match=r"'poser0'.s team is 'organisers'"):
+        run_season(posers, tmp_path / "s3", SMALL)
+    assert not (tmp_path / "s3").exists()
+    with pytest.raises(TournamentError, match="kept for the built-in Systems"):
+        entrant(mix_files["mix0"], team=ORGANISERS)
+    assert entrant("tdm-beta").team == ORGANISERS
 
 
 def test_a_season_of_another_mode_or_a_busy_folder_is_refused(season, mix_files, tmp_path):

@@ -286,6 +286,19 @@ def member_file(member: str, folder: str | Path | None = None) -> Path:
     return path
 
 
+def is_released(path: Path) -> bool:
+    """Whether `path` is a member's System file of the release in its own folder (listed in
+    that folder's `release.json`, its size and sha256 as listed)."""
+    try:
+        members = read_release(path.parent)["members"]
+        return any(
+            e["file"] == path.name and member_file(m, path.parent) == path
+            for m, e in members.items()
+        )
+    except TournamentError:
+        return False
+
+
 def population_system(member: str) -> System:
     """`pop:<member>`: a released member's System (the `marl_bgs_eval.system_prefixes` entry)."""
     try:

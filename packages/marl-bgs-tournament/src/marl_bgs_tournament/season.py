@@ -132,7 +132,10 @@ def entrant(ref: str | Path, team: str | None = None, mode: str = "tdm") -> Entr
     """A System file (`*.mbgs`: name and team from its manifest, which is checked here; its
     programs are loaded only in the sandbox; `pop:<member>` is the released member's file) or a
     registered System name (team `organisers`
-    unless given), either playing `mode` (the season's)."""
+    unless given), either playing `mode` (the season's). Only built-in Systems and released
+    members (`pop:` names, or a member's file in its release folder) play for the organisers'
+    team, which is exempt from tokens and the one-seat rule: any other System file whose
+    manifest or `team` names it is refused."""
     text = str(ref)
     mode_id = modes.kit(mode).id
     if text.startswith("pop:"):  # a released member enters as its (checked) System file
@@ -140,9 +143,16 @@ def entrant(ref: str | Path, team: str | None = None, mode: str = "tdm") -> Entr
 
         text = str(member_file(text.removeprefix("pop:")))
     if text.endswith(SUFFIX):
+        from marl_bgs_tournament.population import is_released
+
         path = Path(text)
         manifest = read_manifest(path)
         name = check_name(manifest["name"], "name")
+        if (team or manifest["team"]) == ORGANISERS and not is_released(path):
+            raise TournamentError(
+                f"field: {name!r}'s team is {ORGANISERS!r}, kept for the built-in Systems and the "
+                "released population; a System file enters under its own team"
+            )
         if manifest["mode"] != mode_id:
             raise TournamentError(
                 f"field: {name!r} plays {manifest['mode']}; this season plays {mode_id}"
