@@ -145,21 +145,13 @@ def entrant(ref: str | Path, team: str | None = None, mode: str = "tdm") -> Entr
     if text.endswith(SUFFIX):
         from marl_bgs_tournament.population import is_released
 
-        path = Path(text)
-        manifest = read_manifest(path)
-        name = check_name(manifest["name"], "name")
-        if (team or manifest["team"]) == ORGANISERS and not is_released(path):
+        e = _file_entrant(Path(text), team, mode_id)
+        if e.team == ORGANISERS and not is_released(Path(text)):
             raise TournamentError(
-                f"field: {name!r}'s team is {ORGANISERS!r}, kept for the built-in Systems and the "
-                "released population; a System file enters under its own team"
+                f"field: {e.name!r}'s team is {ORGANISERS!r}, kept for the built-in Systems and "
+                "the released population; a System file enters under its own team"
             )
-        if manifest["mode"] != mode_id:
-            raise TournamentError(
-                f"field: {name!r} plays {manifest['mode']}; this season plays {mode_id}"
-            )
-        source = f"file:{name}{SUFFIX}"  # stored under its (unique) entrant name
-        return Entrant(name, check_name(team or manifest["team"], "team"), source,
-                       file_sha256(path), None, path)  # fmt: skip
+        return e
     try:
         sys = ev.get_system(text).for_mode(mode_id)
     except ev.EvalError as err:
@@ -170,6 +162,19 @@ def entrant(ref: str | Path, team: str | None = None, mode: str = "tdm") -> Entr
             "Systems only"
         )
     return Entrant(sys.name, check_name(team or ORGANISERS, "team"), f"builtin:{text}", None, sys)
+
+
+def _file_entrant(path: Path, team: str | None, mode_id: str) -> Entrant:
+    """A System file as an entrant (its manifest checked; `team` or the manifest's)."""
+    manifest = read_manifest(path)
+    name = check_name(manifest["name"], "name")
+    if manifest["mode"] != mode_id:
+        raise TournamentError(
+            f"field: {name!r} plays {manifest['mode']}; this season plays {mode_id}"
+        )
+    source = f"file:{name}{SUFFIX}"  # stored under its (unique) entrant name
+    return Entrant(name, check_name(team or manifest["team"], "team"), source,
+                   file_sha256(path), None, path)  # fmt: skip
 
 
 def _write(path: Path, write: Callable[[Path], Any]) -> None:
@@ -535,4 +540,4 @@ def _member(folder: Path, name: str, record: dict[str, Any]) -> Entrant:
         raise TournamentError(f"season: member {name!r}'s file {where!r} is not in entrants/")
     if file_sha256(path) != info["sha256"]:
         raise TournamentError(f"season: member {name!r}'s file changed since it entered")
-    return entrant(path, info["team"], record["mode"])
+    return _file_entrant(path, info["team"], modes.kit(record["mode"]).id)  # admitted already
