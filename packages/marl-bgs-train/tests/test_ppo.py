@@ -117,12 +117,15 @@ def test_opponent_mix_draws_each_category_at_its_weight(trainer):
     assert not (pool[:, 6:] > 0).any()
 
 
+VARIED = LayoutVariation(dropout=0.3, variants=1)
+
+
 @pytest.mark.parametrize(
     ("preset", "changes"),
     [
         ("ippo-ff", {"sharing": "none", "frozen": True}),
         ("mappo-rnn", {"heads": "flat", "sharing": "class", "rosters": ("MWH", "RP")}),
-        ("mappo-ff", {"free_paths": 4, "layouts": LayoutVariation(dropout=0.3, variants=1)}),
+        ("mappo-ff", {"free_paths": 4, "route_field": True, "layouts": VARIED}),
     ],
 )
 def test_every_ppo_variant_trains_a_few_updates(preset, changes):

@@ -23,7 +23,8 @@ from marl_bgs_train.players import named_policy
 from marl_bgs_train.tdm.game import LayoutVariation
 from marl_bgs_train.testing import tensorboard_scalars, tiny_config
 
-CONFIG = tiny_config("ippo-rnn", free_paths=4)  # the System reads the added features too
+CONFIG = tiny_config("ippo-rnn", free_paths=4, route_field=True)  # the System reads the added
+# features too, the route from its own memory
 
 
 class StopError(Exception):
@@ -198,8 +199,10 @@ def test_a_run_saved_before_modes_free_paths_and_layouts_loads_as_team_deathmatc
     checkpoints.save_config(tmp_path, CONFIG)
     data = json.loads((tmp_path / "config.json").read_text())
     game = data.pop("game")
-    del data["mode"], game["free_paths"], game["layouts"]
+    del data["mode"], game["free_paths"], game["layouts"], game["route_field"]
     (tmp_path / "config.json").write_text(json.dumps({**data, **game}))
     loaded = checkpoints.load_config(tmp_path)
-    old = dataclasses.replace(CONFIG.game, free_paths=0, layouts=LayoutVariation())
+    old = dataclasses.replace(
+        CONFIG.game, free_paths=0, layouts=LayoutVariation(), route_field=False
+    )
     assert loaded == dataclasses.replace(CONFIG, game=old)

@@ -111,8 +111,15 @@ class TrainParts:
     check_layouts: Callable[[Any], Any] = _no_check  # layouts a run may play (never test ones)
     slots: Callable[[TeamInputs], jax.Array] = every_slot  # class id per own slot, 0: empty
     num_classes: int = 1  # class ids 1..num_classes (parameter groups of `sharing="class"`)
-    features: Callable[[jax.Array, Any], jax.Array] = lambda obs, game: obs[..., :0]  # extras
+    features: Callable[[jax.Array, Any, Any], jax.Array] = lambda obs, game, memory: obs[..., :0]
+    # (obs [n, A, D], game, memory [n, ...]) -> the inputs added to the scaled observation
     feature_width: Callable[[Any], int] = lambda game: 0  # the width `features` adds
+    feature_memory: Callable[[Any], Any] = lambda game: ()  # one game's empty memory for the
+    # features of one team (what is worked out once a game from its public map, say)
+    remember: Callable[[Any, Any, jax.Array, jax.Array], Any] = lambda game, memory, start, obs: (
+        memory
+    )  # (game, memory [n, ...], start [n], obs [n, A, D]) -> memory worked out for the games
+    # that start this tick
     starts: Callable[[BatchedEnv, Any], Starts] = lambda env, game: SamePool()
     game_end: Callable[[Any, dict[str, Any]], tuple[jax.Array, jax.Array]] = no_game_end
     validation: Any = None  # the default `ValidationSettings` (None: no validation panel)

@@ -60,13 +60,23 @@ class ActorSpec:
         make = self.parts.encoder
         return None if make is None else make()
 
-    def inputs(self, obs: jax.Array) -> jax.Array:
-        """A network's input [..., D + extra] from flat observations [..., D]: the observation
-        times `input_scale`, then the mode's added features (none at width 0)."""
+    def inputs(self, obs: jax.Array, memory: Any) -> jax.Array:
+        """A network's input [n, A, D + extra] from flat observations [n, A, D]: the
+        observation times `input_scale`, then the mode's added features (none at width 0),
+        which may read the games' feature `memory` (`remember`)."""
         scaled = obs * self.input_scale
         if self.parts.feature_width(self.game) == 0:
             return scaled
-        return jnp.concatenate([scaled, self.parts.features(obs, self.game)], axis=-1)
+        added = self.parts.features(obs, self.game, memory)
+        return jnp.concatenate([scaled, added], axis=-1)
+
+    def feature_memory(self) -> Any:
+        """One game's empty feature memory for one team."""
+        return self.parts.feature_memory(self.game)
+
+    def remember(self, memory: Any, start: jax.Array, obs: jax.Array) -> Any:
+        """The games' feature memory [n, ...] worked out where `start` [n] (their first tick)."""
+        return self.parts.remember(self.game, memory, start, obs)
 
     def groups(self, inputs: TeamInputs) -> jax.Array:
         """Each own agent's parameter group [n, A]."""
@@ -93,10 +103,12 @@ def team_forward(
 @jax.tree_util.register_dataclass
 @dataclass(frozen=True)
 class ActorMemory:
-    """One game's actor memory: the GRU state [A, H] and whether the next tick is the first."""
+    """One game's actor memory: the GRU state [A, H], whether the next tick is the first, and
+    what its added features keep of the game (`ActorSpec.remember`)."""
 
     carry: jax.Array
     first: jax.Array
+    features: Any = ()
 
 
 @cache
@@ -114,20 +126,24 @@ def network_act(
 
     def init(params: Any, key: jax.Array) -> ActorMemory:
         del params, key
-        return ActorMemory(jnp.zeros((spec.team_size, spec.hidden)), jnp.bool_(True))
+        return ActorMemory(
+            jnp.zeros((spec.team_size, spec.hidden)), jnp.bool_(True), spec.feature_memory()
+        )
 
     def act(
         params: Any, keys: jax.Array, memory: ActorMemory, inputs: TeamInputs
     ) -> tuple[jax.Array, Any]:
         group = spec.groups(inputs)
-        x = spec.inputs(inputs.obs)[:, None]
+        kept = spec.remember(memory.features, memory.first, inputs.obs)
+        x = spec.inputs(inputs.obs, kept)[:, None]
         carry, logits = team_forward(
             net, params, memory.carry, x, memory.first[:, None], group[:, None], per_game=False
         )
         masks = action_heads.masks(inputs.masks)
         logits = tuple(lg[:, 0] for lg in logits)
         picked = jax.vmap(lambda k, lg, m: heads.sample(k, lg, m, greedy))(keys, logits, masks)
-        return action_heads.to_env(picked.choices), ActorMemory(carry, jnp.zeros_like(memory.first))
+        after = ActorMemory(carry, jnp.zeros_like(memory.first), kept)
+        return action_heads.to_env(picked.choices), after
 
     return act, init
 

@@ -52,6 +52,7 @@ class RunnerState(PyTree):
     key: jax.Array  # uint32 key data (typed keys do not serialise)
     curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
+    features: Any  # each team's feature memory per game (`TrainParts.remember`; () without)
     reward_scale: RewardScale  # running statistics of returns (`reward_norm`)
     update: jax.Array  # int32: updates done
     steps: jax.Array  # int32: game steps done
@@ -135,11 +136,12 @@ class PPOTrainer(SelfPlay):
     # ---------------------------------------------------------------------------- acting
     def _network_actions(
         self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
-        key: jax.Array, per_game: bool,
+        key: jax.Array, per_game: bool, features: Any,
     ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
         """The actor samples legal actions for some games of one team (an opponent)."""
+        x = self._scale(inputs.obs, features)
         carry, logits = team_forward(
-            self.actor_net, params, carry, self._scale(inputs.obs)[:, None], start[:, None],
+            self.actor_net, params, carry, x[:, None], start[:, None],
             self._groups(inputs)[:, None], per_game,
         )  # fmt: skip
         masks = self.actor_spec.action_heads.masks(inputs.masks)
@@ -157,10 +159,11 @@ class PPOTrainer(SelfPlay):
             return self.input_size
         return self.env.spec.state_size + self.parts.feature_width(self.config.game)
 
-    def _critic_input(self, env_state: Any, inputs: TeamInputs) -> jax.Array:
+    def _critic_input(self, env_state: Any, inputs: TeamInputs, features: Any) -> jax.Array:
         if self.config.centralised_critic:
-            return self._scale(self.env.spec.team_slice(self.env.global_state(env_state), 0))
-        return self._scale(inputs.obs)
+            rows = self.env.spec.team_slice(self.env.global_state(env_state), 0)
+            return self._scale(rows, features)
+        return self._scale(inputs.obs, features)
 
     def _tick(
         self, state: RunnerState, key: jax.Array, hyper: Hyper
@@ -169,9 +172,10 @@ class PPOTrainer(SelfPlay):
         n = self.config.num_envs
         k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
         inputs_a, inputs_b = self._inputs(state.env_state)
+        features = self._feature_memory(state, inputs_a, inputs_b)
         group = self._groups(inputs_a)
-        x = self._scale(inputs_a.obs)
-        critic_x = self._critic_input(state.env_state, inputs_a)
+        x = self._scale(inputs_a.obs, features[0])
+        critic_x = self._critic_input(state.env_state, inputs_a, features[0])
         start = state.start[:, None]
         actor_carry, logits = team_forward(
             self.actor_net, state.actor, state.actor_carry, x[:, None], start, group[:, None], False
@@ -181,7 +185,7 @@ class PPOTrainer(SelfPlay):
         keys = jax.random.split(k_act, n)
         picked = jax.vmap(heads.sample)(keys, tuple(lg[:, 0] for lg in logits), masks)
         b_actions, opponents = self._opponent_actions(
-            state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
+            state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp, features[1]
         )
         a_actions, teammate = self._with_teammate(
             self.actor_spec.action_heads.to_env(picked.choices), state.teammate, inputs_a, k_mate
@@ -206,6 +210,7 @@ class PPOTrainer(SelfPlay):
             critic_carry=critic_carry,
             opponents=played.opponents,
             teammate=played.teammate,
+            features=features,
             reward_scale=played.reward_scale,
         )
         return state, transition
@@ -224,8 +229,10 @@ class PPOTrainer(SelfPlay):
     def _last_value(self, state: RunnerState) -> jax.Array:
         """The critic's value of the state after a rollout (the GAE bootstrap)."""
         inputs_a, _ = self._inputs(state.env_state)
+        features, _ = self._feature_memory(state, inputs_a, None)
         group = self._groups(inputs_a)
-        return self._values(state, self._critic_input(state.env_state, inputs_a), group)[1]
+        critic_x = self._critic_input(state.env_state, inputs_a, features)
+        return self._values(state, critic_x, group)[1]
 
     def _losses(
         self, actor: Any, critic: Any, batch: dict[str, Any], hyper: Hyper

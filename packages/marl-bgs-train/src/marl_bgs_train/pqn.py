@@ -48,6 +48,7 @@ class PQNState(PyTree):
     key: jax.Array  # uint32 key data
     curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
+    features: Any  # each team's feature memory per game (`TrainParts.remember`; () without)
     reward_scale: RewardScale  # running statistics of returns (`reward_norm`)
     update: jax.Array
     steps: jax.Array
@@ -114,7 +115,10 @@ class PQNTrainer(QLearner):
         first = state
         state, traj, key, k_epochs = self._rollout(state, hyper)
         inputs_a, _ = self._inputs(state.env_state)
-        _, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
+        features, _ = self._feature_memory(state, inputs_a, None)
+        _, values, mask = self._values(
+            state.actor, state.carry, inputs_a, state.start, False, features
+        )
         last_weight = self._weight(inputs_a)
         last_team = vdn(masking.greedy_value(values, mask), last_weight)
         targets = self.targets(traj, last_team, hyper["td_lambda"])

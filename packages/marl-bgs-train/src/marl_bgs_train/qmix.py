@@ -105,6 +105,7 @@ class QMIXState(PyTree):
     key: jax.Array
     curriculum: Any  # where new games start (the mode's `Starts`: a curriculum's stage)
     teammate: Any  # the frozen teammate's memory per game (() without one)
+    features: Any  # each team's feature memory per game (`TrainParts.remember`; () without)
     reward_scale: RewardScale  # running statistics of returns (`reward_norm`)
     update: jax.Array
     steps: jax.Array
@@ -171,9 +172,10 @@ class QMIXTrainer(QLearner):
     def _store(self, replay: Replay, first: QMIXState, after: QMIXState, traj: Any) -> Replay:
         """The rollout's sequences (game-major, with the tick after them) into the ring."""
         inputs, _ = self._inputs(after.env_state)
+        features, _ = self._feature_memory(after, inputs, None)
         (mask,) = self.actor_spec.action_heads.masks(inputs.masks)
         last = {
-            "x": self._scale(inputs.obs),
+            "x": self._scale(inputs.obs, features),
             "mask": mask,
             "team_state": self._team_state(after.env_state),
             "group": self._groups(inputs),

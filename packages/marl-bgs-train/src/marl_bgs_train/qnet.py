@@ -69,11 +69,13 @@ class QLearner(SelfPlay):
         return cfg.epsilon_finish + (cfg.epsilon_start - cfg.epsilon_finish) * left
 
     def _values(
-        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array, per_game: bool
-    ) -> tuple[jax.Array, jax.Array, jax.Array]:
+        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
+        per_game: bool, features: Any,
+    ) -> tuple[jax.Array, jax.Array, jax.Array]:  # fmt: skip
         """One tick of the Q-network for some games: (memory, values [n, A, flat], mask)."""
+        x = self._scale(inputs.obs, features)
         carry, (values,) = team_forward(
-            self.q_net, params, carry, self._scale(inputs.obs)[:, None], start[:, None],
+            self.q_net, params, carry, x[:, None], start[:, None],
             self._groups(inputs)[:, None], per_game,
         )  # fmt: skip
         (mask,) = self.actor_spec.action_heads.masks(inputs.masks)
@@ -81,10 +83,10 @@ class QLearner(SelfPlay):
 
     def _network_actions(
         self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
-        key: jax.Array, per_game: bool,
+        key: jax.Array, per_game: bool, features: Any,
     ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
         """A network opponent: epsilon-greedy at the final exploration rate."""
-        carry, values, mask = self._values(params, carry, inputs, start, per_game)
+        carry, values, mask = self._values(params, carry, inputs, start, per_game, features)
         choice = masking.epsilon_greedy(key, values, mask, jnp.float32(self._config.epsilon_finish))
         return carry, self.actor_spec.action_heads.to_env(choice[..., None])
 
@@ -93,10 +95,13 @@ class QLearner(SelfPlay):
         finished games restart (`state` has the fields PQN's and QMIX's states share)."""
         k_act, k_opp, k_play, k_mate, k_fresh = jax.random.split(key, 5)
         inputs_a, inputs_b = self._inputs(state.env_state)
-        carry, values, mask = self._values(state.actor, state.carry, inputs_a, state.start, False)
+        features = self._feature_memory(state, inputs_a, inputs_b)
+        carry, values, mask = self._values(
+            state.actor, state.carry, inputs_a, state.start, False, features[0]
+        )
         choice = masking.epsilon_greedy(k_act, values, mask, self.epsilon(state.steps))
         b_actions, opponents = self._opponent_actions(
-            state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp
+            state.actor, state.copies, state.opponents, state.start, inputs_b, k_opp, features[1]
         )
         a_actions, teammate = self._with_teammate(
             self.actor_spec.action_heads.to_env(choice[..., None]), state.teammate, inputs_a, k_mate
@@ -105,7 +110,7 @@ class QLearner(SelfPlay):
             state, a_actions, b_actions, opponents, teammate, k_play, k_fresh, hyper
         )
         transition = QTransition(
-            x=self._scale(inputs_a.obs),
+            x=self._scale(inputs_a.obs, features[0]),
             mask=mask if self.keeps_state else mask[..., :0],
             team_state=self._team_state(state.env_state),
             choice=choice,
@@ -119,6 +124,7 @@ class QLearner(SelfPlay):
             carry=carry,
             opponents=played.opponents,
             teammate=played.teammate,
+            features=features,
             reward_scale=played.reward_scale,
         )
         return state, transition

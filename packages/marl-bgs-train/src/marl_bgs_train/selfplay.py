@@ -218,15 +218,35 @@ class SelfPlay:
             "copies_saved": jnp.int32(0),
             "curriculum": first,
             "teammate": self.split_games(self._teammate_memory(k_opp)),
+            "features": self._empty_feature_memory(),
             "reward_scale": dataclasses.replace(scale, returns=self.split_games(scale.returns)),
             "key": jax.random.key_data(key),
             "update": jnp.int32(0),
             "steps": jnp.int32(0),
         }
 
-    def _scale(self, x: jax.Array) -> jax.Array:
-        """Observations (or global-state rows) as the networks read them."""
-        return self.actor_spec.inputs(x)
+    def _scale(self, x: jax.Array, memory: Any) -> jax.Array:
+        """Observations (or global-state rows) [n, A, D] as the networks read them, with the
+        mode's added features from the games' feature `memory` of that team."""
+        return self.actor_spec.inputs(x, memory)
+
+    def _empty_feature_memory(self) -> tuple[Any, Any]:
+        """Each team's feature memory for every game before any is worked out (team B's
+        empty where the env plays it)."""
+        one = self.actor_spec.feature_memory()
+        n = self._config.num_envs
+        every = self.split_games(jax.tree.map(lambda a: jnp.broadcast_to(a, (n, *a.shape)), one))
+        return every, every if self.self_play else ()
+
+    def _feature_memory(
+        self, state: Any, inputs_a: TeamInputs, inputs_b: TeamInputs | None
+    ) -> tuple[Any, Any]:
+        """Each team's feature memory with the games that start this tick worked out."""
+        memory_a, memory_b = state.features
+        memory_a = self.actor_spec.remember(memory_a, state.start, inputs_a.obs)
+        if inputs_b is not None:
+            memory_b = self.actor_spec.remember(memory_b, state.start, inputs_b.obs)
+        return memory_a, memory_b
 
     @property
     def input_size(self) -> int:
@@ -235,10 +255,11 @@ class SelfPlay:
 
     def _network_actions(
         self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
-        key: jax.Array, per_game: bool,
+        key: jax.Array, per_game: bool, features: Any,
     ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
         """A learner's network for one team of some games: (memory [n, A, H], actions
-        [n, A, heads]); `per_game`: `params` has a leading game axis."""
+        [n, A, heads]); `per_game`: `params` has a leading game axis; `features` the games'
+        feature memory."""
         raise NotImplementedError
 
     def opponents_init(self, key: jax.Array, hidden: int) -> Opponents:
@@ -281,11 +302,12 @@ class SelfPlay:
 
     def _opponent_actions(
         self, params: Any, copies: Any, opp: Opponents, start: jax.Array,
-        inputs: TeamInputs | None, key: jax.Array,
+        inputs: TeamInputs | None, key: jax.Array, features: Any,
     ) -> tuple[jax.Array, Opponents]:  # fmt: skip
         """Team B's actions [N, A, heads], each slice of games from its own player: `params` the
         learner's current weights, `copies` its saved copies [K, ...], `start` [N] the games
-        whose tick starts an episode, `inputs` team B's (None: the env plays team B)."""
+        whose tick starts an episode, `inputs` team B's (None: the env plays team B) and
+        `features` its feature memory."""
         if inputs is None:  # the env plays team B: no actions to add
             heads = len(self.env.spec.action_heads)
             return jnp.zeros((opp.kind.shape[0], 0, heads), jnp.int32), opp
@@ -297,8 +319,9 @@ class SelfPlay:
 
         def network(weights: Any, lo: int, hi: int, k: jax.Array, per_game: bool) -> None:
             carry, acted = self._network_actions(
-                weights, opp.carry[lo:hi], part(inputs, lo, hi), start[lo:hi], k, per_game
-            )
+                weights, opp.carry[lo:hi], part(inputs, lo, hi), start[lo:hi], k, per_game,
+                part(features, lo, hi),
+            )  # fmt: skip
             actions.append(acted)
             carries.append(carry)
 

@@ -35,7 +35,7 @@ def overlap_pairs(pos: jnp.ndarray, solid: jnp.ndarray) -> jnp.ndarray:
     return close & solid[:, None] & solid[None, :] & ~jnp.eye(pos.shape[0], dtype=bool)
 
 
-def _path(
+def path_past(
     start: jnp.ndarray, step: jnp.ndarray, obstacles: Obstacles, near: jnp.ndarray
 ) -> tuple[jnp.ndarray, ...]:
     """Each body's path past the obstacles: straight, else sliding along x or y.
@@ -96,7 +96,7 @@ def move(
     `near` is the map's table of obstacles near each cell (`geometry.near_table`, kept in the
     game state; computed here when not given).
 
-    Bodies move at the same time, each at constant velocity along its path (`_path`) during the
+    Bodies move at the same time, each at constant velocity along its path (`path_past`) during the
     tick (t from 0 to 1). Events are resolved in time order: a body stops for the rest of the tick
     where it touches an obstacle or the border, or the moment it walks into a solid body (both
     solid); bodies whose events fall at the same moment stop together. No slot order enters.
@@ -105,7 +105,7 @@ def move(
     """
     step = jnp.asarray(MOVE_VECTORS)[world_move] * (speed * mobile)[:, None]
     near = near_table(obstacles) if near is None else near
-    vx, vy, reach = _path(start, step, obstacles, near)
+    vx, vy, reach = path_past(start, step, obstacles, near)
     moving = (vx != 0.0) | (vy != 0.0)
     n = start.shape[0]
     bx, by = start[:, 0], start[:, 1]

@@ -92,6 +92,7 @@ class TDMGame:
     ADDED_SETTINGS: ClassVar[dict[str, Any]] = {
         "free_paths": 0,
         "layouts": to_dict(LayoutVariation()),
+        "route_field": False,
     }
 
     maps: tuple[int, ...] = TRAINING_MAPS  # never a test map
@@ -102,6 +103,7 @@ class TDMGame:
     layouts: LayoutVariation = field(default_factory=LayoutVariation)
     curriculum: tuple[Stage, ...] = ()  # stages replace maps, rosters and winning_score
     free_paths: int = 0  # directions of the free-path feature added to the input (0: none)
+    route_field: bool = False  # the walking-distance inputs to the enemy's side (`features`)
 
 
 def check_training_maps(maps: Any) -> tuple[int | str, ...]:
@@ -138,6 +140,8 @@ def check(game: TDMGame) -> TDMGame:
     check_training_maps(game.maps)
     if not 0 <= game.free_paths <= 64:
         raise ConfigError(f"game.free_paths: must be in 0-64 directions, got {game.free_paths}")
+    if not isinstance(game.route_field, bool):
+        raise ConfigError(f"game.route_field: must be true or false, got {game.route_field!r}")
     if not 0.0 <= game.layouts.dropout < 1.0:
         raise ConfigError(f"game.layouts.dropout: must be in [0, 1), got {game.layouts.dropout}")
     if game.layouts.variants < 1:

@@ -19,10 +19,9 @@ from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.lifecycle import terminal_reward
 from marl_bgs_train.config import ValidationSettings
 from marl_bgs_train.modes import TrainParts
-from marl_bgs_train.tdm import rewards
+from marl_bgs_train.tdm import features, rewards
 from marl_bgs_train.tdm.actions import HEADS
 from marl_bgs_train.tdm.curriculum import TDMStarts
-from marl_bgs_train.tdm.features import features
 from marl_bgs_train.tdm.game import (
     VALIDATION_PANEL_MAPS,
     RewardSettings,
@@ -119,8 +118,10 @@ PARTS = TrainParts(
     trained_layouts=trained_maps,
     slots=roster_classes,
     num_classes=5,
-    features=features,
-    feature_width=lambda game: game.free_paths,
+    features=features.features,
+    feature_width=features.feature_width,
+    feature_memory=features.feature_memory,
+    remember=features.remember,
     starts=TDMStarts,
     game_end=game_end,
     validation=ValidationSettings(

@@ -52,10 +52,10 @@ def heads(game: BridgeGame) -> ActionHeads:
     return flat_heads(size, lambda choice: choice[..., None], lambda actions: actions[..., 0])
 
 
-def marine_ids(obs: jax.Array, game: BridgeGame) -> jax.Array:
+def marine_ids(obs: jax.Array, game: BridgeGame, memory: Any) -> jax.Array:
     """A one-hot Marine id [..., 5, 5] for inputs [..., 5, D] (the Marines share one
     observation; the id tells a shared network which one acts)."""
-    del game
+    del game, memory
     return jnp.broadcast_to(jnp.eye(NUM_FRIENDS), (*obs.shape[:-1], NUM_FRIENDS))
 
 

@@ -11,6 +11,9 @@ within a few ticks of a new goal.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -36,7 +39,7 @@ _CENTRES = np.stack(
     np.meshgrid(np.arange(SHAPE[0]) + 0.5, np.arange(SHAPE[1]) + 0.5, indexing="ij"), axis=-1
 ).astype(np.float32)  # [20, 10, 2]
 # Where a cell may be stood for: its centre first, then four points around it.
-_OFFSETS = np.array([(0, 0), (0.3, 0.3), (-0.3, 0.3), (0.3, -0.3), (-0.3, -0.3)], np.float32)
+OFFSETS = np.array([(0, 0), (0.3, 0.3), (-0.3, 0.3), (0.3, -0.3), (-0.3, -0.3)], np.float32)
 
 # points [20, 10, 2], step lengths [20, 10, 8] (FAR where no step), near-obstacle table
 # (`geometry.near_table`)
@@ -50,8 +53,9 @@ def _shift(a: jax.Array, dx: int, dy: int, fill: float | bool) -> jax.Array:
     return padded[1 + dx : 1 + dx + SHAPE[0], 1 + dy : 1 + dy + SHAPE[1]]
 
 
-def terrain(obs: Obstacles) -> Terrain:
-    """Each cell's point (`_OFFSETS`; the centre where nothing fits), the length of the step
+def terrain(obs: Obstacles, offsets: np.ndarray = OFFSETS) -> Terrain:
+    """Each cell's point (the first of `offsets` from its centre where a body fits, default
+    `OFFSETS`; the centre where nothing fits), the length of the step
     from it to the neighbour's point in each direction of `STEPS` (FAR where a body cannot walk
     it straight: both points fit and a body walks each half of the segment to its midpoint
     without touching an obstacle, exact by `sweep_reach`, each half tested against the obstacles
@@ -60,7 +64,7 @@ def terrain(obs: Obstacles) -> Terrain:
     # The obstacles near each cell (all a body within reach of the cell can touch), [20, 10, 12].
     centres = jnp.asarray(_CENTRES)
     local = near_obstacles(centres[..., 0], centres[..., 1], obs, near)
-    trials = centres[:, :, None, :] + jnp.asarray(_OFFSETS)  # [20, 10, 5, 2]
+    trials = centres[:, :, None, :] + jnp.asarray(offsets)  # [20, 10, offsets, 2]
     ok = body_fits(trials, jax.tree.map(lambda f: f[:, :, None], local))
     fits = jnp.any(ok, axis=-1)
     first = jnp.argmax(ok, axis=-1)
@@ -88,21 +92,26 @@ def empty_terrain() -> Terrain:
 
 def prepare(ready: jax.Array, grid: Terrain, obs: Obstacles) -> Terrain:
     """Batched [n]: each game's `terrain`, worked out for the games not `ready` (their first
-    tick), `BATCH` games at a time in a loop that runs no round on a tick where no game starts
-    (the grid is updated in place, never copied)."""
-    n = ready.shape[0]
-    need = ~ready
+    tick) by `refresh`."""
+    return refresh(~ready, grid, terrain, obs)
+
+
+def refresh(need: jax.Array, kept: Any, make: Callable[[Any], Any], inputs: Any) -> Any:
+    """Batched [n]: `kept` with the games that `need` it replaced by `make` of their `inputs`
+    (one game's), `BATCH` games at a time in a loop that runs no round on a tick where no game
+    needs it (`kept` is updated in place, never copied). For what is worked out once a game."""
+    n = need.shape[0]
     size = min(BATCH, n)
     order = jnp.nonzero(need, size=n, fill_value=n)[0]  # the games to work out first
     order = jnp.concatenate([order, jnp.full(size, n, order.dtype)])  # a last round's padding
 
-    def one_round(k: jax.Array, grid: Terrain) -> Terrain:
+    def one_round(k: jax.Array, kept: Any) -> Any:
         idx = jax.lax.dynamic_slice(order, (k * size,), (size,))
-        fresh = jax.vmap(terrain)(jax.tree.map(lambda a: a[jnp.minimum(idx, n - 1)], obs))
-        return jax.tree.map(lambda g, f: g.at[idx].set(f, mode="drop"), grid, fresh)
+        fresh = jax.vmap(make)(jax.tree.map(lambda a: a[jnp.minimum(idx, n - 1)], inputs))
+        return jax.tree.map(lambda g, f: g.at[idx].set(f, mode="drop"), kept, fresh)
 
     rounds = (jnp.sum(need) + size - 1) // size
-    return jax.lax.fori_loop(0, rounds, one_round, grid)
+    return jax.lax.fori_loop(0, rounds, one_round, kept)
 
 
 def relax(field: jax.Array, grid: Terrain, goal: jax.Array) -> jax.Array:
@@ -112,8 +121,16 @@ def relax(field: jax.Array, grid: Terrain, goal: jax.Array) -> jax.Array:
     points, steps, _ = grid
     straight = length(points - goal)
     seed = jnp.where((straight <= 1.5) & jnp.any(steps < FAR, axis=-1), straight, FAR)
+    return sweep(field, grid, seed, SWEEPS)
+
+
+def sweep(field: jax.Array, grid: Terrain, seed: jax.Array, sweeps: int) -> jax.Array:
+    """One game: `sweeps` relaxation sweeps of the walking-distance field [20, 10] from `field`,
+    each cell at most its `seed` value (its distance to the goal where it is one, FAR
+    elsewhere) and at most a neighbour's value plus the step between their points."""
+    steps = grid[1]
     out = field
-    for _ in range(SWEEPS):
+    for _ in range(sweeps):
         best = seed
         for k, (dx, dy) in enumerate(STEPS):
             best = jnp.minimum(best, _shift(out, dx, dy, FAR) + steps[..., k])
@@ -121,10 +138,9 @@ def relax(field: jax.Array, grid: Terrain, goal: jax.Array) -> jax.Array:
     return out
 
 
-def walking(field: jax.Array, grid: Terrain, at: jax.Array) -> jax.Array:
+def walking(field: jax.Array, points: jax.Array, at: jax.Array) -> jax.Array:
     """Walking distance [...] from points `at` [..., 2] to the goal: through the best point of
-    the four nearest cells (FAR where none is reachable)."""
-    points, _, _ = grid
+    the four nearest cells (`points`, the terrain's first part; FAR where none is reachable)."""
     base = jnp.floor(at - 0.5).astype(jnp.int32)
     best = jnp.full(at.shape[:-1], FAR, jnp.float32)
     for ox, oy in ((0, 0), (1, 0), (0, 1), (1, 1)):

@@ -150,7 +150,7 @@ def choose(
     # Agents heading for the team's goal follow the walking distances to it; others go straight
     # at their own goal where the way is clear, else along the route to the team's goal (a
     # little worse than any clear way, so they round obstacles to see their goal).
-    walk = route.walking(field, grid, q)
+    walk = route.walking(field, grid[0], q)
     known_way = walk < route.FAR - 1.0
     routed = jnp.where(known_way, -jnp.abs(walk - wanted[:, None]), -d_goal)
     far = d_goal > wanted[:, None] + 0.5
