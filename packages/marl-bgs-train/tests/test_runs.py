@@ -9,6 +9,7 @@ import dataclasses
 import json
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -20,6 +21,7 @@ from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
 from marl_bgs_train.hypers import program_config
 from marl_bgs_train.players import named_policy
+from marl_bgs_train.tdm import features
 from marl_bgs_train.tdm.game import LayoutVariation
 from marl_bgs_train.testing import tensorboard_scalars, tiny_config
 
@@ -116,9 +118,14 @@ def test_a_run_is_a_system_that_plays_legal_actions(finished):
     inputs = team_inputs(env, state)[1]  # it may play team B too: inputs are in its own frame
     assert system.params is not None  # its weights are data: one program for every checkpoint
     # as an evaluation System (weights bound) and as a frozen player of a training run
+    empty = jax.tree.map(lambda a: jnp.broadcast_to(a, (3, *a.shape)), features.route_memory())
+    route = features.remember_route(empty, jnp.ones(3, bool), inputs.obs)
     for player in (system.bind(system.params), named_policy(f"ckpt:{finished}", "frozen")):
         memory = jax.vmap(player.init)(jax.random.split(jax.random.key(1), 3))
-        actions, _ = jax.jit(player.act)(jax.random.split(jax.random.key(2), 3), memory, inputs)
+        actions, after = jax.jit(player.act)(jax.random.split(jax.random.key(2), 3), memory, inputs)
+        # its route memory is the games' field worked out on their first tick, as in training
+        for got, want in zip(jax.tree.leaves(after.features), route, strict=True):
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
         a = np.asarray(actions)
         move, pair = np.asarray(inputs.masks.move), np.asarray(inputs.masks.pair)
         g, k = np.meshgrid(np.arange(3), np.arange(5), indexing="ij")
