@@ -167,7 +167,7 @@ def test_qmix_keeps_the_shared_minimap_once_per_tick_and_every_marines_input_exa
 
 
 def test_marine_ids_are_one_hot_per_slot() -> None:
-    ids = marine_ids(jnp.zeros((2, 7, 5, 30)), BridgeGame())
+    ids = marine_ids(jnp.zeros((2, 7, 5, 30)), BridgeGame(), ())
     assert ids.shape == (2, 7, 5, 5)
     np.testing.assert_array_equal(ids[1, 3], np.eye(5))
 
