@@ -9,15 +9,18 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import marl_bgs
 from marl_bgs.core import movement
 from marl_bgs.core.arena import MAP_WIDTH
 from marl_bgs.core.geometry import Obstacles, body_fits, make_obstacles
+from marl_bgs_train.learners import make_train
 from marl_bgs_train.policy import ActorSpec
 from marl_bgs_train.tdm import features
 from marl_bgs_train.tdm.features import free_paths
 from marl_bgs_train.tdm.game import TDMGame
+from marl_bgs_train.testing import assert_resumes_exactly, tiny_config
 
 DIRECTIONS = 8
 
@@ -168,3 +171,18 @@ def test_the_route_memory_is_worked_out_for_starting_games_only():
     # before its field is worked out a game reads zeros (no route), after it a finite one
     assert not np.any(np.asarray(_read(obs, empty)))
     assert np.all(np.asarray(_read(obs, worked))[..., 0] > 0.5)
+
+
+@pytest.mark.slow  # the tier before a release: compiling the route into both programs is slow
+@pytest.mark.parametrize("preset", ["qmix", "pqn-vdn"])
+def test_value_learners_keep_the_route_memory_and_resume_exactly(preset, tmp_path):
+    # QMIX's replay rows and bootstrap row, PQN's bootstrap value: each reads the route memory
+    # of the games that start; a saved run restores it (recurrent IPPO's and MAPPO's runs with
+    # the route inputs are in the fast tier: test_runs, test_ppo).
+    trainer = make_train(tiny_config(preset, route_field=True))
+    state = jax.jit(trainer.init)(jax.random.key(4))
+    for _ in range(3):
+        state, metrics = trainer.run(state, 1)
+    metrics = jax.device_get(metrics)
+    assert int(metrics["repaired_actions"][0]) == 0
+    assert_resumes_exactly(trainer, jax.random.key(4), 2, tmp_path / "run", state, metrics)

@@ -19,7 +19,7 @@ from marl_bgs_train.testing import assert_resumes_exactly, tiny_config
 
 @pytest.fixture(scope="module")
 def trainer() -> PQNTrainer:
-    return make_train(tiny_config("pqn-vdn", epsilon_steps=40, route_field=True))
+    return make_train(tiny_config("pqn-vdn", epsilon_steps=40))
 
 
 def test_pqn_vdn_trains_legally_and_resumes_bit_for_bit(trainer, tmp_path):

@@ -17,8 +17,7 @@ from marl_bgs_train.testing import assert_resumes_exactly, tiny_config
 
 @pytest.fixture(scope="module")
 def trainer() -> QMIXTrainer:
-    return make_train(tiny_config("qmix", free_paths=4, route_field=True))  # replay rows hold
-    # the added features; the route memory is resumed with the run
+    return make_train(tiny_config("qmix", free_paths=4))  # replay rows hold the added features
 
 
 def _equal(a, b) -> bool:
