@@ -182,6 +182,7 @@ def test_command_line_errors_name_the_setting(tmp_path):
         (lambda d: d["game"].update(maps=[0, 48]), "test map 48"),
         (lambda d: d["game"].update(maps=7), "maps: expected a list"),
         (lambda d: d["game"]["layouts"].pop("seed"), "layouts"),
+        (lambda d: d["game"].update(route_field="yes"), "route_field"),
         (lambda d: d.update(mode="two-bridge"), "game: expected the settings"),
         (lambda d: d.update(mode="no-such-mode"), "no-such-mode"),
         (lambda d: d["game"].update(free_paths=-2), "free_paths"),

@@ -24,7 +24,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from marl_bgs.core.arena import BODY_RADIUS, MAP_WIDTH, MAX_OBSTACLES, MOVE_VECTORS
-from marl_bgs.core.geometry import Obstacles, make_obstacles, near_obstacles, sweep_reach
+from marl_bgs.core.geometry import (
+    Obstacles,
+    length,
+    make_obstacles,
+    near_obstacles,
+    sweep_reach,
+)
 from marl_bgs.core.movement import path_past
 from marl_bgs.tdm.scripted import route
 from marl_bgs.tdm.views import view_field_names
@@ -179,7 +185,7 @@ def _walking(
         j = jnp.clip(base[..., 1] + oy, 0, points.shape[1] - 1)
         hop = points[i, j] - at
         clear = sweep_reach(at[..., 0], at[..., 1], hop[..., :1], hop[..., 1:], local)[..., 0]
-        through = field[i, j] + jnp.sqrt(jnp.sum(hop * hop, axis=-1))
+        through = field[i, j] + length(hop)
         best = jnp.minimum(best, jnp.where(clear >= 1.0, through, route.FAR))
     return best
 
