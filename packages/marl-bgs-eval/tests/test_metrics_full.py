@@ -284,19 +284,48 @@ def test_the_metric_level_never_changes_a_game(played: dict[str, pd.DataFrame]) 
         assert len(full.columns) - len(other.columns) == mt.width("full") - mt.width(level)
 
 
+def test_a_total_that_always_equals_another_measure_is_screened_once(
+    played: dict[str, pd.DataFrame], duel: pd.Series, scenes: dict[str, pd.Series]
+) -> None:
+    """Each of `TWINS` equals the measure it names, numerator and denominator, for both teams in
+    the played games and in the hand-built ones where both read metric columns only (a wrong
+    pairing fails here; each is nonzero somewhere), and only the measure it
+    names stays in the screen's list and among the names `system_metrics` takes."""
+    from marl_bgs_eval.tdm.metrics.analysis import MEASURES
+    from marl_bgs_eval.tdm.metrics.team import FAMILY_TOTALS, TEAM_MEASURES, TWINS
+
+    built = pd.DataFrame([duel, *scenes.values()]).assign(ticks=4.0)
+    seen = set()
+    for name, twin in TWINS.items():
+        kept = {**MEASURES, **TEAM_MEASURES}[twin]
+        for table in (played["full"], built):
+            if any(c not in table.columns for c in ("a_kills", "b_deaths")) and twin in MEASURES:
+                continue  # an analysis measure reads the results columns of played games
+            for side in ("a", "b"):
+                mine, theirs = FAMILY_TOTALS[name](table, side), kept(table, side)
+                for x, y in zip(mine, theirs, strict=True):
+                    np.testing.assert_allclose(x, y, rtol=1e-5, err_msg=f"{name} {side}")
+                seen |= {name} if mine[0].abs().sum() > 0 else set()
+        assert name not in TEAM_MEASURES
+    assert seen == set(TWINS)
+    assert len(TEAM_MEASURES) == len(FAMILY_TOTALS) - len(TWINS)
+    with pytest.raises(ev.EvalError, match=r"unknown 'team.results.kills'"):
+        ev.system_metrics(played["full"], ["team.results.kills"], bootstrap=20)
+
+
 def test_team_measures_split_every_family_between_the_two_teams(
     played: dict[str, pd.DataFrame],
 ) -> None:
     """With every metric column set to 1, a team measure counts the columns it sums: over both
     sides, a family's measures count each of its columns exactly once."""
     from marl_bgs_eval.tdm.metrics.families import FAMILIES, columns
-    from marl_bgs_eval.tdm.metrics.team import TEAM_MEASURES, WHOSE
+    from marl_bgs_eval.tdm.metrics.team import FAMILY_TOTALS, WHOSE
 
     ones = played["full"].head(1).copy()
     for f in FAMILIES:
         ones[columns(f)] = 1.0
     counted = {f.name: 0.0 for f in FAMILIES if f.axes[0].name in WHOSE}
-    for name, m in TEAM_MEASURES.items():
+    for name, m in FAMILY_TOTALS.items():
         for side in ("a", "b"):
             num, den = m(ones, side)
             counted[name.split(".")[1]] += float(num.iloc[0])
@@ -306,20 +335,20 @@ def test_team_measures_split_every_family_between_the_two_teams(
 
 
 def test_team_measures_agree_with_the_results_columns(played: dict[str, pd.DataFrame]) -> None:
-    from marl_bgs_eval.tdm.metrics.team import TEAM_MEASURES
+    from marl_bgs_eval.tdm.metrics.team import FAMILY_TOTALS
 
     g = played["full"]
     for side in ("a", "b"):
         dealt = sum(
-            TEAM_MEASURES[f"team.damage_done.{k}"](g, side)[0] for k in ("basic", "ultimate")
+            FAMILY_TOTALS[f"team.damage_done.{k}"](g, side)[0] for k in ("basic", "ultimate")
         )
         np.testing.assert_allclose(dealt, g[f"{side}_damage_dealt"], rtol=1e-5)
-        np.testing.assert_array_equal(TEAM_MEASURES["team.deaths"](g, side)[0], g[f"{side}_deaths"])
+        np.testing.assert_array_equal(FAMILY_TOTALS["team.deaths"](g, side)[0], g[f"{side}_deaths"])
         np.testing.assert_array_equal(
-            TEAM_MEASURES["team.results.kills"](g, side)[0], g[f"{side}_kills"]
+            FAMILY_TOTALS["team.results.kills"](g, side)[0], g[f"{side}_kills"]
         )
-    pooled = ev.system_metrics(g, ["kills_per_100_ticks", "team.results.kills"], bootstrap=20)
-    assert pooled["value"].iloc[0] == pytest.approx(pooled["value"].iloc[1])
+    pooled = ev.system_metrics(g, ["kills_per_100_ticks", "team.damage_done.basic"], bootstrap=20)
+    assert pooled["value"].iloc[1] > 0
     with pytest.raises(ev.EvalError, match=r"unknown 'team.nope'.* or one of the mode's \d+ team"):
         ev.system_metrics(g, ["team.nope"], bootstrap=20)
     from marl_bgs_eval.compare import _names

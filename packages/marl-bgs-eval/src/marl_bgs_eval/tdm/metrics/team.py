@@ -5,9 +5,15 @@ source is the agent, a team, or a pair of teammates); its other axes say what (a
 status, a result). A team measure keeps the what and sums the who over the team's side:
 `team.damage_done.basic` is the damage of every Basic the team's agents dealt to any enemy,
 `team.status_ticks.stunned` the ticks its agents spent stunned, each per 100 ticks, pooled over
-games as a ratio of sums like every measure (`marl_bgs_eval.measures`). They are the teamwork
-screen's list (the paper screens 145 such team-level metrics against Elo, Table S14), computed
-by `system_metrics` when asked for by name (`EvalParts.team_measures`).
+games as a ratio of sums like every measure (`marl_bgs_eval.measures`).
+
+`FAMILY_TOTALS` holds every family's totals. Some are, by the rules or by how they are counted,
+the same number as an analysis measure or as another total (a team's kills, the healing its
+agents gave and received, the Priest's Basic and the Blessings of Freedom it grants): `TWINS`
+names each with the measure it equals, and `TEAM_MEASURES`, the teamwork screen's list (the
+paper screens 145 team-level metrics against Elo, Table S14) and the names `system_metrics`
+takes (`EvalParts.team_measures`), leaves them out, so that a quantity is screened, and counted
+in the screen's multiple-test corrections, once.
 """
 
 from __future__ import annotations
@@ -61,6 +67,27 @@ def _measures(family: Family) -> list[Measure]:
     return out
 
 
-TEAM_MEASURES: dict[str, Measure] = {
+FAMILY_TOTALS: dict[str, Measure] = {
     m.name: m for f in FAMILIES if f.axes[0].name in WHOSE for m in _measures(f)
 }
+# A family total -> the measure it always equals (an analysis measure, or a total kept).
+TWINS: dict[str, str] = {
+    "team.aura_totals.added": "mage_aura_added_per_100_ticks",
+    "team.damage_to_affected.slowed_hunter": "damage_to_hunter_slowed_per_100_ticks",
+    "team.coordination.two_or_more_attackers": "ticks_with_two_or_more_attackers",
+    "team.kill_setups.warrior_basic": "kills_warrior_basic_helped_per_100_ticks",
+    "team.results.kills": "kills_per_100_ticks",
+    "team.results.deaths": "deaths_per_100_ticks",
+    "team.deaths": "deaths_per_100_ticks",
+    "team.red_zone.deaths": "home_deaths_per_100_ticks",
+    # healing stays within a team: what its agents gave, its agents received
+    "team.healing_received.basic": "team.healing_done.basic",
+    "team.healing_received.ultimate": "team.healing_done.ultimate",
+    "team.antiheal_healing": "team.healing_to_affected.antiheal",
+    # the Priest's Basic is the only Basic cast on allies, and it always grants Freedom
+    "team.freedom_given": "team.basics_on_allies",
+    # Burst is the only Ultimate without a target, and its status lasts while it is held
+    "team.ultimates_untargeted": "team.burst.pressed",
+    "team.burst.held_ticks": "team.status_ticks.burst",
+}
+TEAM_MEASURES: dict[str, Measure] = {n: m for n, m in FAMILY_TOTALS.items() if n not in TWINS}
