@@ -16,9 +16,9 @@ from marl_bgs.tdm.mode import TeamDeathmatch
 from marl_bgs_train.config import OpponentMix
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.networks import init_groups
+from marl_bgs_train.opponents import opponent_slices
 from marl_bgs_train.policy import ActorSpec, network_policy
 from marl_bgs_train.ppo import PPOTrainer
-from marl_bgs_train.selfplay import opponent_slices
 from marl_bgs_train.tdm.game import LayoutVariation, RewardSettings, TDMGame
 from marl_bgs_train.testing import assert_resumes_exactly
 from marl_bgs_train.testing import tiny_config as tiny

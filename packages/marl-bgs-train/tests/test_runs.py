@@ -54,6 +54,18 @@ def test_a_run_writes_logs_curve_and_checkpoints(finished):
     assert sorted(p.name for p in (finished / "checkpoints").iterdir() if p.name.isdigit()) == ["2"]
 
 
+def test_team_b_keeps_a_route_memory_only_where_a_network_plays_it(finished):
+    """Team B's feature memory is worked out in the games of the current weights and saved
+    copies, which read it; the fixed policies' games keep the empty memory (no work)."""
+    trainer, state = runs.load_trainer(finished)
+    networks = trainer.slices[0] + trainer.slices[1]
+    assert 0 < networks < CONFIG.num_envs  # both kinds of games in the tiny mix
+    _, field, _ = (np.asarray(a) for a in state.features[1])
+    blank = np.asarray(features.route_memory()[1])
+    assert all((field[g] == blank).all() for g in range(networks, CONFIG.num_envs))
+    assert not any((field[g] == blank).all() for g in range(networks))
+
+
 def test_a_run_logs_for_tensorboard_what_its_csv_holds(tmp_path):
     run_dir = tmp_path / "tb"
     runs.train_run(CONFIG, run_dir, seed=7, progress=False, tensorboard=True)

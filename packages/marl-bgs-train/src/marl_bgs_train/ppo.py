@@ -29,8 +29,9 @@ from marl_bgs_train.config import PPOConfig, validate
 from marl_bgs_train.hypers import Hyper, descend
 from marl_bgs_train.losses import RewardScale, ValueNorm, gae, ppo_actor_loss, ppo_value_loss
 from marl_bgs_train.networks import Network, init_groups, num_groups
+from marl_bgs_train.opponents import Opponents
 from marl_bgs_train.policy import team_forward
-from marl_bgs_train.selfplay import Opponents, SelfPlay
+from marl_bgs_train.selfplay import SelfPlay
 
 
 @pytree_dataclass

@@ -28,9 +28,9 @@ from marl_bgs_train.config import PQNConfig, validate
 from marl_bgs_train.hypers import Hyper, descend
 from marl_bgs_train.losses import RewardScale, td_lambda, vdn
 from marl_bgs_train.networks import init_groups
+from marl_bgs_train.opponents import Opponents
 from marl_bgs_train.policy import team_forward
 from marl_bgs_train.qnet import QLearner, QTransition
-from marl_bgs_train.selfplay import Opponents
 
 
 @pytree_dataclass

@@ -29,9 +29,9 @@ from marl_bgs_train.config import QMIXConfig, validate
 from marl_bgs_train.hypers import Hyper, descend
 from marl_bgs_train.losses import RewardScale
 from marl_bgs_train.networks import init_groups
+from marl_bgs_train.opponents import Opponents
 from marl_bgs_train.policy import team_forward
 from marl_bgs_train.qnet import QLearner
-from marl_bgs_train.selfplay import Opponents
 
 
 class Mixer(nn.Module):
