@@ -560,6 +560,27 @@ def test_left_right_mirror_when_shields_end_on_each_other(step, tools):
     assert_same_units(nxt_m.units, nxt.units, np.arange(10), mirror=True)
 
 
+def test_every_charger_of_a_tick_lands_where_it_would_charging_alone():
+    # Five Warriors charge at once: each lands where it lands charging alone (landings are
+    # searched against start-of-tick positions), the three whose contact points map 0's
+    # obstacles block (backing off) as well as the two that land at contact.
+    from marl_bgs.tdm.charge import charge
+
+    obstacles = marl_bgs.maps.load(0).to_obstacles()
+    ys = [3.0, 7.0, 11.0, 15.0, 19.0]
+    pos = jnp.asarray([[4.0, y] for y in ys] + [[9.0, y] for y in ys])
+    target, solid = jnp.asarray([5, 6, 7, 8, 9] + [-1] * 5), jnp.ones(10, bool)
+    every = jnp.arange(10) < 5
+    landed = jax.jit(charge)
+    together = np.asarray(landed(pos, every, target, solid, obstacles))
+    for i in range(5):
+        alone = landed(pos, jnp.arange(10) == i, target, solid, obstacles)
+        np.testing.assert_array_equal(together[i], np.asarray(alone)[i])
+    assert together[:2, 0].tolist() == [8.0, 8.0]  # at contact with its target
+    assert (together[2:5, 0] < 8.0).all()  # backed off
+    np.testing.assert_array_equal(together[5:], np.asarray(pos)[5:])
+
+
 def test_charge_and_shield_clearing_take_any_number_of_bodies():
     # Neither rule assumes ten bodies: four bodies alone land exactly where the same four do
     # among ten whose other six are dead (neither solid nor clearing).
