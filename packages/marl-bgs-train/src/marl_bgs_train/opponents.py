@@ -63,7 +63,7 @@ def mix_of(
 @pytree_dataclass
 class Opponents(PyTree):
     """Team B of every game: who plays it and that player's memory. Games are ordered by slice:
-    current weights, then saved copies, then fixed policies (`PPOTrainer.slices`)."""
+    current weights, then saved copies, then fixed policies (`OpponentPlayers.slices`)."""
 
     kind: jax.Array  # int32 [N]: 0 a network from the pool, j >= 1 fixed policy j - 1
     pool_index: jax.Array  # int32 [N]: 0 the current weights, 1 + i saved copy i
@@ -84,6 +84,7 @@ class OpponentPlayers:
     _config: Any
 
     def split_games(self, tree: Any, axis: int = 0) -> Any:
+        """`tree`'s games axis laid out over the devices (`SelfPlay.split_games`)."""
         raise NotImplementedError
 
     def _network_actions(
