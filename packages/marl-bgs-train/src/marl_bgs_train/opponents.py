@@ -10,7 +10,7 @@ per-game parameters only for the copy games, each fixed policy only on the fixed
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -82,19 +82,9 @@ class OpponentPlayers:
     fixed_weights: tuple[float, ...]  # each fixed policy's share of the mix
     slices: tuple[int, int, int]  # games of the current weights, saved copies, fixed policies
     _config: Any
-
-    def split_games(self, tree: Any, axis: int = 0) -> Any:
-        """`tree`'s games axis laid out over the devices (`SelfPlay.split_games`)."""
-        raise NotImplementedError
-
-    def _network_actions(
-        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
-        key: jax.Array, per_game: bool, features: Any,
-    ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
-        """A learner's network for one team of some games: (memory [n, A, H], actions
-        [n, A, heads]); `per_game`: `params` has a leading game axis; `features` the games'
-        feature memory."""
-        raise NotImplementedError
+    split_games: Callable[..., Any]  # a tree's games axis over the devices
+    # a network's (memory, actions) for one team of some games (`SelfPlay._network_actions`)
+    _network_actions: Callable[..., tuple[jax.Array, jax.Array]]
 
     def opponents_init(self, key: jax.Array, hidden: int) -> Opponents:
         """Team B's players for the first games."""

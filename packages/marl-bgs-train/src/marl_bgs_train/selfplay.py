@@ -210,6 +210,15 @@ class SelfPlay(OpponentPlayers):
         """The width of a network's input: the observation and the mode's added features."""
         return self.env.obs_size + self.parts.feature_width(self._config.game)
 
+    def _network_actions(
+        self, params: Any, carry: jax.Array, inputs: TeamInputs, start: jax.Array,
+        key: jax.Array, per_game: bool, features: Any,
+    ) -> tuple[jax.Array, jax.Array]:  # fmt: skip
+        """A learner's network for one team of some games: (memory [n, A, H], actions
+        [n, A, heads]); `per_game`: `params` has a leading game axis; `features` the games'
+        feature memory."""
+        raise NotImplementedError
+
     def _weight(self, inputs: TeamInputs) -> jax.Array:
         """1 for each of team A's slots the learner plays [n, A]: a real roster slot that no
         frozen teammate plays."""
