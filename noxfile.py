@@ -55,6 +55,10 @@ TEST_WORKERS = os.environ.get("MARL_BGS_TEST_WORKERS", "2")
 # emitters instead of its fusion emitters, which compile the suite's programs about 27% faster
 # with bit-identical results (docs/testing.md, "Measured").
 TEST_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false"
+# ...and for every test but those marked `default_compile`, XLA's lowest optimisation level, which
+# compiles about a third faster. Tests that compare two separately compiled programs bit for bit,
+# or games recorded by a default build, run in a second pytest call at XLA's default level.
+LOWEST_OPTIMISATION = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
 @functools.cache
@@ -117,30 +121,43 @@ def tests(session: nox.Session, package: str) -> None:
         "JAX_COMPILATION_CACHE_DIR": _jax_cache(),
         # Cache every program, not only those that took a second: most are small and many repeat.
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-        # XLA's older CPU code generators compile about a quarter faster, to the same bits.
-        "XLA_FLAGS": f"{TEST_XLA_FLAGS} {os.environ.get('XLA_FLAGS', '')}".strip(),
     }
     if package == "marl-bgs-tournament":
         _chromium(session)
     server = None
     if package == "marl-bgs-llm" and os.environ.get("MARL_BGS_LLM_REAL", "1") != "0":
         server, env["MARL_BGS_LLM_SERVER"], env["MARL_BGS_LLM_MODEL"] = _llm_server(session)
+    markers = os.environ.get("MARL_BGS_TEST_MARKERS", "not slow")
     try:
-        session.run(
-            "pytest",
-            f"packages/{package}/tests",
-            "-m",
-            os.environ.get("MARL_BGS_TEST_MARKERS", "not slow"),
-            *_workers(package),
-            "--durations=15",
-            f"--junitxml={REPORTS / f'junit-{package}.xml'}",
-            *session.posargs,
-            env=env,
-        )
+        calls = [(LOWEST_OPTIMISATION, f"({markers}) and not default_compile", package, [0])]
+        if _names_default_compile(package):  # may select none (MARL_BGS_TEST_MARKERS=slow)
+            calls.append(("", f"({markers}) and default_compile", f"{package}-default", [0, 5]))
+        for level, selected, report, allowed in calls:
+            # XLA's older CPU code generators compile about a quarter faster, to the same bits.
+            flags = f"{TEST_XLA_FLAGS} {level} {os.environ.get('XLA_FLAGS', '')}"
+            session.run(
+                "pytest",
+                f"packages/{package}/tests",
+                "-m",
+                selected,
+                *_workers(package),
+                "--durations=15",
+                f"--junitxml={REPORTS / f'junit-{report}.xml'}",
+                *session.posargs,
+                env={**env, "XLA_FLAGS": " ".join(flags.split())},
+                success_codes=allowed,
+            )
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
+
+
+def _names_default_compile(package: str) -> bool:
+    """Whether any test file of `package` uses the `default_compile` marker (else its tests
+    need no second pytest call at XLA's default optimisation level)."""
+    files = (ROOT / "packages" / package / "tests").rglob("test_*.py")
+    return any("mark.default_compile" in f.read_text() for f in files)
 
 
 def _workers(package: str) -> list[str]:

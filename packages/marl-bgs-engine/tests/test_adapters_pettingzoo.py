@@ -130,6 +130,7 @@ def _stacked(obs: dict, agents: list[str]) -> np.ndarray:
     return np.stack([np.asarray(obs[a]) for a in agents])
 
 
+@pytest.mark.default_compile  # three separately compiled steps, bit for bit
 def test_three_faces_play_the_same_game() -> None:
     pytest.importorskip("jaxmarl")
     from marl_bgs.adapters.jaxmarl import JaxMARLEnv

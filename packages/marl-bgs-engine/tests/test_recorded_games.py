@@ -33,6 +33,9 @@ import pytest
 import marl_bgs
 from marl_bgs.tdm import MODE_ID
 
+# Games a default build recorded: run at XLA's default optimisation level (docs/testing.md).
+pytestmark = pytest.mark.default_compile
+
 RECORD = Path(__file__).resolve().parent / "data" / "recorded_games.npz"
 NUM_GAMES = 16
 TICKS = 160

@@ -53,6 +53,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.default_compile  # the sharded and the one-device programs, bit for bit
 def test_a_sharded_batch_plays_the_same_games_as_one_device() -> None:
     assert "sharded run identical" in run_on_host_devices(SCRIPT, devices=8)
 

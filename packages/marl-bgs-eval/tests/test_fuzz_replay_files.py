@@ -164,6 +164,7 @@ LEGACY_CASES = [
 _legacy: dict[str, tuple[rp.Replay, Path]] = {}
 
 
+@pytest.mark.default_compile  # loading verifies games a default build recorded
 @pytest.mark.parametrize(("name", "family", "seed"), LEGACY_CASES)
 def test_legacy_replay_files(tmp_path, record_property, name: str, family: str, seed: int) -> None:
     if name not in _legacy:  # each file read once per session

@@ -14,6 +14,9 @@ from marl_bgs_eval import EvalError, array_zip, episode_replays, replay_files
 from marl_bgs_eval.modes import PARTS
 from marl_bgs_eval.tdm import replay as tdm_replay
 
+# Loading a file verifies its games, which a default build recorded (docs/testing.md).
+pytestmark = pytest.mark.default_compile
+
 DATA = Path(__file__).parent / "data"
 LEGACY = {
     "tdm-v1.replay.zip": ("marl-bgs-replay-v1", "tdm-v2", 4),

@@ -476,6 +476,7 @@ def test_sizes_are_checked_before_reading(valid_file, tmp_path, monkeypatch) -> 
 # --- engine, point of view ------------------------------------------------------------------
 
 
+@pytest.mark.default_compile  # the recording and the verifying programs, bit for bit
 def test_the_engine_reproduces_every_recorded_state(recorded) -> None:
     for replay in recorded.replays:
         rp.verify(replay)

@@ -21,6 +21,7 @@ from marl_bgs_tournament.web.replay_json import replay_json
 EPISODE = Path(__file__).parents[2] / "marl-bgs-eval/tests/data/two-bridge-v1.episode.zip"
 
 
+@pytest.mark.default_compile  # loading verifies games a default build recorded
 def test_a_two_bridge_replay_becomes_the_viewers_json() -> None:
     assert set(PARTS.modes()) >= {"tdm-v2", "two-bridge-v1"}
     replay = replay_files.load(EPISODE)  # verified once, by the engine
