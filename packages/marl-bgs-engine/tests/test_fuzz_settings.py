@@ -34,6 +34,7 @@ from marl_bgs.core.registry import ALIASES, MODES
 from marl_bgs.tdm.config import LIMITS, MESSAGE_DIM_MAX
 from marl_bgs.tdm.maps import MapError
 from marl_bgs.tdm.mode import make_tdm
+from marl_bgs.tdm.scripted import scripted_act, scripted_numbers
 from marl_bgs.testing import Check, Refused, case_label, check_setting, holds
 
 pytestmark = pytest.mark.fuzz_family("make settings")
@@ -66,6 +67,8 @@ BUILDERS: dict[str, Callable[..., Any]] = {
     "jaxmarl": _jaxmarl,
     "jaxmarl-team": _jaxmarl_team,
     "scripted": lambda **kw: marl_bgs.scripted_policy(**kw),
+    # A style's numbers are checked before anything is traced (no inputs needed to refuse them).
+    "scripted-numbers": lambda numbers: scripted_act(numbers, None, None, None),
     "pettingzoo": _pettingzoo,
 }
 
@@ -405,11 +408,34 @@ def _adapter_cases() -> list[Case]:
     return cases
 
 
+def _numbers_cases() -> list[Case]:
+    """`scripted_act`'s style numbers: other names or shapes than `scripted_numbers` gives."""
+    beta = scripted_numbers("tdm-beta")
+    short = {**beta, "class_bonus": np.zeros(2, np.float32)}
+    extra = {**beta, "speed": np.float32(1)}
+    missing = {k: v for k, v in beta.items() if k != "peel"}
+    shape = r"^numbers.{}: expected shape \({}\)"
+    names = r"^numbers: expected a dict of \['low_health', 'class_bonus',"
+    return [
+        (f"scripted numbers {what}", "scripted-numbers", {"numbers": numbers}, Refused(why))
+        for what, numbers, why in [
+            ("class_bonus of 2", short, r"^numbers.class_bonus: expected shape \(5,\), got \(2,\)"),
+            ("rally of 3", {**beta, "rally": np.zeros(3)}, shape.format("rally", "2,")),
+            ("peel as [1]", {**beta, "peel": [0.5]}, shape.format("peel", "") + r", got \(1,\)"),
+            ("extra name", extra, names + r".*got \['anchor_radius'"),
+            ("missing peel", missing, names),
+            ("a list", list(beta.values()), names + r".*got list$"),
+            ("None", None, names + r".*got NoneType$"),
+            ("a name", "tdm-beta", names + r".*got str$"),
+        ]
+    ]  # fmt: skip
+
+
 SETTING_CASES: list[Case] = (
     _rule_value_cases() + _num_envs_cases() + _static_setting_cases() + _map_cases()
     + _roster_cases() + _weight_cases() + _reward_fn_cases() + _mesh_cases()
     + _keyword_and_mode_cases()
-    + _adapter_cases()
+    + _adapter_cases() + _numbers_cases()
 )  # fmt: skip
 
 

@@ -3,6 +3,9 @@ inputs, act legally and deterministically, play every map and roster, and beat r
 
 from __future__ import annotations
 
+from functools import partial
+
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,6 +15,7 @@ import marl_bgs
 from marl_bgs import team_inputs
 from marl_bgs.core.geometry import body_fits
 from marl_bgs.tdm.perception import refresh_sight_lines
+from marl_bgs.tdm.scripted import SHARED, scripted_act, scripted_init, scripted_numbers
 from marl_bgs.tdm.scripted.styles import STYLES
 
 NAMES = sorted(STYLES)
@@ -22,13 +26,52 @@ def _inputs_a(env, state):
     return team_inputs(env, state)[0]
 
 
+def _as_data(numbers) -> marl_bgs.Policy:
+    """The scripted team of a style given as (possibly traced) numbers."""
+    return marl_bgs.Policy(
+        "scripted", partial(scripted_act, numbers), partial(scripted_init, numbers)
+    )
+
+
 def _act(name, inputs, memory=None, seed=0):
-    policy = POLICIES[name]
+    """Team A's actions and memory: one program for every style but rush, which has its own
+    (`test_the_numbers_as_data_play_as_the_constants` ties them to `scripted_policy`)."""
     n = inputs.obs.shape[0]
     keys = jax.random.split(jax.random.key(seed), n)
-    if memory is None:
+    if name not in SHARED:
+        policy = POLICIES[name]
+        memory = jax.vmap(policy.init)(keys) if memory is None else memory
+        return jax.jit(policy.act)(keys, memory, inputs)
+    numbers = scripted_numbers(name)
+    memory = jax.vmap(partial(scripted_init, numbers))(keys) if memory is None else memory
+    return _SHARED_ACT(numbers, keys, memory, inputs)
+
+
+_SHARED_ACT = jax.jit(scripted_act)
+
+
+def test_the_numbers_as_data_play_as_the_constants(env47, played):
+    # `scripted_act` with a style's numbers as data, compiled once for TDM-Alpha, -Beta and
+    # -Gamma, acts and remembers bit for bit as `scripted_policy`, whose numbers are constants.
+    assert SHARED == ("tdm-alpha", "tdm-beta", "tdm-gamma")
+    once = jax.jit(chex.assert_max_traces(scripted_act, n=1))
+    for name in SHARED:
+        numbers, policy = scripted_numbers(name), POLICIES[name]
+        keys = jax.random.split(jax.random.key(0), env47.num_envs)
         memory = jax.vmap(policy.init)(keys)
-    return jax.jit(policy.act)(keys, memory, inputs)
+        jax.tree.map(
+            np.testing.assert_array_equal, memory, jax.vmap(partial(scripted_init, numbers))(keys)
+        )
+        for state in played:
+            inputs = _inputs_a(env47, state)
+            want = jax.jit(policy.act)(keys, memory, inputs)
+            got = once(numbers, keys, memory, inputs)
+            jax.tree.map(np.testing.assert_array_equal, got, want)
+            memory = want[1]
+    with pytest.raises(marl_bgs.ConfigError, match=r"^name: 'rush' plays by its own rules"):
+        scripted_numbers("rush")
+    with pytest.raises(marl_bgs.ConfigError, match=r"^name: unknown scripted team 'tdm-delta'"):
+        scripted_numbers("tdm-delta")
 
 
 def test_unknown_names_are_refused():
@@ -127,7 +170,7 @@ def test_actions_are_legal_deterministic_and_ignore_keys(name, env47, played):
         assert np.all(np.asarray(masks.pair)[g, k, a[..., 1], a[..., 2]])
 
 
-# --- against random play and against a team that stands still: one program per style --------
+# --- against random play and against a team that stands still: one program for the styles ---
 # 14 games from fixed starts, full rosters: games 0-7 on test maps 48 and 50 (each map from each
 # spawn end twice) against uniformly random legal play; games 8-13 on maps 14, 44 and 46 (where
 # TDM-Alpha, TDM-Beta or TDM-Gamma once sat at its rally point for 300 ticks) from both spawn
@@ -159,12 +202,20 @@ def field():
     opponent = _standing_still_in(STILL, marl_bgs.random_policy(env.mode))
     played = {}
 
+    def rollout(policy):
+        return marl_bgs.team_rollout(
+            env, [policy, opponent], 300, lambda out: (out.state.outcome, out.state.score[:, 0])
+        )
+
+    # One program for every style but rush (their numbers as data), one for rush.
+    shared = jax.jit(lambda numbers, *args: rollout(_as_data(numbers))(*args))
+    rush = jax.jit(rollout(POLICIES["rush"]))
+
     def play(name):
         if name not in played:
-            run = jax.jit(marl_bgs.team_rollout(env, [POLICIES[name], opponent], 300,
-                                                lambda out: (out.state.outcome,
-                                                             out.state.score[:, 0])))  # fmt: skip
-            played[name] = tuple(np.asarray(x) for x in run(jax.random.key(0), start))
+            args = (jax.random.key(0), start)
+            run = rush(*args) if name not in SHARED else shared(scripted_numbers(name), *args)
+            played[name] = tuple(np.asarray(x) for x in run)
         return played[name]
 
     return play

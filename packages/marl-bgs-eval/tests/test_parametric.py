@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import marl_bgs_eval as ev
-from marl_bgs import TeamDeathmatch
+from marl_bgs import TeamDeathmatch, scripted_policy
 from marl_bgs_eval import play
 
 SAMPLE = jax.vmap(TeamDeathmatch().sample_legal)
@@ -68,3 +68,24 @@ def test_a_parametric_system_fills_the_rest_of_a_mixed_team(kit) -> None:
         for rest in (lazy, lazy.bind(lazy.params))
     ]  # fmt: skip
     pd.testing.assert_frame_equal(*games)
+
+
+def test_the_scripted_teams_but_rush_are_one_architecture(kit) -> None:
+    # TDM-Alpha, -Beta and -Gamma carry their style's numbers as weights: every pairing of them
+    # against one opponent shares a program, and each plays as the engine's policy of its name
+    # (numbers compiled in as constants).
+    alpha, beta, gamma = (ev.get_system(n) for n in ("tdm-alpha", "tdm-beta", "tdm-gamma"))
+    assert alpha.program_key() == beta.program_key() == gamma.program_key()
+    assert ev.get_system("rush").params is None
+    before = len(play._PROGRAMS)
+    games = {
+        s.name: ev.evaluate(s, kit.rush, metrics="none", **kit.settings) for s in (alpha, gamma)
+    }
+    assert len(play._PROGRAMS) - before == 1
+    policy = scripted_policy("tdm-gamma")
+    constants = ev.system(policy.act, name="tdm-gamma", init=policy.init)
+    again = ev.evaluate(constants, kit.rush, metrics="none", **kit.settings)
+    pd.testing.assert_frame_equal(games["tdm-gamma"], again)
+    assert not games["tdm-alpha"]["ticks"].equals(again["ticks"]) or not games["tdm-alpha"][
+        "result"
+    ].equals(again["result"])  # the numbers are used

@@ -63,7 +63,7 @@ def test_a_scripted_team_survives_export_with_its_memory(tmp_path) -> None:
     assert len(path["memory"]) > 0
     loaded = load_system(tmp_path / "beta.mbgs")
     keys = jax.random.split(jax.random.key(3), 3)
-    want = jax.vmap(beta.init)(keys)
+    want = jax.vmap(beta.bind(beta.params).init)(keys)  # its style's numbers are its weights
     got = jax.vmap(loaded.bind(loaded.params).init)(keys)  # 3 games: the size-4 program, padded
     for x, y in zip(jax.tree.leaves(want), got, strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))

@@ -4,12 +4,24 @@
 from __future__ import annotations
 
 from marl_bgs.core.checks import did_you_mean
-from marl_bgs.tdm.scripted import SCRIPTED, scripted_policy
+from marl_bgs.tdm.scripted import (
+    SCRIPTED,
+    SHARED,
+    scripted_act,
+    scripted_init,
+    scripted_numbers,
+    scripted_policy,
+)
 from marl_bgs_eval.errors import EvalError
 from marl_bgs_eval.systems import System, system
 
 
 def _scripted(name: str) -> System:
+    """TDM-Alpha, -Beta and -Gamma are parametric Systems (their style's numbers as data), so
+    their pairings share compiled programs; rush plays by its own rules."""
+    if name in SHARED:
+        numbers = scripted_numbers(name)
+        return system(scripted_act, name=name, init=scripted_init, params=numbers)
     policy = scripted_policy(name)
     return system(policy.act, name=name, init=policy.init)
 

@@ -7,10 +7,13 @@ its agents' steering memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from marl_bgs.core.checks import did_you_mean, shown
 from marl_bgs.core.errors import ConfigError
@@ -20,7 +23,7 @@ from marl_bgs.core.team import Policy, TeamInputs
 from marl_bgs.tdm.constants import TEAM_SIZE
 from marl_bgs.tdm.scripted import combat, route, steering
 from marl_bgs.tdm.scripted.picture import Picture, obstacles_seen, picture
-from marl_bgs.tdm.scripted.styles import STYLES, Style
+from marl_bgs.tdm.scripted.styles import STYLES, Style, style_numbers
 
 
 @pytree_dataclass
@@ -98,14 +101,17 @@ def _obstacles(views: Any) -> Any:
     return obstacles_seen(views.public)
 
 
-def scripted_policy(name: str) -> Policy:
-    """The scripted team `name`: "tdm-alpha", "tdm-beta", "tdm-gamma" or "rush"."""
+def _style(name: str) -> Style:
     if name not in STYLES:
         hint = did_you_mean(name, STYLES)
         raise ConfigError(
             f"name: unknown scripted team {shown(name)}{hint}; allowed: {sorted(STYLES)}"
         )
-    style = STYLES[name]
+    return STYLES[name]
+
+
+def _act_as(style: Style) -> Callable[[jax.Array, Memory, TeamInputs], tuple[jax.Array, Memory]]:
+    """The team policy's `act` for `style`, whose numbers may be constants or traced arrays."""
 
     def act(keys: jax.Array, memory: Memory, inputs: TeamInputs) -> tuple[jax.Array, Memory]:
         del keys
@@ -116,4 +122,51 @@ def scripted_policy(name: str) -> Policy:
         ends = steering.move_ends(me, speed, p.obstacles, grid[2])
         return jax.vmap(lambda *a: decide(style, *a))(p, inputs.masks, memory, ends)
 
-    return Policy(name=name, act=act, init=_start)
+    return act
+
+
+def scripted_policy(name: str) -> Policy:
+    """The scripted team `name`: "tdm-alpha", "tdm-beta", "tdm-gamma" or "rush" (its style's
+    numbers are constants of the compiled program)."""
+    return Policy(name=name, act=_act_as(_style(name)), init=_start)
+
+
+# The scripted teams that differ only in their style's numbers (all but rush).
+SHARED = tuple(name for name, style in STYLES.items() if not style.rush)
+
+
+def scripted_numbers(name: str) -> dict[str, np.ndarray]:
+    """The numbers of the scripted team `name` (one of `SHARED`), for `scripted_act`."""
+    style = _style(name)
+    if style.rush:
+        raise ConfigError(f"name: {name!r} plays by its own rules; expected one of {list(SHARED)}")
+    return style_numbers(style)
+
+
+def scripted_act(
+    numbers: dict[str, Any], keys: jax.Array, memory: Memory, inputs: TeamInputs
+) -> tuple[jax.Array, Memory]:  # fmt: skip
+    """A scripted team's `act` whose style is `numbers` (`scripted_numbers`, possibly traced):
+    one compiled program plays TDM-Alpha, TDM-Beta and TDM-Gamma, each given its numbers, and
+    plays each exactly as `scripted_policy` does."""
+    _check_numbers(numbers)
+    style = replace(STYLES[SHARED[0]], name="scripted", **numbers)
+    return _act_as(style)(keys, memory, inputs)
+
+
+def _check_numbers(numbers: dict[str, Any]) -> None:
+    """Refuse numbers that are not a style's: other names, or other shapes than
+    `scripted_numbers` gives (a short `class_bonus` would be read past its end)."""
+    want = style_numbers(STYLES[SHARED[0]])
+    if not isinstance(numbers, dict) or set(numbers) != set(want):
+        got = sorted(numbers) if isinstance(numbers, dict) else type(numbers).__name__
+        raise ConfigError(f"numbers: expected a dict of {list(want)}, got {got}")
+    for k, v in want.items():
+        if np.shape(numbers[k]) != v.shape:
+            raise ConfigError(f"numbers.{k}: expected shape {v.shape}, got {np.shape(numbers[k])}")
+
+
+def scripted_init(numbers: dict[str, Any], key: jax.Array) -> Memory:
+    """One game's memory of the team `scripted_act` plays (the same for every style)."""
+    del numbers
+    return _start(key)

@@ -1,12 +1,15 @@
 """The styles of the scripted teams: the weights and habits that make each play differently.
 
 Every style uses the same kit logic (`combat.py`) and steering (`steering.py`); a style only sets
-what the team values. Values are static: each style compiles to its own program.
+what the team values. Its numbers may be constants (`scripted_policy`: each style its own
+program) or data (`style_numbers` for `scripted_act`: one program plays every style but rush).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -86,3 +89,15 @@ RUSH = Style(
 )
 
 STYLES = {s.name: s for s in (ALPHA, BETA, GAMMA, RUSH)}
+
+# The fields that are numbers: all but `name`, and `rush`, which changes what the program does.
+NUMBERS = ("low_health", "class_bonus", "ults_together", "anchor_weight", "anchor_radius",
+           "kite_weight", "peel", "rally", "priest_behind")  # fmt: skip
+
+
+def style_numbers(style: Style) -> dict[str, np.ndarray]:
+    """The style's numbers as arrays (float32; `ults_together` int32), to be passed as data."""
+    return {
+        k: np.asarray(getattr(style, k), np.int32 if k == "ults_together" else np.float32)
+        for k in NUMBERS
+    }
