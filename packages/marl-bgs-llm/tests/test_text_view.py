@@ -95,6 +95,7 @@ def test_what_the_team_cannot_see_does_not_change_the_prompt(env) -> None:
     assert _texts(env, seen, 0) != before
 
 
+@pytest.mark.default_compile  # the two ends' positions agree to the last digit shown
 def test_both_spawn_ends_read_alike(env) -> None:
     """On mirrored maps with mirrored rosters, the same own-frame actions keep the game a mirror
     image: team A's agent k and team B's agent k read the same view (the obstacle list aside,
