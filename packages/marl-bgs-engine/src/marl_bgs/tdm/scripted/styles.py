@@ -7,7 +7,7 @@ program) or data (`style_numbers` for `scripted_act`: one program plays every st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -91,8 +91,7 @@ RUSH = Style(
 STYLES = {s.name: s for s in (ALPHA, BETA, GAMMA, RUSH)}
 
 # The fields that are numbers: all but `name`, and `rush`, which changes what the program does.
-NUMBERS = ("low_health", "class_bonus", "ults_together", "anchor_weight", "anchor_radius",
-           "kite_weight", "peel", "rally", "priest_behind")  # fmt: skip
+NUMBERS = tuple(f.name for f in fields(Style) if f.name not in ("name", "rush"))
 
 
 def style_numbers(style: Style) -> dict[str, np.ndarray]:
