@@ -581,6 +581,26 @@ def test_every_charger_of_a_tick_lands_where_it_would_charging_alone():
     np.testing.assert_array_equal(together[5:], np.asarray(pos)[5:])
 
 
+def test_a_games_charges_land_alike_alone_and_in_any_batch():
+    # The landing search runs for as many groups of chargers as a game has; in a batch the other
+    # games (more chargers, or none) must not change where a game's Warriors land.
+    from marl_bgs.tdm.charge import charge
+
+    obstacles = marl_bgs.maps.load(0).to_obstacles()
+    ys = [3.0, 7.0, 11.0, 15.0, 19.0]
+    pos = jnp.asarray([[4.0, y] for y in ys] + [[9.0, y] for y in ys])
+    target, solid = jnp.asarray([5, 6, 7, 8, 9] + [-1] * 5), jnp.ones(10, bool)
+    chargers = jnp.asarray([jnp.arange(10) < k for k in (5, 3, 1, 0)])
+    batch = jax.jit(jax.vmap(charge, in_axes=(None, 0, None, None, None)))
+    together = np.asarray(batch(pos, chargers, target, solid, obstacles))
+    for g, charger in enumerate(chargers):
+        alone = np.asarray(jax.jit(charge)(pos, charger, target, solid, obstacles))
+        np.testing.assert_array_equal(together[g], alone)
+        moved = np.any(alone != np.asarray(pos), axis=-1)
+        assert not np.any(moved & ~np.asarray(charger))  # only chargers move
+    assert np.any(together[0] != np.asarray(pos))  # the five-charger game's Warriors do
+
+
 def test_charge_and_shield_clearing_take_any_number_of_bodies():
     # Neither rule assumes ten bodies: four bodies alone land exactly where the same four do
     # among ten whose other six are dead (neither solid nor clearing).

@@ -10,6 +10,8 @@ from marl_bgs.core.geometry import Obstacles, body_fits
 from marl_bgs.core.movement import CONTACT, overlap_pairs, touching
 
 CHARGE_STEPS = 8
+BISECTIONS = 3  # towards the contact point, to 1/64 of the way
+SEARCHED_TOGETHER = 2  # chargers whose landing points one pass of the search tries
 
 
 def charge(
@@ -22,6 +24,9 @@ def charge(
     the map border or another body (at start-of-tick positions): the first of 9 evenly spaced
     points that fits, refined by bisection towards the contact point to 1/64 of the way. Two
     Warriors landing on each other both stay where they were.
+
+    Only chargers are searched, `SEARCHED_TOGETHER` at a time (all their points at once), so the
+    work follows the number of chargers in a game and never the state of other games in a batch.
     """
     n = pos.shape[0]
     x, y = pos[:, 0], pos[:, 1]
@@ -29,44 +34,44 @@ def charge(
     gx, gy = x[t] - x, y[t] - y
     length = jnp.sqrt(gx * gx + gy * gy)
     scale = jnp.where(length > CONTACT, 1.0 - CONTACT / jnp.maximum(length, 1e-9), 0.0)
+    ax, ay = gx * scale, gy * scale  # from the Warrior to its contact point
     others = solid[None, :] & ~jnp.eye(n, dtype=bool)
-
-    def free_at(frac: jnp.ndarray) -> jnp.ndarray:
-        """[n, S] whether the point at `frac` of the way to the contact point fits."""
-        px, py = (
-            x[:, None] + (gx * scale)[:, None] * frac,
-            y[:, None] + (gy * scale)[:, None] * frac,
-        )
-        near = touching(px[..., None], py[..., None], x[None, None, :], y[None, None, :])
-        fits = body_fits(jnp.stack([px, py], -1), obstacles)
-        return fits & ~jnp.any(near & others[:, None, :], axis=-1)
-
     coarse = jnp.linspace(1.0, 0.0, CHARGE_STEPS + 1)  # contact point first, start last
 
-    # The coarse points are tried one at a time, and only while some charger (in any game of a
-    # batch) has not found one: most ticks have few chargers and most land at contact.
-    def try_next(carry: tuple[jnp.ndarray, ...]) -> tuple[jnp.ndarray, ...]:
-        k, found, first = carry
-        ok = free_at(jnp.broadcast_to(coarse[k], (n, 1)))[:, 0] | (k == CHARGE_STEPS)
-        return k + 1, found | ok, jnp.where(ok & ~found, k, first)
+    def free_at(rows: jnp.ndarray, frac: jnp.ndarray) -> jnp.ndarray:
+        """[R, S] whether the point at `frac` [R, S] of the way to the contact point fits, for the
+        slots `rows` [R]."""
+        px, py = x[rows, None] + ax[rows, None] * frac, y[rows, None] + ay[rows, None] * frac
+        near = touching(px[..., None], py[..., None], x[None, None, :], y[None, None, :])
+        fits = body_fits(jnp.stack([px, py], -1), obstacles)
+        return fits & ~jnp.any(near & others[rows][:, None, :], axis=-1)
 
-    _, _, first = jax.lax.while_loop(
-        lambda c: jnp.any(~c[1]), try_next, (jnp.int32(0), ~charger, jnp.zeros(n, jnp.int32))
-    )
-    good = coarse[first]  # the first coarse point that fits
-    bad = jnp.where(first > 0, coarse[jnp.maximum(first - 1, 0)], good)  # the one before it
+    def search(rows: jnp.ndarray) -> jnp.ndarray:
+        """[R] the landing fraction of the slots `rows`: the first coarse point that fits (the
+        start always does), then bisection between it and the point before it."""
+        ok = free_at(rows, jnp.broadcast_to(coarse, (rows.shape[0], CHARGE_STEPS + 1)))
+        first = jnp.argmax(ok.at[:, CHARGE_STEPS].set(True), axis=1)
+        good = coarse[first]
+        bad = jnp.where(first > 0, coarse[jnp.maximum(first - 1, 0)], good)
+        for _ in range(BISECTIONS):
+            mid = 0.5 * (good + bad)
+            fits = free_at(rows, mid[:, None])[:, 0]
+            good, bad = jnp.where(fits, mid, good), jnp.where(fits, bad, mid)
+        return good
 
-    def bisect(carry: tuple[jnp.ndarray, ...]) -> tuple[jnp.ndarray, ...]:
-        i, good, bad = carry
-        mid = 0.5 * (good + bad)
-        ok = free_at(mid[:, None])[:, 0]
-        return i + 1, jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
+    chargers_to = jnp.cumsum(charger)  # [n]: chargers up to and including each slot
+    groups = -(-chargers_to[-1] // SEARCHED_TOGETHER)
 
-    # Bisection towards the contact point, to 1/64 of the way, where a charger needs it.
-    needs = jnp.any(charger & (first > 0))
-    _, good, _ = jax.lax.while_loop(lambda c: needs & (c[0] < 3), bisect, (jnp.int32(0), good, bad))
-    lx = jnp.where(charger, x + gx * scale * good, x)
-    ly = jnp.where(charger, y + gy * scale * good, y)
+    def one_group(g: jnp.ndarray, frac: jnp.ndarray) -> jnp.ndarray:
+        # The group's chargers by slot order; past the last charger a row falls on slot 0, whose
+        # search gives its own value again (or a value that no charger reads).
+        wanted = g * SEARCHED_TOGETHER + jnp.arange(SEARCHED_TOGETHER)
+        rows = jnp.argmax(chargers_to[None, :] > wanted[:, None], axis=1)
+        return frac.at[rows].set(search(rows))
+
+    frac = jax.lax.fori_loop(0, groups, one_group, jnp.ones(n, jnp.float32))
+    lx = jnp.where(charger, x + gx * scale * frac, x)
+    ly = jnp.where(charger, y + gy * scale * frac, y)
     landing = jnp.stack([lx, ly], axis=-1)
     clash = jnp.any(overlap_pairs(landing, charger & solid), axis=1)
     return jnp.where(clash[:, None], pos, landing)
