@@ -16,7 +16,7 @@ from marl_bgs.tdm import classes as C
 from marl_bgs.tdm.constants import NUM_TARGETS, NUM_ULTIMATE, TEAM_SIZE
 from marl_bgs.tdm.perception import Perception
 from marl_bgs.tdm.state import GameState
-from marl_bgs.tdm.tables import REL_TO_ABS, SAME_TEAM, lookup, spawn_left
+from marl_bgs.tdm.tables import SAME_TEAM, lookup, observer_columns, spawn_left
 
 
 @pytree_dataclass
@@ -65,10 +65,8 @@ def action_masks(state: GameState, seen: Perception) -> ActionMasks:
         & (seen.dist <= lookup(C.ULT_RANGE, u.class_id)[:, None])
     )
     ult_self = ult_ready & ~targeted & (u.class_id == C.MAGE)
-    idx = jnp.asarray(REL_TO_ABS[:, 1:])
-    rows = jnp.arange(10)[:, None]
-    basic_rel = basic_ok[rows, idx]  # [10, 10]
-    ult_rel = ult_ok[rows, idx]
+    basic_rel = observer_columns(basic_ok)  # [10, 10]: in each actor's row order
+    ult_rel = observer_columns(ult_ok)
     none = jnp.stack([jnp.ones(10, bool), ult_self], axis=-1)[:, None, :]
     pair = jnp.concatenate([none, jnp.stack([basic_rel, ult_rel], axis=-1)], axis=1)
     move = jnp.concatenate(

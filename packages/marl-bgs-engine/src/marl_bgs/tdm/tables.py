@@ -40,6 +40,13 @@ def _rel_to_abs() -> np.ndarray:
 REL_TO_ABS = _rel_to_abs()
 
 
+def observer_columns(pairs: jnp.ndarray) -> jnp.ndarray:
+    """Pairwise [10 observers, 10 slots] -> [10 observers, 10 rows] in each observer's order:
+    `pairs[i, REL_TO_ABS[i, 1:]]`, cut from slices (team B's observers see slots 5-9, then 0-4)
+    instead of gathered, which XLA's CPU code does far faster."""
+    return jnp.concatenate([pairs[:TEAM_SIZE], jnp.roll(pairs[TEAM_SIZE:], TEAM_SIZE, axis=1)])
+
+
 def absolute_target(target: jnp.ndarray) -> jnp.ndarray:
     """Relative target index per slot [10] (0 none, 1-5 own team, 6-10 enemies) -> slot or -1."""
     return jnp.asarray(REL_TO_ABS)[jnp.arange(target.shape[0]), target]

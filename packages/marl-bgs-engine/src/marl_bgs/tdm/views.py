@@ -30,6 +30,7 @@ from marl_bgs.tdm.tables import (
     SLOT_INDEX,
     absolute_target,
     lookup,
+    observer_columns,
     spawn_left,
 )
 
@@ -152,11 +153,6 @@ def _rows(a: jnp.ndarray) -> jnp.ndarray:
     return _to_agents(_by_team(a, a))
 
 
-def _observer_columns(pairs: jnp.ndarray) -> jnp.ndarray:
-    """Pairwise [10 observers, 10 slots] -> [10 observers, 10 rows] in each observer's order."""
-    return jnp.concatenate([pairs[:TEAM_SIZE], jnp.roll(pairs[TEAM_SIZE:], TEAM_SIZE, axis=1)])
-
-
 def _unit_columns(state: GameState, team: int) -> tuple[jnp.ndarray, dict[str, jnp.ndarray]]:
     """Per-unit fields as `team` reads them (its frame, its naming), rows in world slot order.
 
@@ -258,8 +254,8 @@ def view_pieces(state: GameState, shared_sight: bool = True, full: bool = False)
         vis = _rows(u.class_id > 0)
     else:
         sight = seen.team_sight if shared_sight else seen.own_sight
-        vis = _agents(_observer_columns(sight)) | is_self
-    own = _agents(_observer_columns(seen.own_sight)) | is_self
+        vis = _agents(observer_columns(sight)) | is_self
+    own = _agents(observer_columns(seen.own_sight)) | is_self
     z = lambda a: jnp.where(vis, a, jnp.zeros_like(a))  # noqa: E731
 
     tables, indices = zip(*(_unit_columns(state, team) for team in (0, 1)), strict=True)
@@ -272,11 +268,11 @@ def view_pieces(state: GameState, shared_sight: bool = True, full: bool = False)
         "is_ally": f32(jnp.arange(10) < TEAM_SIZE) * f32(vis),
         "dx": z(x - self_x),
         "dy": z(_rows(u.pos[:, 1]) - _agents(u.pos[:, 1])[..., None]),
-        "distance": z(_agents(_observer_columns(seen.dist))),
+        "distance": z(_agents(observer_columns(seen.dist))),
     }
     public = [jnp.concatenate(list(_public_columns(state, team).values())) for team in (0, 1)]
     # Own roster slot k (of the agent's team) sees row r directly, in the team's row order.
-    mates_see = _observer_columns(seen.own_sight) & u.alive[:, None]
+    mates_see = observer_columns(seen.own_sight) & u.alive[:, None]
     seen_by = _to_agents(mates_see.reshape(2, TEAM_SIZE, 10))
     if not shared_sight:
         # Without shared sight, teammates' sight is not the agent's to know: only its own row.
