@@ -528,8 +528,10 @@ def bench_metrics(session: nox.Session) -> None:
 
 @nox.session(name="bench-gpu")
 def bench_gpu(session: nox.Session) -> None:
-    """The GPU curve to 8192 games, then recurrent MAPPO's training throughput at 1,024 games
-    (the paper's GPU figure); exits 0 with a message where no GPU is visible.
+    """The GPU curve from 1,024 to 65,536 games (TDM, SMAX and Two-Bridge side by side, the
+    largest TDM batch that fits), then recurrent MAPPO's training throughput at 1,024 games (the
+    paper's GPU figure) and at 512 (the population's); exits 0 with a message where no GPU is
+    visible. `benchmarks/speed_gpu.sh` runs the same on a machine without network.
 
     Installs `jax[cuda12]` at the locked jax version (`MARL_BGS_CUDA=cuda13` for CUDA 13).
     """
@@ -547,7 +549,9 @@ def bench_gpu(session: nox.Session) -> None:
         session.log(f"bench-gpu: jax sees no GPU (with jax[{cuda}]); nothing to measure.")
         return
     session.run("python", "benchmarks/engine_throughput.py", "--gpu", *session.posargs, env=gpu_env)
-    session.run(
-        "python", "benchmarks/train_throughput.py", "--presets", "mappo-rnn", "--num-envs", "1024",
-        "--out", "benchmarks/results/train_throughput_gpu.json", env=gpu_env,
-    )  # fmt: skip
+    for num_envs in ("1024", "512"):
+        session.run(
+            "python", "benchmarks/train_throughput.py", "--presets", "mappo-rnn",
+            "--num-envs", num_envs,
+            "--out", f"benchmarks/results/train_throughput_gpu_{num_envs}.json", env=gpu_env,
+        )  # fmt: skip

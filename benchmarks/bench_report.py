@@ -172,6 +172,35 @@ def _profile(prof: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _largest(largest: dict[str, Any] | None) -> list[str]:
+    if not largest:
+        return []
+    if largest["num_envs"] is None:
+        why = (
+            f"{largest['failed_at']} games did not fit"
+            if largest["failed_at"]
+            else f"doubling the curve's last size passes the probe's limit, {largest['limit']}"
+        )
+        return ["", f"Largest TDM batch: none ran past the curve ({why})."]
+    per_game = largest.get("bytes_per_game")
+    memory = (
+        f", {largest['peak_bytes'] / 2**30:.2f} GiB of device memory at its peak,"
+        f" **{per_game:,.0f} bytes per game**"
+        if per_game is not None
+        else " (this device reports no memory figures)"
+    )
+    stop = (
+        f"; {largest['failed_at']} games ran out of memory"
+        if largest.get("failed_at")
+        else f"; the probe stops at {largest['limit']} games"
+    )
+    return [
+        "",
+        f"Largest TDM batch that ran (doubling past the curve): **{largest['num_envs']} games**,"
+        f" {_fmt(largest['game_steps_per_s'])} game steps/s{memory}{stop}.",
+    ]
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The generated section for one kind (cpu or gpu) of run."""
     meta = result["meta"]
@@ -207,6 +236,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         *_curve(rows, gpu),
         *_extras(rows),
+        *_largest(result.get("largest")),
         *_profile(result.get("profile")),
     ]
     return "\n".join(lines) + "\n"

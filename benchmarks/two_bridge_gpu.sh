@@ -5,8 +5,8 @@
 #
 # Runs from a checkout in any Python that already holds jax with CUDA and the packages'
 # dependencies (flax, optax, orbax-checkpoint, pandas, rich, typer): the packages are read from
-# their source folders. Last, TDM's recurrent MAPPO at 1,024 games (the paper's GPU figure, as
-# `nox -s bench-gpu` measures it). Results go to $OUT (default out/two-bridge-gpu): bench.jsonl,
+# their source folders (benchmarks/gpu_env.sh). Last, TDM's recurrent MAPPO at 1,024 games (the
+# paper's GPU figure, as `nox -s bench-gpu` measures it). Results go to $OUT (default out/two-bridge-gpu): bench.jsonl,
 # one checkpoints CSV per run, runs.log and train_throughput_gpu.json.
 #
 #   bash benchmarks/two_bridge_gpu.sh                      # the full measurement
@@ -18,28 +18,8 @@ STEPS=${STEPS:-10000000}
 SIZES=${SIZES:-"1024 8192"}
 RUN_LIMIT=${RUN_LIMIT:-300}  # seconds each training run may take before it is stopped
 TRAIN_LIMIT=${TRAIN_LIMIT:-100}  # seconds for the TDM training-throughput figure
-PY=${PYTHON:-python3}
+. benchmarks/gpu_env.sh  # PY, PYTHONPATH from the source folders, versions
 mkdir -p "$OUT"
-export PYTHONPATH=packages/marl-bgs-engine/src:packages/marl-bgs-eval/src:packages/marl-bgs-train/src
-export PYTHONUNBUFFERED=1
-# the packages read their version from installed metadata: give the source folders some
-meta=/tmp/two-bridge-gpu-meta
-for pkg in engine eval train; do
-  version=$(sed -n 's/^version = "\(.*\)"/\1/p' "packages/marl-bgs-$pkg/pyproject.toml" | head -n 1)
-  mkdir -p "$meta/marl_bgs_$pkg-$version.dist-info"
-  printf 'Metadata-Version: 2.1\nName: marl-bgs-%s\nVersion: %s\n' "$pkg" "$version" \
-    >"$meta/marl_bgs_$pkg-$version.dist-info/METADATA"
-done
-export PYTHONPATH=$PYTHONPATH:$meta
-# three processes share the card: no process takes most of its memory up front
-export XLA_PYTHON_CLIENT_PREALLOCATE=false
-
-nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv 2>/dev/null
-$PY - <<'EOF'
-import jax, flax, optax, chex, orbax.checkpoint, sys
-print("python", sys.version.split()[0], "jax", jax.__version__, "flax", flax.__version__,
-      "optax", optax.__version__, "devices", jax.devices())
-EOF
 cat /proc/loadavg
 
 for n in $SIZES; do
