@@ -359,30 +359,33 @@ def agent_views(state: GameState, shared_sight: bool = True, full: bool = False)
     )
 
 
-def _flat_parts(b: ViewBlocks, lead: tuple[int, ...]) -> list[jnp.ndarray]:
-    """The blocks in the order of the flat vector, each [*lead, width]."""
-    parts = [b.per_agent, b.per_unit, *b.one_hot.values(), b.public, b.self_slot, b.seen_by]
-    parts.append(b.messages)
-    return [jnp.reshape(p, (*lead, -1)) for p in parts]
+def _rows_parts(p: ViewPieces) -> list[list[jnp.ndarray]]:
+    """Each slot's blocks in the order of its flat vector, each [width], cut straight from the
+    pieces (no blocks of all ten agents in between)."""
+    rows = []
+    for team in range(2):
+        for agent in range(TEAM_SIZE):
+            b = _agent_blocks(p, team, agent)
+            blocks = [b.per_agent, b.per_unit, *b.one_hot.values(), b.public, b.self_slot]
+            rows.append([jnp.reshape(x, -1) for x in (*blocks, b.seen_by, b.messages)])
+    return rows
 
 
 def flat_views(state: GameState, shared_sight: bool = True, full: bool = False) -> jnp.ndarray:
-    """The flat vectors [10, D] of one game: `flatten_view(agent_views(...))`, built faster."""
-    blocks = view_blocks(state, shared_sight, full)
-    flat = jnp.concatenate(_flat_parts(blocks, (2, TEAM_SIZE)), axis=-1)
-    return flat.reshape(10, -1)
+    """The flat vectors [10, D] of one game: `flatten_view(agent_views(...))`, built faster. One
+    concatenation of the ten rows' parts, so XLA writes each value once (stacking ten rows, or
+    concatenating blocks of all ten agents, writes everything twice)."""
+    rows = _rows_parts(view_pieces(state, shared_sight, full))
+    return jnp.concatenate([part for row in rows for part in row]).reshape(10, -1)
 
 
 def agent_flat_views(
     state: GameState, shared_sight: bool = True, full: bool = False
 ) -> tuple[jnp.ndarray, ...]:
     """The rows of `flat_views`, one [D] per slot, each concatenated on its own from the pieces
-    (a per-agent dict then needs no slicing copies of a stacked array, nor blocks of all ten)."""
-    p = view_pieces(state, shared_sight, full)
+    (a per-agent dict then needs no slicing copies of a stacked array)."""
     return tuple(
-        jnp.concatenate(_flat_parts(_agent_blocks(p, team, agent), ()))
-        for team in range(2)
-        for agent in range(TEAM_SIZE)
+        jnp.concatenate(row) for row in _rows_parts(view_pieces(state, shared_sight, full))
     )
 
 
