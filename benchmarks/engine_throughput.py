@@ -127,6 +127,29 @@ def _spawn(figure: str, num_envs: int, ticks: int, repeats: int, gpu: bool) -> d
     return result
 
 
+def _read_results(path: Path) -> dict[str, Any]:
+    """A results file this script wrote (for --report and --resume), or a SystemExit naming what
+    is wrong with it."""
+    try:
+        result = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"{path}: not a readable JSON results file ({error})") from None
+    kinds = ("cpu", "gpu", "cpu-learner", "gpu-learner")
+    if not isinstance(result, dict) or not isinstance(result.get("meta"), dict):
+        raise SystemExit(f"{path}: meta: expected an object (a results file of this script)")
+    if result["meta"].get("kind") not in kinds:
+        raise SystemExit(
+            f"{path}: meta.kind: expected one of {kinds}, got {result['meta'].get('kind')!r}"
+        )
+    rows = result.get("rows")
+    fields = ("figure", "num_envs", "game_steps_per_s")
+    if not isinstance(rows, list) or not all(
+        isinstance(r, dict) and all(f in r for f in fields) for r in rows
+    ):
+        raise SystemExit(f"{path}: rows: expected a list of measured figures, each with {fields}")
+    return result
+
+
 def _largest_line(row: dict[str, Any]) -> str:
     """The progress line of one step of the largest-batch probe."""
     peak = (row.get("memory") or {}).get("peak_bytes_in_use")
@@ -191,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     import bench_report
 
     if args.report:
-        result = json.loads(args.report.read_text())
+        result = _read_results(args.report)
         bench_report.write_doc(args.doc, result["meta"]["kind"], bench_report.markdown(result))
         print(f"updated {args.doc} ({result['meta']['kind']} section) from {args.report}")
         return 0
@@ -204,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.gpu:
         command = "JAX_PLATFORMS=cpu " + command
     meta = bench_report.machine(kind, command, _load())
-    saved = json.loads(out.read_text()) if args.resume and out.exists() else {}
+    saved = _read_results(out) if args.resume and out.exists() else {}
     result: dict[str, Any] = {"meta": meta, "rows": [], "profile": None, "largest": None}
     result |= {k: saved[k] for k in ("rows", "profile", "largest") if saved.get(k) is not None}
     rows: list[dict[str, Any]] = result["rows"]

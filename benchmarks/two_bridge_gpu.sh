@@ -12,13 +12,12 @@
 #   bash benchmarks/two_bridge_gpu.sh                      # the full measurement
 #   STEPS=200000 SIZES="256" RUN_LIMIT=120 bash benchmarks/two_bridge_gpu.sh   # a short smoke
 set -u
-cd "$(dirname "$0")/.."
 OUT=${OUT:-out/two-bridge-gpu}
 STEPS=${STEPS:-10000000}
 SIZES=${SIZES:-"1024 8192"}
 RUN_LIMIT=${RUN_LIMIT:-300}  # seconds each training run may take before it is stopped
 TRAIN_LIMIT=${TRAIN_LIMIT:-100}  # seconds for the TDM training-throughput figure
-. benchmarks/gpu_env.sh  # PY, PYTHONPATH from the source folders, versions
+. "$(dirname "$0")/gpu_env.sh"  # to the checkout; PY, PYTHONPATH from the source folders
 mkdir -p "$OUT"
 cat /proc/loadavg
 

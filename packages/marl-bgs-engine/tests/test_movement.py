@@ -560,16 +560,23 @@ def test_left_right_mirror_when_shields_end_on_each_other(step, tools):
     assert_same_units(nxt_m.units, nxt.units, np.arange(10), mirror=True)
 
 
+def _five_warriors_on_map_0():
+    """Five Warriors (slots 0-4) facing their targets (slots 5-9) on map 0, whose obstacles block
+    three of the contact points: (obstacles, pos, target, solid)."""
+    obstacles = marl_bgs.maps.load(0).to_obstacles()
+    ys = [3.0, 7.0, 11.0, 15.0, 19.0]
+    pos = jnp.asarray([[4.0, y] for y in ys] + [[9.0, y] for y in ys])
+    target, solid = jnp.asarray([5, 6, 7, 8, 9] + [-1] * 5), jnp.ones(10, bool)
+    return obstacles, pos, target, solid
+
+
 def test_every_charger_of_a_tick_lands_where_it_would_charging_alone():
     # Five Warriors charge at once: each lands where it lands charging alone (landings are
     # searched against start-of-tick positions), the three whose contact points map 0's
     # obstacles block (backing off) as well as the two that land at contact.
     from marl_bgs.tdm.charge import charge
 
-    obstacles = marl_bgs.maps.load(0).to_obstacles()
-    ys = [3.0, 7.0, 11.0, 15.0, 19.0]
-    pos = jnp.asarray([[4.0, y] for y in ys] + [[9.0, y] for y in ys])
-    target, solid = jnp.asarray([5, 6, 7, 8, 9] + [-1] * 5), jnp.ones(10, bool)
+    obstacles, pos, target, solid = _five_warriors_on_map_0()
     every = jnp.arange(10) < 5
     landed = jax.jit(charge)
     together = np.asarray(landed(pos, every, target, solid, obstacles))
@@ -586,10 +593,7 @@ def test_a_games_charges_land_alike_alone_and_in_any_batch():
     # games (more chargers, or none) must not change where a game's Warriors land.
     from marl_bgs.tdm.charge import charge
 
-    obstacles = marl_bgs.maps.load(0).to_obstacles()
-    ys = [3.0, 7.0, 11.0, 15.0, 19.0]
-    pos = jnp.asarray([[4.0, y] for y in ys] + [[9.0, y] for y in ys])
-    target, solid = jnp.asarray([5, 6, 7, 8, 9] + [-1] * 5), jnp.ones(10, bool)
+    obstacles, pos, target, solid = _five_warriors_on_map_0()
     chargers = jnp.asarray([jnp.arange(10) < k for k in (5, 3, 1, 0)])
     batch = jax.jit(jax.vmap(charge, in_axes=(None, 0, None, None, None)))
     together = np.asarray(batch(pos, chargers, target, solid, obstacles))

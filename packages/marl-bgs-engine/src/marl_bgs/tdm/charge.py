@@ -70,8 +70,8 @@ def charge(
         return frac.at[rows].set(search(rows))
 
     frac = jax.lax.fori_loop(0, groups, one_group, jnp.ones(n, jnp.float32))
-    lx = jnp.where(charger, x + gx * scale * frac, x)
-    ly = jnp.where(charger, y + gy * scale * frac, y)
+    lx = jnp.where(charger, x + ax * frac, x)
+    ly = jnp.where(charger, y + ay * frac, y)
     landing = jnp.stack([lx, ly], axis=-1)
     clash = jnp.any(overlap_pairs(landing, charger & solid), axis=1)
     return jnp.where(clash[:, None], pos, landing)
