@@ -19,7 +19,9 @@ import gzip
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import jax
 
@@ -40,6 +42,42 @@ def _kernel_sources(hlo: str) -> dict[str, tuple[str, str]]:
     return out
 
 
+class Traced(NamedTuple):
+    """One call under `jax.profiler`: each compiled kernel's total microseconds (`total`), how
+    many times kernels ran (`launches`), the kernels' sources (`_kernel_sources`), the trace."""
+
+    total: collections.Counter[str]
+    launches: int
+    sources: dict[str, tuple[str, str]]
+    path: Path
+
+
+def traced_kernels(call: Callable[[], Any], hlo: str, out: Path) -> Traced:
+    """Run `call` (a warmed-up compiled program; `hlo` its optimised HLO text) once under
+    `jax.profiler` and read the trace back. A kernel event is matched by its name or, where the
+    runtime names kernels otherwise (GPUs), by its `hlo_op` argument."""
+    jax.profiler.start_trace(str(out), create_perfetto_trace=True)
+    jax.block_until_ready(call())
+    jax.profiler.stop_trace()
+    traces = sorted(out.glob("**/*.trace.json.gz"), key=lambda f: f.stat().st_mtime)
+    if not traces:
+        raise SystemExit(f"no trace written under {out}")
+    events = json.loads(gzip.decompress(traces[-1].read_bytes()))["traceEvents"]
+    sources = _kernel_sources(hlo)
+    total: collections.Counter[str] = collections.Counter()
+    launches = 0
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        name = e.get("name")
+        if name not in sources:
+            name = (e.get("args") or {}).get("hlo_op")
+        if name in sources:
+            total[name] += e.get("dur", 0)
+            launches += 1
+    return Traced(total, launches, sources, traces[-1])
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--num-envs", type=int, default=1024)
@@ -56,19 +94,8 @@ def main(argv: list[str] | None = None) -> None:
     run = bench_figures.FIGURES[args.figure](args.num_envs, args.ticks)
     compiled = run.lower(jax.random.key(0)).compile()  # type: ignore[attr-defined]
     compiled(jax.random.key(0)).block_until_ready()
-    jax.profiler.start_trace(str(args.out), create_perfetto_trace=True)
-    compiled(jax.random.key(1)).block_until_ready()
-    jax.profiler.stop_trace()
-
-    traces = sorted(args.out.glob("**/*.trace.json.gz"), key=lambda f: f.stat().st_mtime)
-    if not traces:
-        raise SystemExit(f"no trace written under {args.out}")
-    events = json.loads(gzip.decompress(traces[-1].read_bytes()))["traceEvents"]
-    sources = _kernel_sources(compiled.as_text())
-    total: collections.Counter[str] = collections.Counter()
-    for e in events:
-        if e.get("ph") == "X" and e.get("name") in sources:
-            total[e["name"]] += e.get("dur", 0)
+    traced = traced_kernels(lambda: compiled(jax.random.key(1)), compiled.as_text(), args.out)
+    total, sources = traced.total, traced.sources
     tick_us = sum(total.values()) / args.ticks
     print(f"{args.num_envs} games, {args.ticks} ticks: kernels {tick_us / 1e3:.1f} ms per tick")
     print(f"{'ms/tick':>8} {'share':>6}  {'kernel':34} {'result':28} JAX operation")
@@ -78,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{us / 1e3 / args.ticks:8.2f} {share:6.1%}  {name:34} {shape[:28]:28} {op[-90:]}")
     if args.group:
         _print_groups(total, sources, args.group, args.ticks, tick_us)
-    print(f"trace: {traces[-1]}")
+    print(f"trace: {traced.path}")
 
 
 def _print_groups(

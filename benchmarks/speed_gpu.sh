@@ -13,12 +13,13 @@
 # skipped by naming the others in STAGES):
 #   curve.json / curve.log    engine_throughput.py --gpu (the curve, largest batch, profile)
 #   train-1024.json, train-512.json   train_throughput.py --presets mappo-rnn
+#   trace-1024.json/.txt, trace-512.json/.txt   train_trace.py: where an update's time goes
 #
-#   STAGES="curve train" bash benchmarks/speed_gpu.sh        # on the GPU machine
+#   STAGES="curve train trace" bash benchmarks/speed_gpu.sh  # on the GPU machine
 #   GPU=0 bash benchmarks/speed_gpu.sh                         # the same steps on a CPU, tiny
 set -u
 OUT=${OUT:-out/speed-gpu}
-STAGES=${STAGES:-"curve train"}
+STAGES=${STAGES:-"curve train trace"}
 GPU=${GPU:-1}
 . "$(dirname "$0")/gpu_env.sh"  # PY, PYTHONPATH from the source folders, carried wheels, versions
 mkdir -p "$OUT"
@@ -30,11 +31,13 @@ if [ "$GPU" = 1 ]; then
   CURVE_ARGS=${CURVE_ARGS:-"--gpu --ticks 200 --repeats 3"}
   TRAIN_SIZES=${TRAIN_SIZES:-"1024 512"}
   TRAIN_ARGS=${TRAIN_ARGS:-"--repeats 3"}
+  TRACE_ARGS=${TRACE_ARGS:-"--repeats 3"}
 else  # a smoke of every step at toy sizes, on the CPU
   export JAX_PLATFORMS=cpu
   CURVE_ARGS=${CURVE_ARGS:-"--num-envs 16 32 --ticks 10 --repeats 1 --processes 1 --largest --largest-limit 128"}
   TRAIN_SIZES=${TRAIN_SIZES:-"8"}
   TRAIN_ARGS=${TRAIN_ARGS:-"--repeats 1 --rollout 8"}
+  TRACE_ARGS=${TRACE_ARGS:-"--repeats 1 --rollout 8"}
 fi
 $PY -c "import jaxmarl" || { echo "speed_gpu: JaxMARL is missing (carry its wheels)"; exit 1; }
 for stage in $STAGES; do
@@ -49,7 +52,13 @@ for stage in $STAGES; do
         $PY benchmarks/train_throughput.py --presets mappo-rnn --num-envs "$n" $TRAIN_ARGS \
           --out "$OUT/train-$n.json"
       done ;;
-    *) echo "speed_gpu: unknown stage $stage (curve, train)"; exit 2 ;;
+    trace)
+      for n in $TRAIN_SIZES; do
+        # shellcheck disable=SC2086
+        $PY benchmarks/train_trace.py --preset mappo-rnn --num-envs "$n" $TRACE_ARGS \
+          --out "/tmp/trace-$n" --out-json "$OUT/trace-$n.json" 2>&1 | tee "$OUT/trace-$n.txt"
+      done ;;
+    *) echo "speed_gpu: unknown stage $stage (curve, train, trace)"; exit 2 ;;
   esac
 done
 nvidia-smi --query-gpu=memory.used --format=csv 2>/dev/null

@@ -34,15 +34,28 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
+
+
+def build_trainer(mode: str, preset: str, num_envs: int, rollout: int, full_replay: bool) -> Any:
+    """The learner of `mode`'s `preset` at `num_envs` games and `rollout` ticks. QMIX keeps a
+    replay of 8 rollouts and learns from the first (its preset's 132,096 rows would hold 2.3 GB
+    of observations) unless `full_replay`."""
+    import dataclasses
+
+    from marl_bgs_train import QMIXConfig, make_train, presets
+
+    config = dataclasses.replace(presets(mode)[preset], num_envs=num_envs, rollout=rollout)
+    if isinstance(config, QMIXConfig) and not full_replay:
+        config = dataclasses.replace(config, replay_rows=8 * num_envs * rollout, learning_starts=0)
+    return make_train(config)
 
 
 def _worker(
     figure: str, num_envs: int, rollout: int, repeats: int, mode: str, full_replay: bool
 ) -> dict:
-    import dataclasses
-
     import jax
 
     import marl_bgs
@@ -63,14 +76,7 @@ def _worker(
         call = lambda c: run(*c)  # noqa: E731
         carry = (state, jax.random.key(1))
     else:
-        from marl_bgs_train import QMIXConfig, make_train, presets
-
-        config = dataclasses.replace(presets(mode)[figure], num_envs=num_envs, rollout=rollout)
-        if isinstance(config, QMIXConfig) and not full_replay:  # 8 rollouts, from the first
-            config = dataclasses.replace(
-                config, replay_rows=8 * num_envs * rollout, learning_starts=0
-            )
-        trainer = make_train(config)
+        trainer = build_trainer(mode, figure, num_envs, rollout, full_replay)
         carry = jax.jit(trainer.init)(jax.random.key(0))
         call = lambda s: trainer.run(s, 1)[0]  # noqa: E731
     started = time.perf_counter()

@@ -258,7 +258,9 @@ class QMIXTrainer(QLearner):
             return (params, opt), {"loss": loss, "q_team": team}
 
         start = ((state.actor, state.mixer), state.opt)
-        learned, stats = jax.lax.scan(step, start, jax.random.split(k_learn, cfg.gradient_steps))
+        with jax.named_scope("learning"):  # as `_epochs` names it
+            keys = jax.random.split(k_learn, cfg.gradient_steps)
+            learned, stats = jax.lax.scan(step, start, keys)
         learning = replay.size * cfg.rollout >= cfg.learning_starts
         (actor, mixer), opt = jax.tree_util.tree_map(
             lambda new, old: jnp.where(learning, new, old), learned, start

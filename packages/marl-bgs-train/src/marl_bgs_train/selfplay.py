@@ -323,7 +323,8 @@ class SelfPlay(OpponentPlayers):
         key = jax.random.wrap_key_data(state.key)
         key, k_roll, k_learn = jax.random.split(key, 3)
         keys = jax.random.split(k_roll, self._config.rollout)
-        state, traj = jax.lax.scan(lambda s, k: self._tick(s, k, hyper), state, keys)
+        with jax.named_scope("rollout"):  # the phases' names in profiles (train_trace.py)
+            state, traj = jax.lax.scan(lambda s, k: self._tick(s, k, hyper), state, keys)
         return state, traj, key, k_learn
 
     def _tick(self, state: Any, key: jax.Array, hyper: Hyper) -> tuple[Any, Any]:
@@ -335,15 +336,20 @@ class SelfPlay(OpponentPlayers):
         key: jax.Array, epochs: int, minibatches: int,
     ) -> tuple[Any, Any]:  # fmt: skip
         """`epochs` passes over game-major `batch` [N, ...] in `minibatches` random splits of
-        whole games, `step(carry, minibatch) -> (carry, stats)` on each: (carry, stats)."""
+        whole games, `step(carry, minibatch) -> (carry, stats)` on each: (carry, stats). Each
+        minibatch's games are gathered when it is learned from (no shuffled copy of the whole
+        batch per epoch)."""
         n = self._config.num_envs
 
-        def epoch(carry: Any, k: jax.Array) -> tuple[Any, Any]:
-            order = jax.random.permutation(k, n)
-            split = lambda a: a[order].reshape(minibatches, n // minibatches, *a.shape[1:])  # noqa: E731
-            return jax.lax.scan(step, carry, self.split_games(jax.tree.map(split, batch), 1))
+        def learn(carry: Any, games: jax.Array) -> tuple[Any, Any]:
+            return step(carry, self.split_games(jax.tree.map(lambda a: a[games], batch)))
 
-        return jax.lax.scan(epoch, carry, jax.random.split(key, epochs))
+        def epoch(carry: Any, k: jax.Array) -> tuple[Any, Any]:
+            order = jax.random.permutation(k, n).reshape(minibatches, n // minibatches)
+            return jax.lax.scan(learn, carry, order)
+
+        with jax.named_scope("learning"):
+            return jax.lax.scan(epoch, carry, jax.random.split(key, epochs))
 
     def _finish(
         self, state: Any, traj: Any, key: jax.Array, actor: Any, **learned: Any
