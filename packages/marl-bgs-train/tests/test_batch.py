@@ -147,6 +147,23 @@ def test_a_stopped_batch_resumes_every_run_exactly(batch, tmp_path):
         assert_trees_equal(a, b)
 
 
+def test_a_batch_stopped_at_its_deadline_is_saved_and_resumes_exactly(batch, tmp_path):
+    runs, _, states = batch
+    saved = []
+    train_batch(runs, tmp_path, progress=False, save_every=50, deadline=0.0,
+                on_save=lambda i, update: saved.append(update))  # fmt: skip
+    assert saved == []  # a checkpoint for resuming, not a scheduled one
+    for r in runs:
+        assert checkpoints.manager(tmp_path / r.name, keep=None).all_steps() == [1]
+        assert len((tmp_path / r.name / "log.csv").read_text().splitlines()) == 2  # header + 1
+    resumed = train_runs(
+        [r.config for r in runs], [r.seed for r in runs], [tmp_path / r.name for r in runs],
+        resume=True, progress=False,
+    )  # fmt: skip
+    for a, b in zip(resumed, states, strict=True):
+        assert_trees_equal(a, b)
+
+
 def test_every_run_is_a_folder_of_its_own(batch):
     runs, out, _ = batch
     assert is_batch(out)
@@ -191,6 +208,27 @@ def test_the_command_line_trains_a_batch_and_resumes_it(batch, tmp_path):
     }  # fmt: skip
     variants = _sweep(["game.variants=V1_Navigate;V1_Base,V1_Combat"], "two-bridge")
     assert variants == {"game.variants": ["2", "0,1"]}
+
+
+def test_the_command_line_stops_at_a_time_limit_and_resume_finishes_it(batch, tmp_path):
+    runs, _, states = batch
+    cli = CliRunner()
+    args = ["ippo-rnn", "--seeds", "2", "--sweep", "entropy_coef=0.01,0.05", "--out", str(tmp_path)]
+    tiny = [*TINY[:5], "32", *TINY[6:]]  # two updates
+    stopped = cli.invoke(app, [*args, *tiny, "--hours", "0"])  # past at once: one update, saved
+    assert stopped.exit_code == 0, stopped.output
+    said = " ".join(stopped.output.split())  # as rich wraps it
+    assert "stopped after 0.0 hours: 4 of 4 runs not finished" in said
+    assert "continue: marl-bgs-train resume" in said
+    for r in runs:
+        assert checkpoints.manager(tmp_path / r.name, keep=None).all_steps() == [1]
+    done = cli.invoke(app, ["resume", str(tmp_path), "--quiet", "--hours", "0"])
+    assert done.exit_code == 0, done.output
+    assert "stopped" not in done.output  # its last update was the one it trained
+    for r, want in zip(runs, states, strict=True):
+        like = jax.eval_shape(make_train(r.config).init, jax.random.key(0))
+        got = checkpoints.restore(checkpoints.manager(tmp_path / r.name), like)
+        assert_trees_equal(got, want)
 
 
 def test_a_suite_trains_each_learner_as_a_batch_and_draws_them_in_one_figure(tmp_path):

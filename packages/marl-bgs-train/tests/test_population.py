@@ -19,12 +19,17 @@ from marl_bgs_train.config import ValidationSettings
 from marl_bgs_train.population import (
     BUDGETS,
     POPULATION_FILE,
+    _complete,
     learner_config,
     milestone_update,
     read_population,
+    scheduled,
     train_population,
+    unfinished,
 )
 from marl_bgs_train.runs import kept_update, load_trainer, read_log
+from marl_bgs_train.testing import assert_trees_equal
+from marl_bgs_train.validation import settings_for
 
 
 class StoppedError(Exception):
@@ -102,6 +107,58 @@ def test_what_a_stop_left_undone_is_done_when_it_continues(stopped_then_continue
     assert kept_update(run / "milestone") == 1
 
 
+def test_a_time_limit_stops_the_population_saved_and_the_same_command_continues(
+    stopped_then_continued, tmp_path
+) -> None:
+    out, _, continued, _ = stopped_then_continued
+    cli = CliRunner()
+    args = ["population", "--budget", "tiny", "--learner", "ippo-ff", "--out", str(tmp_path),
+            "--quiet"]  # fmt: skip
+    stopped = cli.invoke(app, [*args, "--hours", "0"])  # past at once: one update, saved
+    assert stopped.exit_code == 0, stopped.output
+    said = " ".join(stopped.output.split())  # as rich wraps it
+    assert "ippo-ff not finished" in said
+    assert "the same command continues" in said
+    run = tmp_path / "ippo-ff" / "s0"
+    assert [r["update"] for r in read_log(run)] == [1]
+    assert unfinished(tmp_path) == ["ippo-ff"]
+    done = cli.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "done: ippo-ff" in done.output
+    assert unfinished(tmp_path) == []
+    assert [r["update"] for r in read_log(run)] == [1, 2, 3]
+    _, got = load_trainer(run, 3)
+    _, want = load_trainer(out / "ippo-ff" / "s0", 3)
+    assert_trees_equal(got, want)  # as if never stopped
+    assert (run / "validation.csv").read_text() == (out / "ippo-ff/s0/validation.csv").read_text()
+    # no other learner starts after the time limit
+    train_population(tmp_path / "two", "tiny", learners=["ippo-ff", "ippo-rnn"], progress=False,
+                     deadline=0.0)  # fmt: skip
+    assert not (tmp_path / "two" / "ippo-rnn").exists()
+    assert unfinished(tmp_path / "two") == ["ippo-ff", "ippo-rnn"]
+    assert [r["update"] for r in continued] == [1, 2, 3]
+
+
+def test_only_scheduled_checkpoints_are_validated(stopped_then_continued, tmp_path) -> None:
+    out, *_ = stopped_then_continued
+    copy = tmp_path / "p"
+    shutil.copytree(out, copy)
+    run = copy / "ippo-ff" / "s0"
+    table = (run / "validation.csv").read_text().splitlines()  # updates 1, 2, 3
+    (run / "validation.csv").write_text("\n".join(table[:2] + table[3:]) + "\n")  # 2 unscored
+    checked = settings_for("tdm", BUDGETS["tiny"].validation)
+    _complete(run, checked, 1, {1, 3})  # 2 was saved for resuming only: left unscored
+    assert len((run / "validation.csv").read_text().splitlines()) == 3
+    _complete(run, checked, 1, {1, 2, 3})
+    assert (run / "validation.csv").read_text().splitlines() == table
+    paper = learner_config("tdm", "ippo-rnn", BUDGETS["paper"])
+    due = scheduled(paper, BUDGETS["paper"], 2442)
+    assert min(due) == 500
+    assert 2442 in due
+    assert paper.num_updates in due
+    assert len(due) == paper.num_updates // 500 + 2
+
+
 def test_the_budgets_scale_the_milestone_with_the_run() -> None:
     paper = learner_config("tdm", "ippo-rnn", BUDGETS["paper"])
     assert (paper.total_steps, paper.num_envs) == (250_000_000, 512)
@@ -140,6 +197,11 @@ def test_bad_requests_are_refused_naming_the_field(stopped_then_continued, tmp_p
                                       str(tmp_path / "f")])  # fmt: skip
     assert result.exit_code == 2
     assert "budget: expected one of" in result.output
+    for hours in ("-1", "nan", "soon"):
+        refused = CliRunner().invoke(app, ["population", "--hours", hours, "--out",
+                                           str(tmp_path / "f")])  # fmt: skip
+        assert refused.exit_code == 2
+        assert "Invalid value for '--hours'" in refused.output
     assert not any(Path(tmp_path).glob("[abcdfg]/*"))  # nothing written by a refused request
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -71,6 +72,14 @@ Split = Annotated[
     typer.Option(help="With several runs and devices: split each run's games over the devices "
                  "(games) or give each device whole runs (runs)"),
 ]  # fmt: skip
+Hours = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0,
+        help="Stop after the first update past this many hours, saved (a time-limited job or "
+        "lease); continue with `resume` (population: the same command)",
+    ),
+]
 Coordinator = Annotated[
     str | None,
     typer.Option(envvar="MARL_BGS_COORDINATOR", help="HOST:PORT of process 0 of a job on several "
@@ -93,6 +102,24 @@ def _mesh(devices: int | None, coordinator: str | None, processes: int | None,
 
     join_job(coordinator, processes, process_id)
     return training_mesh(devices)
+
+
+def _deadline(hours: float | None) -> float | None:
+    """The `time.monotonic()` reading `hours` from now (None: no limit)."""
+    return None if hours is None else time.monotonic() + hours * 3600
+
+
+def _stopped(run_dirs: list[Path], hours: float | None) -> bool:
+    """Whether a time limit stopped any of the runs before its last update (said if so)."""
+    from marl_bgs_train import checkpoints
+
+    left = [d for d in run_dirs if checkpoints.manager(d).latest_step()
+            != checkpoints.load_config(d).num_updates]  # fmt: skip
+    if left:
+        where = left[0].parent if len(run_dirs) > 1 else left[0]
+        console.print(f"stopped after {hours} hours: {len(left)} of {len(run_dirs)} runs not "
+                      f"finished; continue: marl-bgs-train resume {where}")  # fmt: skip
+    return bool(left)
 
 
 def _settings(panel: list[str] | None, games: int | None, mode: str) -> ValidationSettings:
@@ -214,7 +241,9 @@ def _train_command(preset: str) -> None:
         coordinator: Coordinator = None,
         num_processes: NumProcesses = None,
         process_id: ProcessId = None,
+        hours: Hours = None,
     ) -> None:
+        deadline = _deadline(hours)
         mesh = _mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
         from marl_bgs import ConfigError
         from marl_bgs_train.batch import CURVES, plan, train_batch
@@ -251,13 +280,17 @@ def _train_command(preset: str) -> None:
             check = lambda i, step: validate_run(dirs[i], settings, [step])  # noqa: E731
             train_batch(runs, run_dir, frozen=pool, teammate=mate, save_every=save_every,
                         progress=not quiet, on_save=check if validate_each else None,
-                        tensorboard=tensorboard, mesh=mesh, split=split)  # fmt: skip
-            console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
+                        tensorboard=tensorboard, mesh=mesh, split=split,
+                        deadline=deadline)  # fmt: skip
+            if not _stopped(dirs, hours):
+                console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
             return
         on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
         train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
                   progress=not quiet, on_save=on_save, tensorboard=tensorboard,
-                  mesh=mesh)  # fmt: skip
+                  mesh=mesh, deadline=deadline)  # fmt: skip
+        if _stopped([run_dir], hours):
+            return
         console.print(f"done: {run_dir / 'log.csv'}, {run_dir / CURVE}, {run_dir / 'checkpoints'}")
         if validate_each:
             console.print(f"validation: {run_dir / VALIDATION_CSV}, best: {run_dir / BEST}")
@@ -287,10 +320,12 @@ def resume(
     coordinator: Coordinator = None,
     num_processes: NumProcesses = None,
     process_id: ProcessId = None,
+    hours: Hours = None,
 ) -> None:
     """Continue a run of any mode from its newest saved state (it repeats the uninterrupted run
     exactly); with `--steps`, to a new total (the same as a run started with that total). A
     run split over devices resumes on as many (`--devices`, the job's processes)."""
+    deadline = _deadline(hours)
     mesh = _mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
     from marl_bgs_train import checkpoints
     from marl_bgs_train.batch import is_batch, load_batch, train_batch
@@ -306,7 +341,9 @@ def resume(
                 checkpoints.save_config(run_dir / r.name, r.config)
         train_batch(runs, run_dir, resume=True, frozen=pool, teammate=mate,
                     save_every=save_every, progress=not quiet,
-                    tensorboard=tensorboard, mesh=mesh, split=split)  # fmt: skip
+                    tensorboard=tensorboard, mesh=mesh, split=split,
+                    deadline=deadline)  # fmt: skip
+        _stopped([run_dir / r.name for r in runs], hours)
         return
     config = checkpoints.load_config(run_dir)
     if steps is not None:
@@ -314,7 +351,8 @@ def resume(
         checkpoints.save_config(run_dir, config)
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
               save_every=save_every, progress=not quiet, tensorboard=tensorboard,
-              mesh=mesh)  # fmt: skip
+              mesh=mesh, deadline=deadline)  # fmt: skip
+    _stopped([run_dir], hours)
 
 
 def _longer(config: C, steps: float) -> C:
@@ -492,14 +530,16 @@ def population(
     quiet: Annotated[bool, typer.Option(help="No progress bar")] = False,
     devices: Devices = None,
     split: Split = "games",
+    hours: Hours = None,
 ) -> None:
     """Train the population: every baseline of the mode at one budget (the paper's settings and
     opponent mix), each checkpoint validated on the mode's panel, the best kept in RUN/best and
     the milestone checkpoint (the paper's 40M-step one, scaled with the budget) in
     RUN/milestone. Run it again to continue; `marl-bgs-tournament release OUT` makes the
     System files."""
+    deadline = _deadline(hours)
     mesh = _mesh(devices, None, None, None)
-    from marl_bgs_train.population import BUDGETS, budget_of, train_population
+    from marl_bgs_train.population import BUDGETS, budget_of, train_population, unfinished
 
     tier = budget_of(budget)
     validation = None
@@ -515,7 +555,13 @@ def population(
     record = train_population(
         out, budget, mode=mode, learners=learner, seeds=seeds, overrides=override or [],
         frozen=frozen or [], validation=validation, progress=not quiet, mesh=mesh, split=split,
+        deadline=deadline,
     )  # fmt: skip
+    left = unfinished(out)
+    if left:
+        console.print(f"stopped after {hours} hours: {', '.join(left)} not finished in {out}; "
+                      "the same command continues")  # fmt: skip
+        return
     console.print(f"done: {', '.join(record['learners'])} in {out} ({out / 'suite.png'}); "
                   f"release them: marl-bgs-tournament release {out}")  # fmt: skip
 

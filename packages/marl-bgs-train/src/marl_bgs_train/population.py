@@ -17,7 +17,8 @@ import dataclasses
 import json
 import math
 import subprocess
-from collections.abc import Sequence
+import time
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -164,12 +165,16 @@ def train_population(
     frozen: Sequence[str] = (),
     validation: ValidationSettings | None = None,
     progress: bool = True,
+    deadline: float | None = None,
     **settings: Any,
 ) -> dict[str, Any]:
     """Train (or continue) the population in `out`: each of `learners` (default: every baseline
     of the mode) with `seeds` runs at `budget`, validated at each checkpoint (`validation`,
-    default the tier's: the mode's panel and maps), the milestone checkpoint kept. `settings` go
-    to `batch.train_batches` (mesh, split). Returns the population record."""
+    default the tier's: the mode's panel and maps), the milestone checkpoint kept. `deadline`
+    (a `time.monotonic()` reading): the learner in training stops, saved, after the first
+    update that ends past it, and no other learner starts (`unfinished` names what is left; the
+    same call continues it); a call trains at least one update. `settings` go to
+    `batch.train_batches` (mesh, split). Returns the population record."""
     out = Path(out)
     tier = budget_of(budget)
     try:
@@ -208,13 +213,17 @@ def train_population(
         milestones = {n: milestone_update(c, tier) for n, c in configs.items()}
         record = {**request, "commit": _source_commit(), "milestones": milestones}
         (out / POPULATION_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    any_trained = False
     for name in names:
         folder, milestone = out / name, record["milestones"][name]
         started = (folder / BATCH_FILE).exists()
         runs = load_batch(folder) if started else plan(configs[name], range(seeds))
         dirs = [folder / run.name for run in runs]
         trained = [_latest(d) == r.config.num_updates for d, r in zip(dirs, runs, strict=True)]
+        if any_trained and deadline is not None and time.monotonic() >= deadline:
+            break  # a call trains at least one update, of the first learner not finished
         if not started or not all(trained):
+            any_trained = True
             for d in dirs:
                 d.mkdir(parents=True, exist_ok=True)
                 save_players(d, list(frozen), None)
@@ -227,11 +236,22 @@ def train_population(
 
             train_batches([(folder, runs)], resume=started, frozen=pool, progress=progress,
                           save_every=tier.check_every, save_at=(milestone,), on_save=check,
-                          **settings)  # fmt: skip
-        for d in dirs:
-            _complete(d, checked, milestone)
-    plot_suite(out, names)
+                          deadline=deadline, **settings)  # fmt: skip
+        for d, run in zip(dirs, runs, strict=True):
+            _complete(d, checked, milestone, scheduled(run.config, tier, milestone))
+    plot_suite(out, [n for n in names if (out / n / BATCH_FILE).exists()])
     return record
+
+
+def unfinished(out: str | Path) -> list[str]:
+    """The learners of the population in `out` not yet trained to their last update."""
+    left = []
+    for name in read_population(out)["learners"]:
+        folder = Path(out) / name
+        runs = load_batch(folder) if (folder / BATCH_FILE).exists() else []
+        if not runs or any(_latest(folder / r.name) != r.config.num_updates for r in runs):
+            left.append(name)
+    return left
 
 
 def _latest(run_dir: Path) -> int | None:
@@ -239,12 +259,22 @@ def _latest(run_dir: Path) -> int | None:
     return checkpoints.manager(run_dir).latest_step() if run_dir.exists() else None
 
 
-def _complete(run_dir: Path, checked: ValidationSettings, milestone: int) -> None:
+def scheduled(config: Config, budget: Budget, milestone: int) -> set[int]:
+    """The updates whose checkpoints are validated: every `check_every`-th, the milestone's and
+    the last."""
+    last = config.num_updates
+    return {*range(budget.check_every, last + 1, budget.check_every), milestone, last}
+
+
+def _complete(
+    run_dir: Path, checked: ValidationSettings, milestone: int, due: Collection[int]
+) -> None:
     """What a stop between a checkpoint and its validation or copy left undone: every kept
-    checkpoint not yet scored is validated (the best chosen again), and the milestone copied
-    while its checkpoint is still kept."""
-    validate_run(run_dir, checked)
+    checkpoint `due` (`scheduled`) not yet scored is validated (the best chosen again; a checkpoint
+    saved at a deadline is for resuming only), and the milestone copied while its checkpoint is
+    still kept."""
     kept = checkpoints.manager(run_dir, keep=None).all_steps()
+    validate_run(run_dir, checked, [u for u in kept if u in due])
     if kept_update(run_dir / MILESTONE) != milestone and milestone in kept:
         keep_copy(run_dir, milestone, MILESTONE)
 

@@ -60,20 +60,21 @@ def train_run(
     on_save: Callable[[int], object] | None = None,
     tensorboard: bool = False,
     mesh: Mesh | None = None,
+    deadline: float | None = None,
 ) -> Any:
     """Train `config` into `run_dir` (or continue its newest checkpoint with `resume`), saving
-    every `save_every` updates and at the end. `frozen`: the frozen opponent pool, `teammate`:
-    the frozen teammate (a resumed run needs the same: `players.save_players` remembers them).
-    `on_save(update)` runs after each checkpoint is on disk (e.g. validation). `tensorboard`:
-    also write every logged scalar for TensorBoard into `run_dir/tensorboard` (needs
-    `marl-bgs-train[tensorboard]`). `mesh`: split the games over its devices (`make_train`).
-    Returns the final state."""
+    every `save_every` updates and at the end (and where it stops at `deadline`: `train_runs`).
+    `frozen`: the frozen opponent pool, `teammate`: the frozen teammate (a resumed run needs the
+    same: `players.save_players` remembers them). `on_save(update)` runs after each checkpoint
+    is on disk (e.g. validation). `tensorboard`: also write every logged scalar for TensorBoard
+    into `run_dir/tensorboard` (needs `marl-bgs-train[tensorboard]`). `mesh`: split the games
+    over its devices (`make_train`). Returns the final state."""
     (state,) = train_runs(
         [config], [seed], [Path(run_dir)], batched=False, resume=resume, frozen=frozen,
         teammate=teammate, save_every=save_every, progress=progress,
         on_update=None if on_update is None else (lambda i, row: on_update(row)),
         on_save=None if on_save is None else (lambda i, update: on_save(update)),
-        tensorboard=tensorboard, mesh=mesh,
+        tensorboard=tensorboard, mesh=mesh, deadline=deadline,
     )  # fmt: skip
     return state
 
@@ -94,12 +95,15 @@ def train_runs(
     mesh: Mesh | None = None,
     split: str = "games",
     save_at: Collection[int] = (),
+    deadline: float | None = None,
 ) -> list[Any]:
     """Train run i (`configs[i]` from `seeds[i]`) into `run_dirs[i]`, every run a folder of its
     own (config, logs, checkpoints, curve). `batched`: all runs in one compiled program (`vmap`;
     their configs may differ only in sweepable settings, `hypers`); else one run, alone.
     Checkpoints are saved every `save_every` updates, after the last and after each update in
-    `save_at` (a milestone, say).
+    `save_at` (a milestone, say). `deadline` (a `time.monotonic()` reading): the first update
+    that ends at or after it is saved, not passed to `on_save` (no scheduled checkpoint), and
+    training stops there; `resume=True` continues it exactly.
     `on_update(i, row)` and `on_save(i, update)` name the run. `mesh`: each run's games split
     over its devices (`make_train`), or with `split="runs"` a batch's runs (each device trains
     whole runs: no traffic between devices). Returns each run's final state."""
@@ -181,17 +185,21 @@ def train_runs(
             status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
             show(done * per * count, done * per * count, status)
-            if done % save_every == 0 or done == total or done in save_at:
+            scheduled = done % save_every == 0 or done == total or done in save_at
+            stopping = deadline is not None and time.monotonic() >= deadline and done < total
+            if scheduled or stopping:
                 for i, mgr in enumerate(managers):  # one run's copy at a time (memory)
                     # every process saves its own devices' part (orbax writes one checkpoint)
                     checkpoints.save(mgr, _run_of(states, i) if batched else states)
-                if on_save is not None and lead:  # once every run is saved
+                if scheduled and on_save is not None and lead:  # once every run is saved
                     for i in range(count):
                         show(done * per * count, done * per * count, "validating")
                         on_save(i, done)
             if on_update is not None and lead:  # after the checkpoint: a stop loses nothing
                 for i, row in enumerate(rows):
                     on_update(i, row)
+            if stopping:
+                break
     for run_dir, writer in zip(run_dirs, writers, strict=True):
         if writer is not None:
             writer.close()
