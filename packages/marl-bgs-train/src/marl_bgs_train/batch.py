@@ -114,8 +114,9 @@ def train_batches(
 ) -> list[list[Any]]:
     """`train_batch` for several batch folders at once: the runs of every batch that share a
     program train as one (the Two-Bridge protocol's variants of one unit count, say, each
-    variant a batch folder), the programs one after another. `on_update` and `on_save` get the
-    batch's index and the run's index in it. Returns each batch's runs' final states."""
+    variant a batch folder), the programs one after another (with a `deadline`, each program
+    still trains one update). `on_update` and `on_save` get the batch's index and the run's
+    index in it. Returns each batch's runs' final states."""
     flat = [(b, i, run, folder / run.name) for b, (folder, runs) in enumerate(batches)
             for i, run in enumerate(runs)]  # fmt: skip
     if not resume:
