@@ -42,6 +42,9 @@ def _kernel_sources(hlo: str) -> dict[str, tuple[str, str]]:
     return out
 
 
+_CONTROL = re.compile(r"(while|conditional|call)(\.\d+)?$")  # spans around other kernels
+
+
 class Traced(NamedTuple):
     """One call under `jax.profiler`: each compiled kernel's total microseconds (`total`), how
     many times kernels ran (`launches`), the kernels' sources (`_kernel_sources`), the trace."""
@@ -54,8 +57,10 @@ class Traced(NamedTuple):
 
 def traced_kernels(call: Callable[[], Any], hlo: str, out: Path) -> Traced:
     """Run `call` (a warmed-up compiled program; `hlo` its optimised HLO text) once under
-    `jax.profiler` and read the trace back. A kernel event is matched by its name or, where the
-    runtime names kernels otherwise (GPUs), by its `hlo_op` argument."""
+    `jax.profiler` and read the trace back. Kernel events are matched by their `hlo_op`
+    argument where the runtime gives one (GPU kernels, named otherwise); else by their names,
+    never both (a GPU trace also has a line of events named after the ops). Control flow
+    (`while`, `conditional`, `call`) is left out: its span holds its body's kernels."""
     jax.profiler.start_trace(str(out), create_perfetto_trace=True)
     jax.block_until_ready(call())
     jax.profiler.stop_trace()
@@ -63,19 +68,16 @@ def traced_kernels(call: Callable[[], Any], hlo: str, out: Path) -> Traced:
     if not traces:
         raise SystemExit(f"no trace written under {out}")
     events = json.loads(gzip.decompress(traces[-1].read_bytes()))["traceEvents"]
-    sources = _kernel_sources(hlo)
+    sources = {k: v for k, v in _kernel_sources(hlo).items() if not _CONTROL.match(k)}
+    spans = [e for e in events if e.get("ph") == "X"]
+    by_op = [((e.get("args") or {}).get("hlo_op"), e.get("dur", 0)) for e in spans]
+    matched = [(op, dur) for op, dur in by_op if op in sources]
+    if not matched:
+        matched = [(e.get("name"), e.get("dur", 0)) for e in spans if e.get("name") in sources]
     total: collections.Counter[str] = collections.Counter()
-    launches = 0
-    for e in events:
-        if e.get("ph") != "X":
-            continue
-        name = e.get("name")
-        if name not in sources:
-            name = (e.get("args") or {}).get("hlo_op")
-        if name in sources:
-            total[name] += e.get("dur", 0)
-            launches += 1
-    return Traced(total, launches, sources, traces[-1])
+    for op, dur in matched:
+        total[op] += dur
+    return Traced(total, len(matched), sources, traces[-1])
 
 
 def main(argv: list[str] | None = None) -> None:

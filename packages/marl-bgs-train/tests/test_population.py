@@ -110,7 +110,7 @@ def test_what_a_stop_left_undone_is_done_when_it_continues(stopped_then_continue
 def test_a_time_limit_stops_the_population_saved_and_the_same_command_continues(
     stopped_then_continued, tmp_path
 ) -> None:
-    out, _, continued, _ = stopped_then_continued
+    out, *_ = stopped_then_continued
     cli = CliRunner()
     args = ["population", "--budget", "tiny", "--learner", "ippo-ff", "--out", str(tmp_path),
             "--quiet"]  # fmt: skip
@@ -136,7 +136,6 @@ def test_a_time_limit_stops_the_population_saved_and_the_same_command_continues(
                      deadline=0.0)  # fmt: skip
     assert not (tmp_path / "two" / "ippo-rnn").exists()
     assert unfinished(tmp_path / "two") == ["ippo-ff", "ippo-rnn"]
-    assert [r["update"] for r in continued] == [1, 2, 3]
 
 
 def test_only_scheduled_checkpoints_are_validated(stopped_then_continued, tmp_path) -> None:

@@ -18,12 +18,12 @@ import marl_bgs
 from marl_bgs import ConfigError, team_inputs
 from marl_bgs_eval import get_system
 from marl_bgs_train import checkpoints, runs
-from marl_bgs_train.cli import app
+from marl_bgs_train.cli import _stopped, app
 from marl_bgs_train.hypers import program_config
 from marl_bgs_train.players import named_policy
 from marl_bgs_train.tdm import features
 from marl_bgs_train.tdm.game import LayoutVariation
-from marl_bgs_train.testing import tensorboard_scalars, tiny_config
+from marl_bgs_train.testing import assert_trees_equal, tensorboard_scalars, tiny_config
 
 CONFIG = tiny_config("ippo-rnn", free_paths=4, route_field=True)  # the System reads the added
 # features too, the route from its own memory
@@ -99,6 +99,23 @@ def test_an_interrupted_run_resumed_from_the_command_line_equals_the_whole(finis
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     timeless = lambda rows: [{k: v for k, v in r.items() if k != "steps_per_second"} for r in rows]  # noqa: E731
     assert timeless(runs.read_log(cut)) == timeless(runs.read_log(finished))
+
+
+def test_a_run_stopped_at_its_time_limit_resumes_to_the_whole(finished, tmp_path, capsys):
+    cut = tmp_path / "cut"
+    runs.train_run(CONFIG, cut, seed=7, progress=False, deadline=0.0)  # past: one update, saved
+    assert checkpoints.manager(cut, keep=None).all_steps() == [1]
+    assert not runs.finished(cut)
+    assert _stopped([cut], 0.0, cut)
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"1 of 1 runs not finished; continue: marl-bgs-train resume {cut}" in said
+    result = CliRunner().invoke(app, ["resume", str(cut), "--hours", "0"])
+    assert result.exit_code == 0, result.output
+    assert "stopped" not in result.output  # the update it trained was the last
+    assert runs.finished(cut)
+    _, whole = runs.load_trainer(finished)
+    _, resumed = runs.load_trainer(cut)
+    assert_trees_equal(resumed, whole)
 
 
 def test_a_short_run_resumed_to_a_longer_total_equals_the_longer_run(finished, tmp_path):

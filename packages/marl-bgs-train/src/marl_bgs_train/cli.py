@@ -109,16 +109,19 @@ def _deadline(hours: float | None) -> float | None:
     return None if hours is None else time.monotonic() + hours * 3600
 
 
-def _stopped(run_dirs: list[Path], hours: float | None) -> bool:
-    """Whether a time limit stopped any of the runs before its last update (said if so)."""
-    from marl_bgs_train import checkpoints
+def _stopped(run_dirs: list[Path], hours: float | None, target: Path) -> bool:
+    """Whether a time limit stopped any of the runs before its last update (said, with how to
+    continue: `resume target`, by the job's first process)."""
+    if hours is None:
+        return False
+    import jax
 
-    left = [d for d in run_dirs if checkpoints.manager(d).latest_step()
-            != checkpoints.load_config(d).num_updates]  # fmt: skip
-    if left:
-        where = left[0].parent if len(run_dirs) > 1 else left[0]
+    from marl_bgs_train.runs import finished
+
+    left = [d for d in run_dirs if not finished(d)]
+    if left and jax.process_index() == 0:
         console.print(f"stopped after {hours} hours: {len(left)} of {len(run_dirs)} runs not "
-                      f"finished; continue: marl-bgs-train resume {where}")  # fmt: skip
+                      f"finished; continue: marl-bgs-train resume {target}")  # fmt: skip
     return bool(left)
 
 
@@ -282,14 +285,14 @@ def _train_command(preset: str) -> None:
                         progress=not quiet, on_save=check if validate_each else None,
                         tensorboard=tensorboard, mesh=mesh, split=split,
                         deadline=deadline)  # fmt: skip
-            if not _stopped(dirs, hours):
+            if not _stopped(dirs, hours, run_dir):
                 console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
             return
         on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
         train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
                   progress=not quiet, on_save=on_save, tensorboard=tensorboard,
                   mesh=mesh, deadline=deadline)  # fmt: skip
-        if _stopped([run_dir], hours):
+        if _stopped([run_dir], hours, run_dir):
             return
         console.print(f"done: {run_dir / 'log.csv'}, {run_dir / CURVE}, {run_dir / 'checkpoints'}")
         if validate_each:
@@ -343,7 +346,7 @@ def resume(
                     save_every=save_every, progress=not quiet,
                     tensorboard=tensorboard, mesh=mesh, split=split,
                     deadline=deadline)  # fmt: skip
-        _stopped([run_dir / r.name for r in runs], hours)
+        _stopped([run_dir / r.name for r in runs], hours, run_dir)
         return
     config = checkpoints.load_config(run_dir)
     if steps is not None:
@@ -352,7 +355,7 @@ def resume(
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
               save_every=save_every, progress=not quiet, tensorboard=tensorboard,
               mesh=mesh, deadline=deadline)  # fmt: skip
-    _stopped([run_dir], hours)
+    _stopped([run_dir], hours, run_dir)
 
 
 def _longer(config: C, steps: float) -> C:

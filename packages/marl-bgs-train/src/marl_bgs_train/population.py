@@ -31,7 +31,7 @@ from marl_bgs_train.config import Config, ValidationSettings, apply_overrides, h
 from marl_bgs_train.config import presets as mode_presets
 from marl_bgs_train.config import validate as validate_config
 from marl_bgs_train.players import named_policy, save_players
-from marl_bgs_train.runs import keep_copy, kept_update
+from marl_bgs_train.runs import finished, is_scheduled, keep_copy, kept_update
 from marl_bgs_train.testing import tiny_config
 from marl_bgs_train.validation import settings_for, validate_run
 
@@ -219,7 +219,7 @@ def train_population(
         started = (folder / BATCH_FILE).exists()
         runs = load_batch(folder) if started else plan(configs[name], range(seeds))
         dirs = [folder / run.name for run in runs]
-        trained = [_latest(d) == r.config.num_updates for d, r in zip(dirs, runs, strict=True)]
+        trained = [finished(d) for d in dirs]
         if any_trained and deadline is not None and time.monotonic() >= deadline:
             break  # a call trains at least one update, of the first learner not finished
         if not started or not all(trained):
@@ -249,21 +249,18 @@ def unfinished(out: str | Path) -> list[str]:
     for name in read_population(out)["learners"]:
         folder = Path(out) / name
         runs = load_batch(folder) if (folder / BATCH_FILE).exists() else []
-        if not runs or any(_latest(folder / r.name) != r.config.num_updates for r in runs):
+        if not runs or not all(finished(folder / r.name) for r in runs):
             left.append(name)
     return left
 
 
-def _latest(run_dir: Path) -> int | None:
-    """The run's newest saved update (None before its first checkpoint)."""
-    return checkpoints.manager(run_dir).latest_step() if run_dir.exists() else None
-
-
 def scheduled(config: Config, budget: Budget, milestone: int) -> set[int]:
-    """The updates whose checkpoints are validated: every `check_every`-th, the milestone's and
-    the last."""
+    """The updates whose checkpoints are validated (those `train_runs` saves on schedule):
+    every `check_every`-th, the milestone's and the last."""
     last = config.num_updates
-    return {*range(budget.check_every, last + 1, budget.check_every), milestone, last}
+    return {
+        u for u in range(1, last + 1) if is_scheduled(u, budget.check_every, last, (milestone,))
+    }
 
 
 def _complete(

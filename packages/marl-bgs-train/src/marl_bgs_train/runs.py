@@ -185,8 +185,8 @@ def train_runs(
             status = (f"{row['steps_per_second']:,.0f} steps/s  win {row['win_rate']:.0%}  "
                       f"reward/tick {row['reward_per_tick']:+.4f}")  # fmt: skip
             show(done * per * count, done * per * count, status)
-            scheduled = done % save_every == 0 or done == total or done in save_at
-            stopping = deadline is not None and time.monotonic() >= deadline and done < total
+            scheduled = is_scheduled(done, save_every, total, save_at)
+            stopping = _past(deadline) and done < total
             if scheduled or stopping:
                 for i, mgr in enumerate(managers):  # one run's copy at a time (memory)
                     # every process saves its own devices' part (orbax writes one checkpoint)
@@ -206,6 +206,30 @@ def train_runs(
         if lead:
             plot_curve(run_dir)
     return [_run_of(states, i) for i in range(count)] if batched else [states]
+
+
+def is_scheduled(update: int, save_every: int, total: int, save_at: Collection[int] = ()) -> bool:
+    """Whether `train_runs` saves (and passes to `on_save`) the checkpoint after `update`."""
+    return update % save_every == 0 or update == total or update in save_at
+
+
+def _past(deadline: float | None) -> bool:
+    """Whether `deadline` has passed; on a job of several hosts, as its first process sees it
+    (every process must stop after the same update)."""
+    past = deadline is not None and time.monotonic() >= deadline
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        past = bool(multihost_utils.broadcast_one_to_all(np.bool_(past)))
+    return past
+
+
+def finished(run_dir: str | Path) -> bool:
+    """Whether the run's newest checkpoint is its last update's (False before its first)."""
+    if not Path(run_dir).exists():
+        return False
+    latest = checkpoints.manager(run_dir).latest_step()
+    return latest is not None and latest == checkpoints.load_config(run_dir).num_updates
 
 
 def _update(states: Any) -> int:

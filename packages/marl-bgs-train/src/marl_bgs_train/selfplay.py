@@ -114,13 +114,14 @@ class SelfPlay(OpponentPlayers):
                 f"the mesh; use a multiple of {self.devices}"
             )
 
-    def split_games(self, tree: Any, axis: int = 0) -> Any:
-        """`tree` with axis `axis` of every leaf (a games axis, or a replay's or a minibatch's
-        rows) laid out over the mesh's devices; as it is without a mesh. Works under `jit`."""
+    def split_games(self, tree: Any) -> Any:
+        """`tree` with the leading axis of every leaf (a games axis, or a replay's or a
+        minibatch's rows) laid out over the mesh's devices; as it is without a mesh. Works
+        under `jit`."""
         sharding = self.env.sharding
         if sharding is None:
             return tree
-        layout = NamedSharding(sharding.mesh, PartitionSpec(*(None,) * axis, *sharding.spec))
+        layout = NamedSharding(sharding.mesh, PartitionSpec(*sharding.spec))
         return jax.tree.map(lambda x: jax.lax.with_sharding_constraint(x, layout), tree)
 
     def _actor_spec(self, heads: str, q_values: bool = False) -> ActorSpec:
