@@ -135,16 +135,21 @@ def test_the_runs_differ_by_their_seed_and_setting(batch):
     assert not np.array_equal(actors[0], actors[2])  # another entropy coefficient
 
 
-def test_a_stopped_batch_resumes_every_run_exactly(batch, tmp_path):
-    runs, _, states = batch
-    short = [_steps(r, 16) for r in runs]
-    train_batch(short, tmp_path, progress=False)  # one update, then stopped
+def _assert_resume_ends_as(runs: list[Run], folder: Path, states: list) -> None:
+    """The batch's runs in `folder`, resumed to their end, equal `states` (the whole runs)."""
     resumed = train_runs(
-        [r.config for r in runs], [r.seed for r in runs], [tmp_path / r.name for r in runs],
+        [r.config for r in runs], [r.seed for r in runs], [folder / r.name for r in runs],
         resume=True, progress=False,
     )  # fmt: skip
     for a, b in zip(resumed, states, strict=True):
         assert_trees_equal(a, b)
+
+
+def test_a_stopped_batch_resumes_every_run_exactly(batch, tmp_path):
+    runs, _, states = batch
+    short = [_steps(r, 16) for r in runs]
+    train_batch(short, tmp_path, progress=False)  # one update, then stopped
+    _assert_resume_ends_as(runs, tmp_path, states)
 
 
 def test_a_batch_stopped_at_its_deadline_is_saved_and_resumes_exactly(batch, tmp_path):
@@ -156,12 +161,7 @@ def test_a_batch_stopped_at_its_deadline_is_saved_and_resumes_exactly(batch, tmp
     for r in runs:
         assert checkpoints.manager(tmp_path / r.name, keep=None).all_steps() == [1]
         assert len((tmp_path / r.name / "log.csv").read_text().splitlines()) == 2  # header + 1
-    resumed = train_runs(
-        [r.config for r in runs], [r.seed for r in runs], [tmp_path / r.name for r in runs],
-        resume=True, progress=False,
-    )  # fmt: skip
-    for a, b in zip(resumed, states, strict=True):
-        assert_trees_equal(a, b)
+    _assert_resume_ends_as(runs, tmp_path, states)
 
 
 def test_every_run_is_a_folder_of_its_own(batch):
