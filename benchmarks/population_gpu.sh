@@ -9,8 +9,8 @@
 # recurrent IPPO checkpoint at the paper's settings is 13-17 MB on disk). QMIX's state holds its
 # replay (2.8 GiB) and cannot travel: train it in one piece.
 #
-#   LEARNER=ippo-rnn HOURS=0.12 bash benchmarks/population_gpu.sh            # the first piece
-#   FROM=.pop LEARNER=ippo-rnn HOURS=0.12 bash benchmarks/population_gpu.sh  # the next ones
+#   LEARNER=ippo-rnn HOURS=0.1 bash benchmarks/population_gpu.sh   # the first piece (6 minutes)
+#   FROM=.pop LEARNER=ippo-rnn HOURS=0.1 bash benchmarks/population_gpu.sh   # the next ones
 #   GPU=0 BUDGET=tiny LEARNER=ippo-ff HOURS=0 bash benchmarks/population_gpu.sh  # CPU, test size
 #
 # Between pieces, here: `echo /.pop/ >> .git/info/exclude`, copy the returned parts into `.pop`
@@ -20,7 +20,7 @@ set -u
 set -o pipefail
 OUT=${OUT:-out/population-gpu}
 LEARNER=${LEARNER:-ippo-rnn}
-HOURS=${HOURS:-0.12}
+HOURS=${HOURS:-0.1}
 BUDGET=${BUDGET:-paper}
 GPU=${GPU:-1}
 . "$(dirname "$0")/gpu_env.sh"  # PY, PYTHONPATH from the source folders, versions
