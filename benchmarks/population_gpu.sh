@@ -13,9 +13,12 @@
 #   FROM=.pop LEARNER=ippo-rnn HOURS=0.1 bash benchmarks/population_gpu.sh   # the next ones
 #   GPU=0 BUDGET=tiny LEARNER=ippo-ff HOURS=0 bash benchmarks/population_gpu.sh  # CPU, test size
 #
-# Between pieces, here: `echo /.pop/ >> .git/info/exclude`, copy the returned parts into `.pop`
-# and carry `.pop` (and `.whl` if the machine lacks a package). At the end, unpack them the same
-# way and `marl-bgs-tournament release` the folder.
+# Each learner is a population of its own, `population-<learner>` in the parts (the population
+# record pins its learners). Between pieces, here: `echo /.pop/ >> .git/info/exclude`, copy the
+# returned parts into `.pop` and carry `.pop` (and `.whl` if the machine lacks a package). At
+# the end, unpack each learner's last parts (`cat population.tgz.* | tar -xzf -`), then
+# `marl-bgs-train population-join runs/population population-*` and
+# `marl-bgs-tournament release runs/population`.
 set -u
 set -o pipefail
 OUT=${OUT:-out/population-gpu}
@@ -31,12 +34,13 @@ if [ -n "${FROM:-}" ]; then
   cat "$FROM"/population.tgz.* | tar -xzf - -C "$WORK" || exit 1
 fi
 $PY -m marl_bgs_train.cli population --budget "$BUDGET" --learner "$LEARNER" \
-  --out "$WORK/population" --hours "$HOURS" --quiet 2>&1 | tee "$OUT/population.log" || exit 1
+  --out "$WORK/population-$LEARNER" --hours "$HOURS" --quiet 2>&1 | tee "$OUT/population.log" \
+  || exit 1
 # Every file of the folder but the checkpoints older than each manager's newest.
 $PY - "$WORK" <<'PYEOF' > "$WORK/keep.txt" || exit 1
 import pathlib, sys
 base = pathlib.Path(sys.argv[1])
-for path in sorted((base / "population").rglob("*")):
+for path in sorted(base.glob("population-*/**/*")):
     parts = path.relative_to(base).parts
     if not path.is_file():
         continue

@@ -20,6 +20,7 @@ from marl_bgs_train.population import (
     BUDGETS,
     POPULATION_FILE,
     _complete,
+    join_populations,
     learner_config,
     milestone_update,
     read_population,
@@ -136,6 +137,34 @@ def test_a_time_limit_stops_the_population_saved_and_the_same_command_continues(
                      deadline=0.0)  # fmt: skip
     assert not (tmp_path / "two" / "ippo-rnn").exists()
     assert unfinished(tmp_path / "two") == ["ippo-ff", "ippo-rnn"]
+
+
+def test_populations_of_other_learners_join_into_one(stopped_then_continued, tmp_path) -> None:
+    out, *_ = stopped_then_continued  # ippo-ff at the tiny budget
+    other = tmp_path / "other"  # "ippo-rnn", asked for alike (its folder a copy: join reads none)
+    shutil.copytree(out / "ippo-ff", other / "ippo-rnn")
+    record = read_population(out)
+    asked = {**record, "learners": ["ippo-rnn"], "milestones": {"ippo-rnn": 1}}
+    (other / POPULATION_FILE).write_text(json.dumps(asked))
+    result = CliRunner().invoke(app, ["population-join", str(tmp_path / "j"), str(out),
+                                      str(other)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    joined = read_population(tmp_path / "j")
+    assert joined["learners"] == ["ippo-rnn", "ippo-ff"]  # the presets' order
+    assert joined["milestones"] == {"ippo-ff": 1, "ippo-rnn": 1}
+    assert {k: v for k, v in joined.items() if k not in ("learners", "milestones")} == {
+        k: v for k, v in record.items() if k not in ("learners", "milestones")
+    }
+    assert unfinished(tmp_path / "j") == []
+    assert (tmp_path / "j" / "suite.png").is_file()
+    with pytest.raises(ConfigError, match=r"out: .* exists"):
+        join_populations(tmp_path / "j", [out, other])
+    with pytest.raises(ConfigError, match="'ippo-ff' is in more than one"):
+        join_populations(tmp_path / "k", [out, out])
+    (other / POPULATION_FILE).write_text(json.dumps({**asked, "seeds": 2}))
+    with pytest.raises(ConfigError, match="was asked for with other seeds"):
+        join_populations(tmp_path / "k", [out, other])
+    assert not (tmp_path / "k").exists()
 
 
 def test_only_scheduled_checkpoints_are_validated(stopped_then_continued, tmp_path) -> None:

@@ -569,6 +569,20 @@ def population(
                   f"release them: marl-bgs-tournament release {out}")  # fmt: skip
 
 
+@app.command("population-join")
+def population_join(
+    out: Annotated[Path, typer.Argument(help="The joined population folder (new)")],
+    sources: Annotated[list[Path], typer.Argument(help="Populations of other learners")],
+) -> None:
+    """One population from populations of other learners asked for alike (each learner trained
+    on its own machine, say): their folders copied, the record their union."""
+    from marl_bgs_train.population import join_populations
+
+    record = join_populations(out, sources)
+    console.print(f"{', '.join(record['learners'])} in {out}; release them: "
+                  f"marl-bgs-tournament release {out}")  # fmt: skip
+
+
 @app.command()
 def presets(mode: Mode = "tdm") -> None:
     """A mode's baselines and their settings."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 import subprocess
 import time
 from collections.abc import Collection, Sequence
@@ -281,3 +282,40 @@ def population_runs(out: str | Path) -> dict[str, list[Path]]:
     record = read_population(out)
     return {n: [Path(out) / n / r.name for r in load_batch(Path(out) / n)]
             for n in record["learners"]}  # fmt: skip
+
+
+def join_populations(out: str | Path, sources: Sequence[str | Path]) -> dict[str, Any]:
+    """One population in `out` from populations of other learners asked for alike (the same
+    mode, budget, seeds, settings, frozen pool and validation; each learner in one of them), as
+    when each learner was trained on its own machine: the learners' folders copied, the record
+    their union. Returns the new record; refuses (`ConfigError`) what differs or overlaps."""
+    out = Path(out)
+    if out.exists():
+        raise ConfigError(f"out: {out} exists; join into a new folder")
+    records = [read_population(src) for src in sources]
+    if not records:
+        raise ConfigError("sources: at least one population")
+    shared = [k for k in records[0] if k not in ("learners", "milestones", "commit")]
+    for src, record in zip(sources, records, strict=True):
+        other = next((k for k in shared if record[k] != records[0][k]), None)
+        if other is not None:
+            raise ConfigError(f"sources: {src} was asked for with other {other} than "
+                              f"{sources[0]}")  # fmt: skip
+    names = [n for record in records for n in record["learners"]]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise ConfigError(f"sources: {twice!r} is in more than one of them")
+    known = list(mode_presets(records[0]["mode"]))
+    commits = {record["commit"] for record in records}
+    record = {
+        **{k: records[0][k] for k in shared},
+        "learners": sorted(names, key=known.index),
+        "commit": commits.pop() if len(commits) == 1 else None,
+        "milestones": {n: m for record in records for n, m in record["milestones"].items()},
+    }
+    for src, source in zip(sources, records, strict=True):
+        for name in source["learners"]:
+            shutil.copytree(Path(src) / name, out / name)
+    (out / POPULATION_FILE).write_text(json.dumps(record, indent=2) + "\n")
+    plot_suite(out, [n for n in record["learners"] if (out / n / BATCH_FILE).exists()])
+    return read_population(out)
