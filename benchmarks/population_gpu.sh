@@ -36,6 +36,14 @@ fi
 $PY -m marl_bgs_train.cli population --budget "$BUDGET" --learner "$LEARNER" \
   --out "$WORK/population-$LEARNER" --hours "$HOURS" --quiet 2>&1 | tee "$OUT/population.log" \
   || exit 1
+# The piece's last update: where the learner is and how fast it trained.
+$PY - "$WORK/population-$LEARNER" <<'PYEOF'
+import csv, pathlib, sys
+for log in sorted(pathlib.Path(sys.argv[1]).glob("*/*/log.csv")):
+    last = list(csv.DictReader(log.open()))[-1]
+    print(f"{log.parent}: update {last['update']}, {float(last['steps']):,.0f} game steps, "
+          f"{float(last['steps_per_second']):,.0f} game steps/s")
+PYEOF
 # Every file of the folder but the checkpoints older than each manager's newest.
 $PY - "$WORK" <<'PYEOF' > "$WORK/keep.txt" || exit 1
 import pathlib, sys
