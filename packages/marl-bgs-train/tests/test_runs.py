@@ -18,7 +18,8 @@ import marl_bgs
 from marl_bgs import ConfigError, team_inputs
 from marl_bgs_eval import get_system
 from marl_bgs_train import checkpoints, runs
-from marl_bgs_train.cli import _stopped, app
+from marl_bgs_train.cli import app
+from marl_bgs_train.cli_options import said_if_stopped
 from marl_bgs_train.hypers import program_config
 from marl_bgs_train.players import named_policy
 from marl_bgs_train.tdm import features
@@ -106,7 +107,7 @@ def test_a_run_stopped_at_its_time_limit_resumes_to_the_whole(finished, tmp_path
     runs.train_run(CONFIG, cut, seed=7, progress=False, deadline=0.0)  # past: one update, saved
     assert checkpoints.manager(cut, keep=None).all_steps() == [1]
     assert not runs.finished(cut)
-    assert _stopped([cut], 0.0, cut)
+    assert said_if_stopped([cut], 0.0, cut)
     said = " ".join(capsys.readouterr().out.split())
     assert f"1 of 1 runs not finished; continue: marl-bgs-train resume {cut}" in said
     result = CliRunner().invoke(app, ["resume", str(cut), "--hours", "0"])

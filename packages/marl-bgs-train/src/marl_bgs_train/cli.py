@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -22,11 +21,25 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from marl_bgs_eval import console as ui
+from marl_bgs_train.cli_options import (
+    Coordinator,
+    Devices,
+    Hours,
+    Layouts,
+    Mode,
+    NumProcesses,
+    Panel,
+    ProcessId,
+    Split,
+    ValidationGames,
+    deadline_after,
+    job_mesh,
+    said_if_stopped,
+    validation_settings,
+)
 
 if TYPE_CHECKING:  # imported where a command runs, so --help needs no JAX
-    from jax.sharding import Mesh
-
-    from marl_bgs_train.config import C, ValidationSettings
+    from marl_bgs_train.config import C
 
 # One command per baseline of `marl_bgs_train.config.LEARNERS` (a test keeps the two equal): the
 # names are written here so that the command list needs no JAX.
@@ -40,106 +53,6 @@ COMMANDS = "marl_bgs_train.commands"  # entry points: `register(app)` adds a mod
 app = ui.App("marl-bgs-train", errors=(ValueError,), help="Train MARL-BattleGrounds baselines.",
              no_args_is_help=True)  # fmt: skip
 console = ui.out
-
-
-Panel = Annotated[
-    list[str] | None,
-    typer.Option(help="A validation opponent by System name (repeatable; default: the scripted "
-                 "three)"),
-]  # fmt: skip
-ValidationGames = Annotated[
-    int | None,
-    typer.Option(help="Validation games per layout and opponent (default: the mode's, tdm 4)"),
-]
-Mode = Annotated[str, typer.Option(help="The game mode (a mode id or alias, e.g. tdm)")]
-Layouts = Annotated[
-    str | None,
-    typer.Option(
-        "--layouts", "--maps", "--variant",
-        help="The mode's layouts to train on (tdm: maps, e.g. 0-39; two-bridge: variants, e.g. "
-        "V1_Navigate)",
-    ),
-]  # fmt: skip
-
-
-Devices = Annotated[
-    int | None,
-    typer.Option(help="Devices each run's games are split over (default: all of them on GPUs, "
-                 "TPUs or across hosts; 1 on a CPU)"),
-]  # fmt: skip
-Split = Annotated[
-    str,
-    typer.Option(help="With several runs and devices: split each run's games over the devices "
-                 "(games) or give each device whole runs (runs)"),
-]  # fmt: skip
-Hours = Annotated[
-    float | None,
-    typer.Option(
-        min=0.0,
-        help="Stop after the first update past this many hours, saved (a time-limited job or "
-        "lease); continue with `resume` (population: the same command)",
-    ),
-]
-Coordinator = Annotated[
-    str | None,
-    typer.Option(envvar="MARL_BGS_COORDINATOR", help="HOST:PORT of process 0 of a job on several "
-                 "hosts (with --num-processes and --process-id; jax.distributed)"),
-]  # fmt: skip
-NumProcesses = Annotated[
-    int | None,
-    typer.Option(envvar="MARL_BGS_NUM_PROCESSES", help="Processes (hosts) of the job"),
-]
-ProcessId = Annotated[
-    int | None,
-    typer.Option(envvar="MARL_BGS_PROCESS_ID", help="This process's number in the job, from 0"),
-]
-
-
-def _mesh(devices: int | None, coordinator: str | None, processes: int | None,
-          process_id: int | None) -> Mesh | None:  # fmt: skip
-    """Join the job of several hosts (if one is given), then the mesh of `--devices`."""
-    from marl_bgs_train.devices import join_job, training_mesh
-
-    join_job(coordinator, processes, process_id)
-    return training_mesh(devices)
-
-
-def _deadline(hours: float | None) -> float | None:
-    """The `time.monotonic()` reading `hours` from now (None: no limit)."""
-    return None if hours is None else time.monotonic() + hours * 3600
-
-
-def _stopped(run_dirs: list[Path], hours: float | None, target: Path) -> bool:
-    """Whether a time limit stopped any of the runs before its last update (said, with how to
-    continue: `resume target`, by the job's first process)."""
-    if hours is None:
-        return False
-    import jax
-
-    from marl_bgs_train.runs import finished
-
-    left = [d for d in run_dirs if not finished(d)]
-    if left and jax.process_index() == 0:
-        console.print(f"stopped after {hours} hours: {len(left)} of {len(run_dirs)} runs not "
-                      f"finished; continue: marl-bgs-train resume {target}")  # fmt: skip
-    return bool(left)
-
-
-def _settings(panel: list[str] | None, games: int | None, mode: str) -> ValidationSettings:
-    """Validation settings from the command line (checked: even games, known Systems; the
-    layouts, and the panel and games unless given, are the run's mode's own)."""
-    from marl_bgs import ConfigError
-    from marl_bgs_eval import get_system
-    from marl_bgs_train.config import ValidationSettings
-    from marl_bgs_train.modes import parts
-
-    own = parts(mode).validation or ValidationSettings()
-    chosen = own.games_per_map if games is None else games
-    if chosen < 2 or chosen % 2:
-        raise ConfigError(f"--validation-games: a positive even number, got {chosen}")
-    for name in panel or []:
-        get_system(name)
-    return dataclasses.replace(own, panel=tuple(panel or own.panel), games_per_map=chosen)
 
 
 def _overrides(items: list[str] | None, mode: str, layouts: str | None = None) -> list[str]:
@@ -246,8 +159,8 @@ def _train_command(preset: str) -> None:
         process_id: ProcessId = None,
         hours: Hours = None,
     ) -> None:
-        deadline = _deadline(hours)
-        mesh = _mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
+        deadline = deadline_after(hours)
+        mesh = job_mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
         from marl_bgs import ConfigError
         from marl_bgs_train.batch import CURVES, plan, train_batch
         from marl_bgs_train.config import apply_overrides, preset_of, validate
@@ -266,7 +179,7 @@ def _train_command(preset: str) -> None:
         config = validate(apply_overrides(config, _overrides(override, mode, layouts)))
         pool = [named_policy(name, "--frozen") for name in frozen or []]
         mate = named_policy(teammate, "--teammate") if teammate else None
-        settings = _settings(panel, validation_games, mode)
+        settings = validation_settings(panel, validation_games, mode)
         run_dir = out or Path("runs") / preset
         if seeds < 1:
             raise ConfigError(f"--seeds: at least 1, got {seeds}")
@@ -285,14 +198,14 @@ def _train_command(preset: str) -> None:
                         progress=not quiet, on_save=check if validate_each else None,
                         tensorboard=tensorboard, mesh=mesh, split=split,
                         deadline=deadline)  # fmt: skip
-            if not _stopped(dirs, hours, run_dir):
+            if not said_if_stopped(dirs, hours, run_dir):
                 console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
             return
         on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
         train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
                   progress=not quiet, on_save=on_save, tensorboard=tensorboard,
                   mesh=mesh, deadline=deadline)  # fmt: skip
-        if _stopped([run_dir], hours, run_dir):
+        if said_if_stopped([run_dir], hours, run_dir):
             return
         console.print(f"done: {run_dir / 'log.csv'}, {run_dir / CURVE}, {run_dir / 'checkpoints'}")
         if validate_each:
@@ -328,8 +241,8 @@ def resume(
     """Continue a run of any mode from its newest saved state (it repeats the uninterrupted run
     exactly); with `--steps`, to a new total (the same as a run started with that total). A
     run split over devices resumes on as many (`--devices`, the job's processes)."""
-    deadline = _deadline(hours)
-    mesh = _mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
+    deadline = deadline_after(hours)
+    mesh = job_mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
     from marl_bgs_train import checkpoints
     from marl_bgs_train.batch import is_batch, load_batch, train_batch
     from marl_bgs_train.players import load_players
@@ -346,7 +259,7 @@ def resume(
                     save_every=save_every, progress=not quiet,
                     tensorboard=tensorboard, mesh=mesh, split=split,
                     deadline=deadline)  # fmt: skip
-        _stopped([run_dir / r.name for r in runs], hours, run_dir)
+        said_if_stopped([run_dir / r.name for r in runs], hours, run_dir)
         return
     config = checkpoints.load_config(run_dir)
     if steps is not None:
@@ -355,7 +268,7 @@ def resume(
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
               save_every=save_every, progress=not quiet, tensorboard=tensorboard,
               mesh=mesh, deadline=deadline)  # fmt: skip
-    _stopped([run_dir], hours, run_dir)
+    said_if_stopped([run_dir], hours, run_dir)
 
 
 def _longer(config: C, steps: float) -> C:
@@ -382,7 +295,7 @@ def validate_command(
     from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
 
     mode = checkpoints.load_config(run_dir).mode
-    table = validate_run(run_dir, _settings(panel, validation_games, mode))
+    table = validate_run(run_dir, validation_settings(panel, validation_games, mode))
     console.print(ui.table(table, floats=".2f"))
     console.print(f"best: {run_dir / BEST} ({run_dir / VALIDATION_CSV})")
 
@@ -439,7 +352,7 @@ def suite(
     The Two-Bridge paper's protocol: `suite --mode two-bridge --variant all --each-layout
     --validate --check-every 50000` (every variant, algorithm and seed; 32 greedy episodes per
     checkpoint)."""
-    mesh = _mesh(devices, None, None, None)
+    mesh = job_mesh(devices, None, None, None)
     import pandas as pd
 
     from marl_bgs import ConfigError
@@ -456,7 +369,7 @@ def suite(
         raise ConfigError(f"--learner {unknown[0]!r}: allowed for {mode}: {list(chosen)}")
     if seeds < 1:
         raise ConfigError(f"--seeds: at least 1, got {seeds}")
-    settings = _settings(None, validation_games, mode)
+    settings = validation_settings(None, validation_games, mode)
     sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
     setting = parts(mode).layout_setting
     batches = []  # (layout folder, learner, runs, save_every)
@@ -540,14 +453,14 @@ def population(
     the milestone checkpoint (the paper's 40M-step one, scaled with the budget) in
     RUN/milestone. Run it again to continue; `marl-bgs-tournament release OUT` makes the
     System files."""
-    deadline = _deadline(hours)
-    mesh = _mesh(devices, None, None, None)
+    deadline = deadline_after(hours)
+    mesh = job_mesh(devices, None, None, None)
     from marl_bgs_train.population import BUDGETS, budget_of, train_population, unfinished
 
     tier = budget_of(budget)
     validation = None
     if panel or validation_games is not None:  # the tier's validation, with what was given
-        given = _settings(panel, validation_games, mode)
+        given = validation_settings(panel, validation_games, mode)
         validation = dataclasses.replace(
             tier.validation,
             panel=given.panel if panel else tier.validation.panel,

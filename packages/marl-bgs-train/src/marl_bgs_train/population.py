@@ -240,7 +240,7 @@ def train_population(
                           deadline=deadline, **settings)  # fmt: skip
         for d, run in zip(dirs, runs, strict=True):
             _complete(d, checked, milestone, scheduled(run.config, tier, milestone))
-    plot_suite(out, [n for n in names if (out / n / BATCH_FILE).exists()])
+    _plot_started(out, names)
     return record
 
 
@@ -317,5 +317,10 @@ def join_populations(out: str | Path, sources: Sequence[str | Path]) -> dict[str
         for name in source["learners"]:
             shutil.copytree(Path(src) / name, out / name)
     (out / POPULATION_FILE).write_text(json.dumps(record, indent=2) + "\n")
-    plot_suite(out, [n for n in record["learners"] if (out / n / BATCH_FILE).exists()])
+    _plot_started(out, record["learners"])
     return read_population(out)
+
+
+def _plot_started(out: Path, names: Sequence[str]) -> None:
+    """`suite.png` of the population's learners that have started (a batch folder)."""
+    plot_suite(out, [n for n in names if (out / n / BATCH_FILE).exists()])

@@ -216,7 +216,9 @@ def is_scheduled(update: int, save_every: int, total: int, save_at: Collection[i
 def _past(deadline: float | None) -> bool:
     """Whether `deadline` has passed; on a job of several hosts, as its first process sees it
     (every process must stop after the same update)."""
-    past = deadline is not None and time.monotonic() >= deadline
+    if deadline is None:
+        return False
+    past = time.monotonic() >= deadline
     if jax.process_count() > 1:
         from jax.experimental import multihost_utils
 

@@ -1,0 +1,120 @@
+"""What the `marl-bgs-train` commands share: their option types, joining a job of several
+hosts, time limits and validation settings from the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from marl_bgs_eval import console as ui
+
+if TYPE_CHECKING:  # imported where a command runs, so --help needs no JAX
+    from jax.sharding import Mesh
+
+    from marl_bgs_train.config import ValidationSettings
+
+
+Panel = Annotated[
+    list[str] | None,
+    typer.Option(help="A validation opponent by System name (repeatable; default: the scripted "
+                 "three)"),
+]  # fmt: skip
+ValidationGames = Annotated[
+    int | None,
+    typer.Option(help="Validation games per layout and opponent (default: the mode's, tdm 4)"),
+]
+Mode = Annotated[str, typer.Option(help="The game mode (a mode id or alias, e.g. tdm)")]
+Layouts = Annotated[
+    str | None,
+    typer.Option(
+        "--layouts", "--maps", "--variant",
+        help="The mode's layouts to train on (tdm: maps, e.g. 0-39; two-bridge: variants, e.g. "
+        "V1_Navigate)",
+    ),
+]  # fmt: skip
+
+
+Devices = Annotated[
+    int | None,
+    typer.Option(help="Devices each run's games are split over (default: all of them on GPUs, "
+                 "TPUs or across hosts; 1 on a CPU)"),
+]  # fmt: skip
+Split = Annotated[
+    str,
+    typer.Option(help="With several runs and devices: split each run's games over the devices "
+                 "(games) or give each device whole runs (runs)"),
+]  # fmt: skip
+Hours = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0,
+        help="Stop after the first update past this many hours, saved (a time-limited job or "
+        "lease); continue with `resume` (population: the same command)",
+    ),
+]
+Coordinator = Annotated[
+    str | None,
+    typer.Option(envvar="MARL_BGS_COORDINATOR", help="HOST:PORT of process 0 of a job on several "
+                 "hosts (with --num-processes and --process-id; jax.distributed)"),
+]  # fmt: skip
+NumProcesses = Annotated[
+    int | None,
+    typer.Option(envvar="MARL_BGS_NUM_PROCESSES", help="Processes (hosts) of the job"),
+]
+ProcessId = Annotated[
+    int | None,
+    typer.Option(envvar="MARL_BGS_PROCESS_ID", help="This process's number in the job, from 0"),
+]
+
+
+def job_mesh(devices: int | None, coordinator: str | None, processes: int | None,
+          process_id: int | None) -> Mesh | None:  # fmt: skip
+    """Join the job of several hosts (if one is given), then the mesh of `--devices`."""
+    from marl_bgs_train.devices import join_job, training_mesh
+
+    join_job(coordinator, processes, process_id)
+    return training_mesh(devices)
+
+
+def deadline_after(hours: float | None) -> float | None:
+    """The `time.monotonic()` reading `hours` from now (None: no limit)."""
+    return None if hours is None else time.monotonic() + hours * 3600
+
+
+def said_if_stopped(run_dirs: list[Path], hours: float | None, target: Path) -> bool:
+    """Whether a time limit stopped any of the runs before its last update (said, with how to
+    continue: `resume target`, by the job's first process)."""
+    if hours is None:
+        return False
+    import jax
+
+    from marl_bgs_train.runs import finished
+
+    left = [d for d in run_dirs if not finished(d)]
+    if left and jax.process_index() == 0:
+        ui.out.print(f"stopped after {hours} hours: {len(left)} of {len(run_dirs)} runs not "
+                      f"finished; continue: marl-bgs-train resume {target}")  # fmt: skip
+    return bool(left)
+
+
+def validation_settings(
+    panel: list[str] | None, games: int | None, mode: str
+) -> ValidationSettings:
+    """Validation settings from the command line (checked: even games, known Systems; the
+    layouts, and the panel and games unless given, are the run's mode's own)."""
+    from marl_bgs import ConfigError
+    from marl_bgs_eval import get_system
+    from marl_bgs_train.config import ValidationSettings
+    from marl_bgs_train.modes import parts
+
+    own = parts(mode).validation or ValidationSettings()
+    chosen = own.games_per_map if games is None else games
+    if chosen < 2 or chosen % 2:
+        raise ConfigError(f"--validation-games: a positive even number, got {chosen}")
+    for name in panel or []:
+        get_system(name)
+    return dataclasses.replace(own, panel=tuple(panel or own.panel), games_per_map=chosen)
