@@ -28,9 +28,10 @@ def _obs_sum(obs: dict[str, jnp.ndarray]) -> jnp.ndarray:
     return sum((jnp.sum(v) for k, v in obs.items() if k != "world_state"), jnp.float32(0.0))
 
 
-def random_rollout(env: Any, ticks: int, reset_done: bool = True) -> Rollout:
+def random_rollout(env: Any, ticks: int, reset_done: bool = True, observed: bool = True) -> Rollout:
     """Listing S1's loop for any env: sample random legal actions, step, restart finished games,
-    every tick."""
+    every tick (`observed=False`: the checksum reads only the rewards, so XLA drops the
+    observations: the rules' own cost)."""
 
     @jax.jit
     def run(key: jax.Array) -> jax.Array:
@@ -44,7 +45,8 @@ def random_rollout(env: Any, ticks: int, reset_done: bool = True) -> Rollout:
             obs, state, reward, _, _ = env.step(k_step, state, actions)
             if reset_done:
                 obs, state = env.reset_done(k_reset, state)
-            acc = acc + _obs_sum(obs) + sum(jnp.sum(r) for r in reward.values())
+            seen = _obs_sum(obs) if observed else 0.0
+            acc = acc + seen + sum(jnp.sum(r) for r in reward.values())
             return (state, key, acc), None
 
         (_, _, acc), _ = jax.lax.scan(tick, (state, key, jnp.float32(0.0)), None, length=ticks)
@@ -53,13 +55,15 @@ def random_rollout(env: Any, ticks: int, reset_done: bool = True) -> Rollout:
     return run
 
 
-def tdm_rollout(num_envs: int, ticks: int, *, reset_done: bool = True, mesh: Any = None) -> Rollout:
+def tdm_rollout(
+    num_envs: int, ticks: int, *, reset_done: bool = True, observed: bool = True, mesh: Any = None
+) -> Rollout:
     """The paper's Listing S1 on test map 47: sample, step, restart finished games, every tick
     (with a `mesh`, the games split over its devices)."""
     import marl_bgs
 
     env = marl_bgs.make("tdm", map_id=TDM_MAP_ID, num_envs=num_envs, mesh=mesh)
-    return random_rollout(env, ticks, reset_done)
+    return random_rollout(env, ticks, reset_done, observed)
 
 
 def two_bridge_rollout(num_envs: int, ticks: int) -> Rollout:
@@ -137,6 +141,7 @@ def _learner(name: str) -> Callable[[int, int], Rollout]:
 FIGURES: dict[str, Callable[[int, int], Rollout]] = {
     "tdm": tdm_rollout,
     "tdm-no-reset": lambda n, t: tdm_rollout(n, t, reset_done=False),
+    "tdm-unobserved": lambda n, t: tdm_rollout(n, t, observed=False),
     "tdm-scripted": scripted_rollout,
     "smax": smax_rollout,
     "two-bridge": two_bridge_rollout,

@@ -29,7 +29,7 @@ BESIDE_ON_GPU = "two-bridge"  # measured at every size of the GPU curve, beside 
 LARGEST_CAP = 1 << 22  # the probe for the largest batch that fits stops doubling here
 # Rows beyond the TDM/SMAX curve, each at the largest num_envs of the run. Metric levels live in
 # marl-bgs-eval and are measured through evaluation by benchmarks/metrics_cost.py.
-EXTRA_FIGURES = ("tdm-no-reset", "tdm-scripted", "two-bridge")
+EXTRA_FIGURES = ("tdm-no-reset", "tdm-unobserved", "tdm-scripted", "two-bridge")
 LEARNER_FIGURES = ("tdm-learn", "smax-learn")  # --learner: the training-shaped pair
 LEARNER_NUM_ENVS = (128, 1024)
 

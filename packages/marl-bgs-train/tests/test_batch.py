@@ -28,7 +28,7 @@ from marl_bgs_train.batch import (
 )
 from marl_bgs_train.cli import _sweep, app
 from marl_bgs_train.runs import train_runs
-from marl_bgs_train.testing import assert_trees_equal, tiny_config
+from marl_bgs_train.testing import TINY_ARGS, assert_trees_equal, tiny_config
 
 CONFIG = tiny_config("ippo-rnn")  # two updates of 4 games x 4 ticks
 SWEEP = {"entropy_coef": ["0.01", "0.05"]}
@@ -176,21 +176,11 @@ def test_every_run_is_a_folder_of_its_own(batch):
     assert get_system(f"ckpt:{out / runs[0].name}").mode == "tdm-v2"
 
 
-TINY = [
-    "--envs", "4", "--rollout", "4", "--steps", "16", "--quiet", "--set", "epochs=1",
-    "--set", "minibatches=2", "--set", "hidden=16", "--set", "game.maps=0,3",
-    "--set", "game.tick_limit=6", "--set", "opponents.current=0.4", "--set", "opponents.copies=0.2",
-    "--set", "opponents.frozen=0.2", "--set", "opponents.scripted=0.2",
-    "--set", "opponents.num_copies=2", "--set", "opponents.copy_every=16",
-    "--set", "opponents.scripted_teams=rush",
-]  # fmt: skip  # the tiny config (`tiny_config("ippo-rnn")`), so the batch program is shared
-
-
 def test_the_command_line_trains_a_batch_and_resumes_it(batch, tmp_path):
     runs, _, states = batch
     cli = CliRunner()
     args = ["ippo-rnn", "--seeds", "2", "--sweep", "entropy_coef=0.01,0.05", "--out", str(tmp_path)]
-    done = cli.invoke(app, [*args, *TINY])
+    done = cli.invoke(app, [*args, *TINY_ARGS])
     assert done.exit_code == 0, done.output
     assert load_batch(tmp_path) == [_steps(r, 16) for r in runs]
     longer = cli.invoke(app, ["resume", str(tmp_path), "--steps", "32", "--quiet"])
@@ -214,7 +204,7 @@ def test_the_command_line_stops_at_a_time_limit_and_resume_finishes_it(batch, tm
     runs, _, states = batch
     cli = CliRunner()
     args = ["ippo-rnn", "--seeds", "2", "--sweep", "entropy_coef=0.01,0.05", "--out", str(tmp_path)]
-    tiny = [*TINY[:5], "32", *TINY[6:]]  # two updates
+    tiny = [*TINY_ARGS[:5], "32", *TINY_ARGS[6:]]  # two updates
     stopped = cli.invoke(app, [*args, *tiny, "--hours", "0"])  # past at once: one update, saved
     assert stopped.exit_code == 0, stopped.output
     said = " ".join(stopped.output.split())  # as rich wraps it
@@ -235,7 +225,7 @@ def test_a_suite_trains_each_learner_as_a_batch_and_draws_them_in_one_figure(tmp
     # Four seeds of the tiny recurrent IPPO: the same program as the batch above (its four runs).
     cli = CliRunner()
     done = cli.invoke(app, ["suite", "--seeds", "4", "--learner", "ippo-rnn", "--out",
-                            str(tmp_path), *TINY])  # fmt: skip
+                            str(tmp_path), *TINY_ARGS])  # fmt: skip
     assert done.exit_code == 0, done.output
     assert (tmp_path / SUITE).is_file()
     assert [r.name for r in load_batch(tmp_path / "ippo-rnn")] == ["s0", "s1", "s2", "s3"]

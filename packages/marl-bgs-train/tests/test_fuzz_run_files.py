@@ -1,5 +1,6 @@
 """Fuzz: malformed training-run files, a run's `config.json` (`checkpoints.load_config`),
-curriculum files (`load_curriculum`) and a batch's `batch.json` (`batch.load_batch`).
+curriculum files (`load_curriculum`), a batch's `batch.json` (`batch.load_batch`) and a validated
+run's `validation.json` (`validation.read_settings`).
 
 Every input is generated from real configs (each learner, with a curriculum; Two-Bridge's
 presets for another mode's game section) by walking every
@@ -25,9 +26,10 @@ import pytest
 from marl_bgs import ConfigError
 from marl_bgs_train import checkpoints
 from marl_bgs_train.batch import BATCH_FILE, load_batch, plan
-from marl_bgs_train.config import preset_of, to_dict
+from marl_bgs_train.config import ValidationSettings, preset_of, to_dict
 from marl_bgs_train.tdm.game import Stage, TDMGame, load_curriculum
 from marl_bgs_train.testing import tiny_config
+from marl_bgs_train.validation import SETTINGS_JSON, read_settings, save_settings
 
 pytestmark = pytest.mark.fuzz_family("training run files")
 
@@ -220,4 +222,58 @@ def test_a_malformed_batch_file_is_refused_naming_the_field(tmp_path, record_pro
         (tmp_path / BATCH_FILE).write_text(text)
         with pytest.raises(ConfigError, match="batch"):
             load_batch(tmp_path)
+    record_property("outcome", "error")
+
+
+VALIDATION = ValidationSettings(maps=(42, 44), panel=("idle",), games_per_map=2, tick_limit=6)
+_VALIDATION_WRONG: dict[str, list[Any]] = {  # per field: values of a wrong kind or size
+    "maps": [7, "42", [True], [None], [1.5], [47], [99], ["no-such.json"]],
+    "panel": ["idle", [3], [None], ["no-such-system"], ["ckpt:/no/such/run"]],
+    "games_per_map": [3, 0, -2, 2.0, True, None, "4"],
+    "seed": [1.5, "0", None, False],
+    "batch_size": [0, -1, 2.5, None],
+    "tick_limit": [0, -6, 6.5, "6", False],
+    "greedy": [0, "true", None],
+}
+
+
+def _validation_cases() -> Iterator[Any]:
+    for name, values in _VALIDATION_WRONG.items():
+        yield pytest.param(name, "drop", None, id=f"{name}:drop")
+        for k, value in enumerate(values):
+            yield pytest.param(name, "set", value, id=f"{name}:wrong{k}")
+    yield pytest.param("surprise", "set", 1, id="extra")
+
+
+@pytest.mark.parametrize(("name", "how", "value"), list(_validation_cases()))
+def test_a_malformed_validation_file_is_refused_naming_the_field(
+    tmp_path: Path, record_property: Any, name: str, how: str, value: Any
+) -> None:
+    checkpoints.save_config(tmp_path, BASES["ppo"])
+    save_settings(tmp_path, VALIDATION)
+    assert read_settings(tmp_path) == VALIDATION  # the file as written loads
+    data = json.loads((tmp_path / SETTINGS_JSON).read_text())
+    if how == "drop":
+        del data[name]
+    else:
+        data[name] = value
+    (tmp_path / SETTINGS_JSON).write_text(json.dumps(data))
+    where = "validation" if how == "drop" or name == "surprise" else name
+    with pytest.raises(ConfigError, match=re.escape(where)) as caught:
+        read_settings(tmp_path)
+    if name == "maps" and value in ([47], [99], ["no-such.json"]):
+        assert any(str(v) in str(caught.value) for v in value)  # the map named, not the field
+    record_property("outcome", "error")
+
+
+def test_a_validation_file_that_is_not_json_is_refused(tmp_path, record_property):
+    checkpoints.save_config(tmp_path, BASES["ppo"])
+    assert read_settings(tmp_path) is None  # a run trained without validation
+    for text in ("", "{", "[1]", "null", '"x"'):
+        (tmp_path / SETTINGS_JSON).write_text(text)
+        with pytest.raises(ConfigError, match="validation"):
+            read_settings(tmp_path)
+    (tmp_path / SETTINGS_JSON).write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="validation"):
+        read_settings(tmp_path)
     record_property("outcome", "error")

@@ -4,6 +4,7 @@ directly), the best checkpoint kept as a run of its own, test maps refused."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jax
@@ -15,11 +16,18 @@ from typer.testing import CliRunner
 import marl_bgs
 import marl_bgs_eval as ev
 from marl_bgs import ConfigError, team_inputs
-from marl_bgs_train import runs
+from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
+from marl_bgs_train.cli_options import validation_settings
 from marl_bgs_train.config import ValidationSettings
-from marl_bgs_train.testing import tiny_config
-from marl_bgs_train.validation import panel_cells, validate_run
+from marl_bgs_train.testing import TINY_ARGS, tiny_config
+from marl_bgs_train.validation import (
+    SETTINGS_JSON,
+    VALIDATION_CSV,
+    panel_cells,
+    read_settings,
+    validate_run,
+)  # fmt: skip
 
 SETTINGS = ValidationSettings(
     maps=(42, 44), panel=("idle", "rush"), games_per_map=2, batch_size=4, tick_limit=6
@@ -70,6 +78,33 @@ def test_the_best_checkpoint_is_kept_as_a_run(validated):
     # validating again scores nothing new and keeps the table
     again = validate_run(validated, SETTINGS)
     pd.testing.assert_frame_equal(again.reset_index(drop=True), table, check_dtype=False)
+
+
+def test_a_resumed_run_goes_on_validating_as_it_was_started(validated, tmp_path):
+    """`--validate` records the run's validation settings (`validation.json`); `resume` reads
+    them back and validates each checkpoint it saves alike: the run stopped after its first
+    update (not a scheduled checkpoint, so not validated) and resumed scores its last
+    checkpoint as the uninterrupted run did."""
+    run_dir, cli = tmp_path / "run", CliRunner()
+    two_updates = [*TINY_ARGS[:5], "32", *TINY_ARGS[6:]]
+    stopped = cli.invoke(app, ["ippo-rnn", "--out", str(run_dir), "--seed", "3", "--validate",
+                               "--panel", "idle", "--validation-games", "2", "--hours", "0",
+                               *two_updates])  # fmt: skip
+    assert stopped.exit_code == 0, stopped.output
+    assert read_settings(run_dir) == validation_settings(["idle"], 2, "tdm")
+    assert not (run_dir / VALIDATION_CSV).exists()
+    # the recorded settings are the run's own: a smaller panel written over them is read back
+    (run_dir / SETTINGS_JSON).write_text(json.dumps(dataclasses.asdict(SETTINGS)))
+    done = cli.invoke(app, ["resume", str(run_dir), "--quiet"])
+    assert done.exit_code == 0, done.output
+    table = pd.read_csv(run_dir / VALIDATION_CSV)
+    whole = pd.read_csv(validated / VALIDATION_CSV)
+    pd.testing.assert_frame_equal(table, whole[whole["update"] == 2].reset_index(drop=True))
+    (run_dir / SETTINGS_JSON).write_text(json.dumps({**dataclasses.asdict(SETTINGS), "maps": [47]}))
+    refused = cli.invoke(app, ["resume", str(run_dir), "--steps", "48", "--quiet"])
+    assert refused.exit_code == 2
+    assert "validation.maps" in refused.output
+    assert checkpoints.load_config(run_dir).total_steps == 32  # refused before any change
 
 
 def test_validation_refuses_test_maps_and_bad_settings(validated):

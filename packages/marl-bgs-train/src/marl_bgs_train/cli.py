@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -167,7 +168,7 @@ def _train_command(preset: str) -> None:
         from marl_bgs_train.modes import parts
         from marl_bgs_train.players import named_policy, save_players
         from marl_bgs_train.runs import CURVE, train_run
-        from marl_bgs_train.validation import BEST, VALIDATION_CSV, validate_run
+        from marl_bgs_train.validation import BEST, VALIDATION_CSV, save_settings, validate_run
 
         config = preset_of(mode, preset)
         sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
@@ -193,6 +194,8 @@ def _train_command(preset: str) -> None:
             for d in dirs:
                 d.mkdir(parents=True, exist_ok=True)
                 save_players(d, frozen or [], teammate)
+                if validate_each:
+                    save_settings(d, settings)
             check = lambda i, step: validate_run(dirs[i], settings, [step])  # noqa: E731
             train_batch(runs, run_dir, frozen=pool, teammate=mate, save_every=save_every,
                         progress=not quiet, on_save=check if validate_each else None,
@@ -201,7 +204,10 @@ def _train_command(preset: str) -> None:
             if not said_if_stopped(dirs, hours, run_dir):
                 console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
             return
-        on_save = (lambda step: validate_run(run_dir, settings, [step])) if validate_each else None
+        on_save = None
+        if validate_each:
+            save_settings(run_dir, settings)
+            on_save = lambda step: validate_run(run_dir, settings, [step])  # noqa: E731
         train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
                   progress=not quiet, on_save=on_save, tensorboard=tensorboard,
                   mesh=mesh, deadline=deadline)  # fmt: skip
@@ -239,8 +245,10 @@ def resume(
     hours: Hours = None,
 ) -> None:
     """Continue a run of any mode from its newest saved state (it repeats the uninterrupted run
-    exactly); with `--steps`, to a new total (the same as a run started with that total). A
-    run split over devices resumes on as many (`--devices`, the job's processes)."""
+    exactly, and a run trained with `--validate` goes on validating each checkpoint with the
+    settings it was started with); with `--steps`, to a new total (the same as a run started
+    with that total). A run split over devices resumes on as many (`--devices`, the job's
+    processes)."""
     deadline = deadline_after(hours)
     mesh = job_mesh(devices, coordinator, num_processes, process_id)  # before other JAX work
     from marl_bgs_train import checkpoints
@@ -251,24 +259,43 @@ def resume(
     pool, mate = load_players(run_dir)
     if is_batch(run_dir):  # every run of the batch, in one program
         runs = load_batch(run_dir)
+        checks = [_validation_of(run_dir / r.name) for r in runs]  # checked before any change
         if steps is not None:
             runs = [dataclasses.replace(r, config=_longer(r.config, steps)) for r in runs]
             for r in runs:
                 checkpoints.save_config(run_dir / r.name, r.config)
+
+        def on_save(i: int, step: int) -> None:
+            if (check := checks[i]) is not None:
+                check(step)
+
         train_batch(runs, run_dir, resume=True, frozen=pool, teammate=mate,
                     save_every=save_every, progress=not quiet,
+                    on_save=on_save if any(checks) else None,
                     tensorboard=tensorboard, mesh=mesh, split=split,
                     deadline=deadline)  # fmt: skip
         said_if_stopped([run_dir / r.name for r in runs], hours, run_dir)
         return
     config = checkpoints.load_config(run_dir)
+    check = _validation_of(run_dir)  # checked before any change
     if steps is not None:
         config = _longer(config, steps)
         checkpoints.save_config(run_dir, config)
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
-              save_every=save_every, progress=not quiet, tensorboard=tensorboard,
-              mesh=mesh, deadline=deadline)  # fmt: skip
+              save_every=save_every, progress=not quiet, on_save=check,
+              tensorboard=tensorboard, mesh=mesh, deadline=deadline)  # fmt: skip
     said_if_stopped([run_dir], hours, run_dir)
+
+
+def _validation_of(run_dir: Path) -> Callable[[int], object] | None:
+    """What validates a checkpoint of a run trained with `--validate`, with its own settings
+    (`RUN_DIR/validation.json`, checked before training starts); None for a run without."""
+    from marl_bgs_train.validation import read_settings, validate_run
+
+    settings = read_settings(run_dir)
+    if settings is None:
+        return None
+    return lambda step: validate_run(run_dir, settings, [step])
 
 
 def _longer(config: C, steps: float) -> C:

@@ -316,8 +316,6 @@ def _parse(value: str, kind: Any, name: str) -> Any:
         if len(args) == 2 and args[1] is not Ellipsis and len(parts) != 2:
             raise ConfigError(f"{name}: expected two comma-separated values, got {shown(value)}")
         return tuple(_parse(p, item, name) for p in parts)
-    if isinstance(kind, types.UnionType):
-        raise ConfigError(f"{name}: cannot be set from the command line")
     raise ConfigError(f"{name}: cannot be set from the command line")
 
 
@@ -378,11 +376,23 @@ def to_dict(config: Any) -> dict[str, Any]:
 
 
 def typed(value: Any, hint: Any, name: str) -> Any:
-    """A JSON value as a field of type `hint` (lists become tuples, objects dataclasses), or a
-    `ConfigError` naming the field and what it takes."""
+    """A JSON value as a field of type `hint` (lists become tuples, objects dataclasses, a union
+    its first fitting option), or a `ConfigError` naming the field and what it takes."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if dataclasses.is_dataclass(hint):
         return _build(cast(type, hint), value, name)
+    if origin in (typing.Union, types.UnionType):  # the first option the value is
+        for option in args:
+            try:
+                return typed(value, option, name)
+            except ConfigError:
+                continue
+        wanted = " or ".join(_WANTED.get(a, str(a)) for a in args)
+        raise ConfigError(f"{name}: expected {wanted}, got {shown(value)}")
+    if hint is type(None):
+        if value is not None:
+            raise ConfigError(f"{name}: expected null, got {shown(value)}")
+        return None
     if origin is tuple:
         if not isinstance(value, list):
             raise ConfigError(f"{name}: expected a list, got {shown(value)}")
@@ -399,15 +409,20 @@ def typed(value: Any, hint: Any, name: str) -> Any:
         return value
     number = isinstance(value, int | float) and not isinstance(value, bool)
     checks = {
-        bool: (isinstance(value, bool), "true or false"),
-        int: (number and isinstance(value, int), "an integer"),
-        float: (number and math.isfinite(value), "a finite number"),
-        str: (isinstance(value, str), "a string"),
+        bool: isinstance(value, bool),
+        int: number and isinstance(value, int),
+        float: number and math.isfinite(value),
+        str: isinstance(value, str),
     }
-    ok, wanted = checks[hint]
-    if not ok:
-        raise ConfigError(f"{name}: expected {wanted}, got {shown(value)}")
+    if not checks[hint]:
+        raise ConfigError(f"{name}: expected {_WANTED[hint]}, got {shown(value)}")
     return float(value) if hint is float else value
+
+
+_WANTED = {
+    bool: "true or false", int: "an integer", float: "a finite number", str: "a string",
+    type(None): "null",
+}  # fmt: skip
 
 
 def _build(cls: type, raw: Any, where: str) -> Any:

@@ -8,11 +8,14 @@ cells (the mode's `TrainParts.validation_games`: Team Deathmatch's point margin,
 deaths beside it). `validate_run` scores a run's saved
 checkpoints, appends them to `validation.csv` and keeps the best one, chosen on this score only,
 as a run of its own in `RUN_DIR/best` (so `ckpt:RUN_DIR/best` is a System). Test maps are refused.
+A run validated as it trains keeps its settings in `RUN_DIR/validation.json` (`save_settings`),
+so that `resume` goes on validating it alike (`read_settings`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any, cast
 
@@ -21,13 +24,14 @@ import pandas as pd
 import marl_bgs_eval as ev
 from marl_bgs import ConfigError
 from marl_bgs_train import checkpoints
-from marl_bgs_train.config import ValidationSettings
+from marl_bgs_train.config import ValidationSettings, typed
 from marl_bgs_train.modes import parts
 from marl_bgs_train.runs import keep_copy, kept_update, run_system
 
 VALIDATION_CSV = "validation.csv"
 ENV = "env"  # the opponent column's name for the env's own team B
 BEST = "best"
+SETTINGS_JSON = "validation.json"  # how a run validated as it trains is validated
 
 
 def settings_for(mode: str, settings: ValidationSettings, game: Any = None) -> ValidationSettings:
@@ -127,3 +131,45 @@ def _keep_best(run_dir: Path, table: pd.DataFrame) -> None:
     step = int(best["update"])
     if kept_update(run_dir / BEST) != step:
         keep_copy(run_dir, step, BEST, score=float(best["score"]))
+
+
+def save_settings(run_dir: str | Path, settings: ValidationSettings) -> None:
+    """Record how the run is validated as it trains (`RUN_DIR/validation.json`)."""
+    plain = json.dumps(dataclasses.asdict(settings), indent=2)  # tuples as JSON lists
+    (Path(run_dir) / SETTINGS_JSON).write_text(plain + "\n")
+
+
+def read_settings(run_dir: str | Path) -> ValidationSettings | None:
+    """The settings the run is validated with as it trains (None: it is not), checked against
+    the run's config: every field present and of its type, games in spawn-swapped pairs, known
+    Systems on the panel, the run's mode's layouts and no test layout (a `ConfigError` naming
+    the field)."""
+    path = Path(run_dir) / SETTINGS_JSON
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"validation: {path} is not JSON ({err})") from None
+    try:
+        settings = typed(data, ValidationSettings, "validation")
+    except ConfigError as err:
+        raise ConfigError(f"{err} ({path})") from None
+    limit = settings.tick_limit
+    sizes = {"games_per_map": settings.games_per_map, "batch_size": settings.batch_size,
+             "tick_limit": 1 if limit is None else limit}  # fmt: skip
+    for name, size in sizes.items():
+        if size < 1 or (name == "games_per_map" and size % 2):
+            kind = "a positive even integer" if name == "games_per_map" else "a positive integer"
+            raise ConfigError(f"validation.{name}: expected {kind}, got {size} ({path})")
+    for name in settings.panel:
+        try:
+            ev.get_system(name)
+        except (ConfigError, ev.EvalError) as err:
+            raise ConfigError(f"validation.panel: {err} ({path})") from None
+    config = checkpoints.load_config(run_dir)
+    try:
+        parts(config.mode).check_layouts(settings_for(config.mode, settings, config.game).maps)
+    except ConfigError as err:
+        raise ConfigError(f"validation.maps: {err} ({path})") from None
+    return settings
