@@ -59,7 +59,8 @@ def tdm_rollout(
     num_envs: int, ticks: int, *, reset_done: bool = True, observed: bool = True, mesh: Any = None
 ) -> Rollout:
     """The paper's Listing S1 on test map 47: sample, step, restart finished games, every tick
-    (with a `mesh`, the games split over its devices)."""
+    (with a `mesh`, the games split over its devices; `observed=False`: the observations left
+    out of the checksum, so dropped)."""
     import marl_bgs
 
     env = marl_bgs.make("tdm", map_id=TDM_MAP_ID, num_envs=num_envs, mesh=mesh)

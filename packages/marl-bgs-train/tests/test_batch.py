@@ -28,7 +28,7 @@ from marl_bgs_train.batch import (
 )
 from marl_bgs_train.cli import _sweep, app
 from marl_bgs_train.runs import train_runs
-from marl_bgs_train.testing import TINY_ARGS, assert_trees_equal, tiny_config
+from marl_bgs_train.testing import assert_trees_equal, tiny_args, tiny_config
 
 CONFIG = tiny_config("ippo-rnn")  # two updates of 4 games x 4 ticks
 SWEEP = {"entropy_coef": ["0.01", "0.05"]}
@@ -180,7 +180,7 @@ def test_the_command_line_trains_a_batch_and_resumes_it(batch, tmp_path):
     runs, _, states = batch
     cli = CliRunner()
     args = ["ippo-rnn", "--seeds", "2", "--sweep", "entropy_coef=0.01,0.05", "--out", str(tmp_path)]
-    done = cli.invoke(app, [*args, *TINY_ARGS])
+    done = cli.invoke(app, [*args, *tiny_args()])
     assert done.exit_code == 0, done.output
     assert load_batch(tmp_path) == [_steps(r, 16) for r in runs]
     longer = cli.invoke(app, ["resume", str(tmp_path), "--steps", "32", "--quiet"])
@@ -204,8 +204,8 @@ def test_the_command_line_stops_at_a_time_limit_and_resume_finishes_it(batch, tm
     runs, _, states = batch
     cli = CliRunner()
     args = ["ippo-rnn", "--seeds", "2", "--sweep", "entropy_coef=0.01,0.05", "--out", str(tmp_path)]
-    tiny = [*TINY_ARGS[:5], "32", *TINY_ARGS[6:]]  # two updates
-    stopped = cli.invoke(app, [*args, *tiny, "--hours", "0"])  # past at once: one update, saved
+    # two updates asked, past the limit at once: one update trained and saved
+    stopped = cli.invoke(app, [*args, *tiny_args(32), "--hours", "0"])
     assert stopped.exit_code == 0, stopped.output
     said = " ".join(stopped.output.split())  # as rich wraps it
     assert "stopped after 0.0 hours: 4 of 4 runs not finished" in said
@@ -225,7 +225,7 @@ def test_a_suite_trains_each_learner_as_a_batch_and_draws_them_in_one_figure(tmp
     # Four seeds of the tiny recurrent IPPO: the same program as the batch above (its four runs).
     cli = CliRunner()
     done = cli.invoke(app, ["suite", "--seeds", "4", "--learner", "ippo-rnn", "--out",
-                            str(tmp_path), *TINY_ARGS])  # fmt: skip
+                            str(tmp_path), *tiny_args()])  # fmt: skip
     assert done.exit_code == 0, done.output
     assert (tmp_path / SUITE).is_file()
     assert [r.name for r in load_batch(tmp_path / "ippo-rnn")] == ["s0", "s1", "s2", "s3"]

@@ -29,7 +29,7 @@ from marl_bgs_train.batch import BATCH_FILE, load_batch, plan
 from marl_bgs_train.config import ValidationSettings, preset_of, to_dict
 from marl_bgs_train.tdm.game import Stage, TDMGame, load_curriculum
 from marl_bgs_train.testing import tiny_config
-from marl_bgs_train.validation import SETTINGS_JSON, read_settings, save_settings
+from marl_bgs_train.validation import SETTINGS_JSON, read_settings, record_settings
 
 pytestmark = pytest.mark.fuzz_family("training run files")
 
@@ -229,10 +229,10 @@ VALIDATION = ValidationSettings(maps=(42, 44), panel=("idle",), games_per_map=2,
 _VALIDATION_WRONG: dict[str, list[Any]] = {  # per field: values of a wrong kind or size
     "maps": [7, "42", [True], [None], [1.5], [47], [99], ["no-such.json"]],
     "panel": ["idle", [3], [None], ["no-such-system"], ["ckpt:/no/such/run"]],
-    "games_per_map": [3, 0, -2, 2.0, True, None, "4"],
-    "seed": [1.5, "0", None, False],
+    "games_per_map": [3, 0, -2, 2.0, True, None, "4", 2**40],
+    "seed": [1.5, "0", None, False, -1, 2**63, 2**70],
     "batch_size": [0, -1, 2.5, None],
-    "tick_limit": [0, -6, 6.5, "6", False],
+    "tick_limit": [0, -6, 6.5, "6", False, 10**6, 2**70],
     "greedy": [0, "true", None],
 }
 
@@ -250,7 +250,7 @@ def test_a_malformed_validation_file_is_refused_naming_the_field(
     tmp_path: Path, record_property: Any, name: str, how: str, value: Any
 ) -> None:
     checkpoints.save_config(tmp_path, BASES["ppo"])
-    save_settings(tmp_path, VALIDATION)
+    record_settings(tmp_path, VALIDATION)
     assert read_settings(tmp_path) == VALIDATION  # the file as written loads
     data = json.loads((tmp_path / SETTINGS_JSON).read_text())
     if how == "drop":
@@ -269,7 +269,7 @@ def test_a_malformed_validation_file_is_refused_naming_the_field(
 def test_a_validation_file_that_is_not_json_is_refused(tmp_path, record_property):
     checkpoints.save_config(tmp_path, BASES["ppo"])
     assert read_settings(tmp_path) is None  # a run trained without validation
-    for text in ("", "{", "[1]", "null", '"x"'):
+    for text in ("", "{", "[1]", "null", '"x"', "[" * 100_000, '{"maps": ' * 50_000):
         (tmp_path / SETTINGS_JSON).write_text(text)
         with pytest.raises(ConfigError, match="validation"):
             read_settings(tmp_path)

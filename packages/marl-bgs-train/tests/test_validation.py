@@ -20,7 +20,7 @@ from marl_bgs_train import checkpoints, runs
 from marl_bgs_train.cli import app
 from marl_bgs_train.cli_options import validation_settings
 from marl_bgs_train.config import ValidationSettings
-from marl_bgs_train.testing import TINY_ARGS, tiny_config
+from marl_bgs_train.testing import tiny_args, tiny_config
 from marl_bgs_train.validation import (
     SETTINGS_JSON,
     VALIDATION_CSV,
@@ -86,14 +86,13 @@ def test_a_resumed_run_goes_on_validating_as_it_was_started(validated, tmp_path)
     update (not a scheduled checkpoint, so not validated) and resumed scores its last
     checkpoint as the uninterrupted run did."""
     run_dir, cli = tmp_path / "run", CliRunner()
-    two_updates = [*TINY_ARGS[:5], "32", *TINY_ARGS[6:]]
     stopped = cli.invoke(app, ["ippo-rnn", "--out", str(run_dir), "--seed", "3", "--validate",
                                "--panel", "idle", "--validation-games", "2", "--hours", "0",
-                               *two_updates])  # fmt: skip
+                               *tiny_args(32)])  # fmt: skip
     assert stopped.exit_code == 0, stopped.output
     assert read_settings(run_dir) == validation_settings(["idle"], 2, "tdm")
     assert not (run_dir / VALIDATION_CSV).exists()
-    # the recorded settings are the run's own: a smaller panel written over them is read back
+    # the record is the run's: settings written over it (two maps, games of 6 ticks) are used
     (run_dir / SETTINGS_JSON).write_text(json.dumps(dataclasses.asdict(SETTINGS)))
     done = cli.invoke(app, ["resume", str(run_dir), "--quiet"])
     assert done.exit_code == 0, done.output

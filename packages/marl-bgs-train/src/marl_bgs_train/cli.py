@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -168,7 +167,7 @@ def _train_command(preset: str) -> None:
         from marl_bgs_train.modes import parts
         from marl_bgs_train.players import named_policy, save_players
         from marl_bgs_train.runs import CURVE, train_run
-        from marl_bgs_train.validation import BEST, VALIDATION_CSV, save_settings, validate_run
+        from marl_bgs_train.validation import BEST, VALIDATION_CSV, record_settings, validating
 
         config = preset_of(mode, preset)
         sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
@@ -194,20 +193,18 @@ def _train_command(preset: str) -> None:
             for d in dirs:
                 d.mkdir(parents=True, exist_ok=True)
                 save_players(d, frozen or [], teammate)
-                if validate_each:
-                    save_settings(d, settings)
-            check = lambda i, step: validate_run(dirs[i], settings, [step])  # noqa: E731
+                record_settings(d, settings if validate_each else None)
+            checks = [validating(d, settings) for d in dirs]
             train_batch(runs, run_dir, frozen=pool, teammate=mate, save_every=save_every,
-                        progress=not quiet, on_save=check if validate_each else None,
+                        progress=not quiet,
+                        on_save=(lambda i, step: checks[i](step)) if validate_each else None,
                         tensorboard=tensorboard, mesh=mesh, split=split,
                         deadline=deadline)  # fmt: skip
             if not said_if_stopped(dirs, hours, run_dir):
                 console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
             return
-        on_save = None
-        if validate_each:
-            save_settings(run_dir, settings)
-            on_save = lambda step: validate_run(run_dir, settings, [step])  # noqa: E731
+        record_settings(run_dir, settings if validate_each else None)
+        on_save = validating(run_dir, settings) if validate_each else None
         train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
                   progress=not quiet, on_save=on_save, tensorboard=tensorboard,
                   mesh=mesh, deadline=deadline)  # fmt: skip
@@ -255,11 +252,12 @@ def resume(
     from marl_bgs_train.batch import is_batch, load_batch, train_batch
     from marl_bgs_train.players import load_players
     from marl_bgs_train.runs import train_run
+    from marl_bgs_train.validation import recorded_validation
 
     pool, mate = load_players(run_dir)
     if is_batch(run_dir):  # every run of the batch, in one program
         runs = load_batch(run_dir)
-        checks = [_validation_of(run_dir / r.name) for r in runs]  # checked before any change
+        checks = [recorded_validation(run_dir / r.name) for r in runs]  # checked before changes
         if steps is not None:
             runs = [dataclasses.replace(r, config=_longer(r.config, steps)) for r in runs]
             for r in runs:
@@ -277,7 +275,7 @@ def resume(
         said_if_stopped([run_dir / r.name for r in runs], hours, run_dir)
         return
     config = checkpoints.load_config(run_dir)
-    check = _validation_of(run_dir)  # checked before any change
+    check = recorded_validation(run_dir)  # checked before any change
     if steps is not None:
         config = _longer(config, steps)
         checkpoints.save_config(run_dir, config)
@@ -285,17 +283,6 @@ def resume(
               save_every=save_every, progress=not quiet, on_save=check,
               tensorboard=tensorboard, mesh=mesh, deadline=deadline)  # fmt: skip
     said_if_stopped([run_dir], hours, run_dir)
-
-
-def _validation_of(run_dir: Path) -> Callable[[int], object] | None:
-    """What validates a checkpoint of a run trained with `--validate`, with its own settings
-    (`RUN_DIR/validation.json`, checked before training starts); None for a run without."""
-    from marl_bgs_train.validation import read_settings, validate_run
-
-    settings = read_settings(run_dir)
-    if settings is None:
-        return None
-    return lambda step: validate_run(run_dir, settings, [step])
 
 
 def _longer(config: C, steps: float) -> C:
@@ -387,7 +374,7 @@ def suite(
     from marl_bgs_train.config import apply_overrides, has_setting, validate
     from marl_bgs_train.config import presets as mode_presets
     from marl_bgs_train.modes import parts
-    from marl_bgs_train.validation import validate_run
+    from marl_bgs_train.validation import record_settings, validating
 
     chosen = mode_presets(mode)
     names = learner or list(chosen)
@@ -426,9 +413,11 @@ def suite(
                           f"{runs[0].config.total_steps:,} game steps, a checkpoint every "
                           f"{every} updates")  # fmt: skip
         folders = [(folder, runs) for folder, runs, _ in mine]
-        check = lambda b, i, step, f=folders: validate_run(  # noqa: E731
-            f[b][0] / f[b][1][i].name, settings, [step]
-        )
+        checks = [[validating(folder / r.name, settings) for r in runs] for folder, runs in folders]
+        for folder, runs in folders:
+            for r in runs:
+                record_settings(folder / r.name, settings if validate_each else None)
+        check = lambda b, i, step, c=checks: c[b][i](step)  # noqa: E731
         train_batches(folders, progress=not quiet, save_every=mine[0][2],
                       on_save=check if validate_each else None, mesh=mesh,
                       split=split)  # fmt: skip

@@ -104,17 +104,18 @@ def said_if_stopped(run_dirs: list[Path], hours: float | None, target: Path) -> 
 def validation_settings(
     panel: list[str] | None, games: int | None, mode: str
 ) -> ValidationSettings:
-    """Validation settings from the command line (checked: even games, known Systems; the
+    """Validation settings from the command line, checked (`validation.check_settings`; the
     layouts, and the panel and games unless given, are the run's mode's own)."""
-    from marl_bgs import ConfigError
-    from marl_bgs_eval import get_system
     from marl_bgs_train.config import ValidationSettings
     from marl_bgs_train.modes import parts
+    from marl_bgs_train.validation import check_settings
 
     own = parts(mode).validation or ValidationSettings()
-    chosen = own.games_per_map if games is None else games
-    if chosen < 2 or chosen % 2:
-        raise ConfigError(f"--validation-games: a positive even number, got {chosen}")
-    for name in panel or []:
-        get_system(name)
-    return dataclasses.replace(own, panel=tuple(panel or own.panel), games_per_map=chosen)
+    chosen = dataclasses.replace(
+        own, panel=tuple(panel or own.panel),
+        games_per_map=own.games_per_map if games is None else games,
+    )  # fmt: skip
+    return check_settings(chosen, mode, names=OPTION_NAMES)
+
+
+OPTION_NAMES = {"games_per_map": "--validation-games", "panel": "--panel"}  # as options say them

@@ -12,14 +12,18 @@ import numpy as np
 
 from marl_bgs_train.config import LearnerConfig, OpponentMix, QMIXConfig, presets
 
-TINY_ARGS = [  # `tiny_config("ippo-rnn")` as the training commands' options, 16 steps
-    "--envs", "4", "--rollout", "4", "--steps", "16", "--quiet", "--set", "epochs=1",
-    "--set", "minibatches=2", "--set", "hidden=16", "--set", "game.maps=0,3",
-    "--set", "game.tick_limit=6", "--set", "opponents.current=0.4", "--set", "opponents.copies=0.2",
-    "--set", "opponents.frozen=0.2", "--set", "opponents.scripted=0.2",
-    "--set", "opponents.num_copies=2", "--set", "opponents.copy_every=16",
-    "--set", "opponents.scripted_teams=rush",
-]  # fmt: skip  # (one update): the same compiled program as the tiny config
+
+def tiny_args(steps: int = 16) -> list[str]:
+    """`tiny_config("ippo-rnn")` as the training commands' options (the same compiled program),
+    trained for `steps` game steps (16 an update)."""
+    return [
+        "--envs", "4", "--rollout", "4", "--steps", str(steps), "--quiet", "--set", "epochs=1",
+        "--set", "minibatches=2", "--set", "hidden=16", "--set", "game.maps=0,3",
+        "--set", "game.tick_limit=6", "--set", "opponents.current=0.4",
+        "--set", "opponents.copies=0.2", "--set", "opponents.frozen=0.2",
+        "--set", "opponents.scripted=0.2", "--set", "opponents.num_copies=2",
+        "--set", "opponents.copy_every=16", "--set", "opponents.scripted_teams=rush",
+    ]  # fmt: skip
 
 
 def tiny_config(preset: str = "ippo-rnn", **changes: Any) -> Any:

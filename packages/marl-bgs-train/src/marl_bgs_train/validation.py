@@ -8,7 +8,7 @@ cells (the mode's `TrainParts.validation_games`: Team Deathmatch's point margin,
 deaths beside it). `validate_run` scores a run's saved
 checkpoints, appends them to `validation.csv` and keeps the best one, chosen on this score only,
 as a run of its own in `RUN_DIR/best` (so `ckpt:RUN_DIR/best` is a System). Test maps are refused.
-A run validated as it trains keeps its settings in `RUN_DIR/validation.json` (`save_settings`),
+A run validated as it trains keeps its settings in `RUN_DIR/validation.json` (`record_settings`),
 so that `resume` goes on validating it alike (`read_settings`).
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -133,43 +134,85 @@ def _keep_best(run_dir: Path, table: pd.DataFrame) -> None:
         keep_copy(run_dir, step, BEST, score=float(best["score"]))
 
 
-def save_settings(run_dir: str | Path, settings: ValidationSettings) -> None:
-    """Record how the run is validated as it trains (`RUN_DIR/validation.json`)."""
-    plain = json.dumps(dataclasses.asdict(settings), indent=2)  # tuples as JSON lists
-    (Path(run_dir) / SETTINGS_JSON).write_text(plain + "\n")
+MAX_GAMES_PER_MAP = 100_000  # per layout and opponent: far past any validation's need
+
+
+def check_settings(
+    settings: ValidationSettings, mode: str, game: Any = None,
+    names: Mapping[str, str] | None = None,
+) -> ValidationSettings:  # fmt: skip
+    """`settings` checked for a run of `mode` (a `ConfigError` naming the field as `names` call
+    it, else `validation.<field>`): games in spawn-swapped pairs (2 to 100,000), a positive
+    batch, a seed in [0, 2**63), known Systems on the panel, the mode's layouts and never a test
+    one, and a tick limit the run's `game` section would take (the mode's own check)."""
+    name = lambda field: (names or {}).get(field, f"validation.{field}")  # noqa: E731
+    games, batch, seed = settings.games_per_map, settings.batch_size, settings.seed
+    if not 2 <= games <= MAX_GAMES_PER_MAP or games % 2:
+        raise ConfigError(
+            f"{name('games_per_map')}: an even number of games from 2 to {MAX_GAMES_PER_MAP:,}, "
+            f"got {games}"
+        )
+    if batch < 1:
+        raise ConfigError(f"{name('batch_size')}: a positive number of games, got {batch}")
+    if not 0 <= seed < 2**63:
+        raise ConfigError(f"{name('seed')}: a non-negative integer below 2**63, got {seed}")
+    for system in settings.panel:
+        try:
+            ev.get_system(system)
+        except (ConfigError, ev.EvalError) as err:
+            raise ConfigError(f"{name('panel')}: {err}") from None
+    own = parts(mode)
+    try:
+        own.check_layouts(settings.maps)  # empty: the mode's (or the run's) own layouts
+    except ConfigError as err:
+        raise ConfigError(f"{name('maps')}: {err}") from None
+    if settings.tick_limit is not None:
+        section = own.settings() if game is None else game
+        try:
+            own.check(dataclasses.replace(section, tick_limit=settings.tick_limit))
+        except ConfigError as err:
+            said = str(err).removeprefix("game.tick_limit: ")
+            raise ConfigError(f"{name('tick_limit')}: {said}") from None
+    return settings
+
+
+def record_settings(run_dir: str | Path, settings: ValidationSettings | None) -> None:
+    """Record how the run is validated as it trains (`RUN_DIR/validation.json`; None: it is
+    not, and a record of an earlier run in the folder is removed)."""
+    path = Path(run_dir) / SETTINGS_JSON
+    if settings is None:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dataclasses.asdict(settings), indent=2) + "\n")  # tuples: lists
 
 
 def read_settings(run_dir: str | Path) -> ValidationSettings | None:
-    """The settings the run is validated with as it trains (None: it is not), checked against
-    the run's config: every field present and of its type, games in spawn-swapped pairs, known
-    Systems on the panel, the run's mode's layouts and no test layout (a `ConfigError` naming
-    the field)."""
+    """The settings the run is validated with as it trains (None: it is not), every field
+    present and of its type, then `check_settings` against the run's config (a `ConfigError`
+    naming the field and the file)."""
     path = Path(run_dir) / SETTINGS_JSON
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise ConfigError(f"validation: {path} is not JSON ({err})") from None
-    try:
-        settings = typed(data, ValidationSettings, "validation")
-    except ConfigError as err:
-        raise ConfigError(f"{err} ({path})") from None
-    limit = settings.tick_limit
-    sizes = {"games_per_map": settings.games_per_map, "batch_size": settings.batch_size,
-             "tick_limit": 1 if limit is None else limit}  # fmt: skip
-    for name, size in sizes.items():
-        if size < 1 or (name == "games_per_map" and size % 2):
-            kind = "a positive even integer" if name == "games_per_map" else "a positive integer"
-            raise ConfigError(f"validation.{name}: expected {kind}, got {size} ({path})")
-    for name in settings.panel:
-        try:
-            ev.get_system(name)
-        except (ConfigError, ev.EvalError) as err:
-            raise ConfigError(f"validation.panel: {err} ({path})") from None
+    except (OSError, ValueError, RecursionError) as err:
+        raise ConfigError(f"validation: {path} is not readable JSON ({err})") from None
     config = checkpoints.load_config(run_dir)
     try:
-        parts(config.mode).check_layouts(settings_for(config.mode, settings, config.game).maps)
+        settings = typed(data, ValidationSettings, "validation")
+        return check_settings(settings, config.mode, config.game)
     except ConfigError as err:
-        raise ConfigError(f"validation.maps: {err} ({path})") from None
-    return settings
+        raise ConfigError(f"{err} ({path})") from None
+
+
+def validating(run_dir: str | Path, settings: ValidationSettings) -> Callable[[int], object]:
+    """What validates each checkpoint of the run as it is saved (`train_run`'s `on_save`)."""
+    return lambda update: validate_run(run_dir, settings, [update])
+
+
+def recorded_validation(run_dir: str | Path) -> Callable[[int], object] | None:
+    """`validating` with the run's recorded settings (`read_settings`), or None for a run that
+    is not validated as it trains."""
+    settings = read_settings(run_dir)
+    return None if settings is None else validating(run_dir, settings)

@@ -138,6 +138,10 @@ def check(game: TDMGame) -> TDMGame:
     if game.reward.form not in ("agent", "team"):
         raise ConfigError(f"game.reward.form: {game.reward.form!r}; allowed: ['agent', 'team']")
     check_training_maps(game.maps)
+    try:  # the engine's limits, checked where they are written
+        RuleValues(winning_score=game.winning_score, tick_limit=game.tick_limit)
+    except ConfigError as err:
+        raise ConfigError(f"game.{err}") from None
     if not 0 <= game.free_paths <= 64:
         raise ConfigError(f"game.free_paths: must be in 0-64 directions, got {game.free_paths}")
     if not isinstance(game.route_field, bool):
