@@ -104,6 +104,16 @@ def test_a_resumed_run_goes_on_validating_as_it_was_started(validated, tmp_path)
     assert refused.exit_code == 2
     assert "validation.maps" in refused.output
     assert checkpoints.load_config(run_dir).total_steps == 32  # refused before any change
+    # `resume --validate` validates from now on as its options say, and records that
+    asked = ["--validate", "--panel", "idle", "--validation-games", "4"]
+    for wrong, said in ((asked[1:3], "only with --validate"), ([*asked[:4], "3"], "games")):
+        refused = cli.invoke(app, ["resume", str(run_dir), *wrong, "--steps", "48", "--quiet"])
+        assert refused.exit_code == 2
+        assert said in refused.output
+        assert checkpoints.load_config(run_dir).total_steps == 32
+    done = cli.invoke(app, ["resume", str(run_dir), *asked, "--quiet"])  # nothing left to train
+    assert done.exit_code == 0, done.output
+    assert read_settings(run_dir) == validation_settings(["idle"], 4, "tdm")
 
 
 def test_validation_refuses_test_maps_and_bad_settings(validated):

@@ -34,7 +34,9 @@ from marl_bgs_train.cli_options import (
     ValidationGames,
     deadline_after,
     job_mesh,
+    resumed_settings,
     said_if_stopped,
+    validating_runs,
     validation_settings,
 )
 
@@ -234,6 +236,16 @@ def resume(
     tensorboard: Annotated[
         bool, typer.Option(help="Also log for TensorBoard (RUN/tensorboard)")
     ] = False,
+    validate_each: Annotated[
+        bool,
+        typer.Option(
+            "--validate",
+            help="Validate each checkpoint from now on with --panel and --validation-games "
+            "(recorded in RUN/validation.json); without it, as the run recorded",
+        ),
+    ] = False,
+    panel: Panel = None,
+    validation_games: ValidationGames = None,
     devices: Devices = None,
     split: Split = "games",
     coordinator: Coordinator = None,
@@ -252,16 +264,17 @@ def resume(
     from marl_bgs_train.batch import is_batch, load_batch, train_batch
     from marl_bgs_train.players import load_players
     from marl_bgs_train.runs import train_run
-    from marl_bgs_train.validation import recorded_validation
 
     pool, mate = load_players(run_dir)
     if is_batch(run_dir):  # every run of the batch, in one program
         runs = load_batch(run_dir)
-        checks = [recorded_validation(run_dir / r.name) for r in runs]  # checked before changes
+        dirs = [run_dir / r.name for r in runs]
+        settings = resumed_settings(dirs, validate_each, panel, validation_games)
         if steps is not None:
             runs = [dataclasses.replace(r, config=_longer(r.config, steps)) for r in runs]
             for r in runs:
                 checkpoints.save_config(run_dir / r.name, r.config)
+        checks = validating_runs(dirs, settings, validate_each)
 
         def on_save(i: int, step: int) -> None:
             if (check := checks[i]) is not None:
@@ -275,12 +288,13 @@ def resume(
         said_if_stopped([run_dir / r.name for r in runs], hours, run_dir)
         return
     config = checkpoints.load_config(run_dir)
-    check = recorded_validation(run_dir)  # checked before any change
+    settings = resumed_settings([run_dir], validate_each, panel, validation_games)
     if steps is not None:
         config = _longer(config, steps)
         checkpoints.save_config(run_dir, config)
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
-              save_every=save_every, progress=not quiet, on_save=check,
+              save_every=save_every, progress=not quiet,
+              on_save=validating_runs([run_dir], settings, validate_each)[0],
               tensorboard=tensorboard, mesh=mesh, deadline=deadline)  # fmt: skip
     said_if_stopped([run_dir], hours, run_dir)
 

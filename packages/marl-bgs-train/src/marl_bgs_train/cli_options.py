@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -119,3 +120,32 @@ def validation_settings(
 
 
 OPTION_NAMES = {"games_per_map": "--validation-games", "panel": "--panel"}  # as options say them
+
+
+def resumed_settings(
+    dirs: list[Path], validate_each: bool, panel: list[str] | None, games: int | None
+) -> list[ValidationSettings | None]:
+    """How each resumed run is validated, checked before anything is written: with
+    `--validate`, the options' settings; else each run's record (None: not validated)."""
+    from marl_bgs import ConfigError
+    from marl_bgs_train import checkpoints
+    from marl_bgs_train.validation import read_settings
+
+    if validate_each:
+        return [validation_settings(panel, games, checkpoints.load_config(d).mode) for d in dirs]
+    if panel or games is not None:
+        raise ConfigError("--panel and --validation-games: only with --validate")
+    return [read_settings(d) for d in dirs]
+
+
+def validating_runs(
+    dirs: list[Path], settings: list[ValidationSettings | None], record: bool
+) -> list[Callable[[int], object] | None]:
+    """Each run's `on_save` (`validation.validating`; None: not validated), the settings
+    recorded first where `record` (given with `--validate`)."""
+    from marl_bgs_train.validation import record_settings, validating
+
+    if record:
+        for d, s in zip(dirs, settings, strict=True):
+            record_settings(d, s)
+    return [None if s is None else validating(d, s) for d, s in zip(dirs, settings, strict=True)]
