@@ -21,6 +21,7 @@ from marl_bgs.two_bridge import VARIANTS
 from marl_bgs.two_bridge.views import MINIMAP_SIZE
 from marl_bgs_train import batch, checkpoints
 from marl_bgs_train.cli import app
+from marl_bgs_train.cli_options import validation_settings
 from marl_bgs_train.config import apply_overrides, preset_of, presets, validate
 from marl_bgs_train.learners import make_train
 from marl_bgs_train.losses import RewardScale, ppo_actor_loss
@@ -28,6 +29,7 @@ from marl_bgs_train.ppo import joint
 from marl_bgs_train.two_bridge.encoder import EMBED, MinimapEncoder, PatchConv
 from marl_bgs_train.two_bridge.game import BridgeGame
 from marl_bgs_train.two_bridge.parts import marine_ids
+from marl_bgs_train.validation import read_settings
 
 MODE = "two-bridge"
 V1_NAVIGATE = VARIANTS.index("V1_Navigate")
@@ -256,6 +258,9 @@ def test_the_papers_protocol_is_one_command_with_a_table_per_variant(tmp_path, m
     for variant in ("V1_Base", "V1_Navigate", "V2_Base"):
         config = checkpoints.load_config(tmp_path / variant / "qmix" / "s1")
         assert config.game.names == (variant,)
+        for s in (0, 1):  # recorded, so `resume` goes on validating alike
+            recorded = read_settings(tmp_path / variant / "qmix" / f"s{s}")
+            assert recorded == validation_settings(None, 2, MODE)
         finals = [
             pd.read_csv(tmp_path / variant / "qmix" / f"s{s}" / "validation.csv").iloc[-1]
             for s in (0, 1)

@@ -27,7 +27,7 @@ from marl_bgs_train.validation import (
     panel_cells,
     read_settings,
     validate_run,
-)  # fmt: skip
+)
 
 SETTINGS = ValidationSettings(
     maps=(42, 44), panel=("idle", "rush"), games_per_map=2, batch_size=4, tick_limit=6

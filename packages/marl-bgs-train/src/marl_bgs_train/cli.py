@@ -32,6 +32,7 @@ from marl_bgs_train.cli_options import (
     ProcessId,
     Split,
     ValidationGames,
+    batch_on_save,
     deadline_after,
     job_mesh,
     resumed_settings,
@@ -169,7 +170,7 @@ def _train_command(preset: str) -> None:
         from marl_bgs_train.modes import parts
         from marl_bgs_train.players import named_policy, save_players
         from marl_bgs_train.runs import CURVE, train_run
-        from marl_bgs_train.validation import BEST, VALIDATION_CSV, record_settings, validating
+        from marl_bgs_train.validation import BEST, VALIDATION_CSV
 
         config = preset_of(mode, preset)
         sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
@@ -182,6 +183,7 @@ def _train_command(preset: str) -> None:
         pool = [named_policy(name, "--frozen") for name in frozen or []]
         mate = named_policy(teammate, "--teammate") if teammate else None
         settings = validation_settings(panel, validation_games, mode)
+        chosen = settings if validate_each else None  # recorded; None: not validated
         run_dir = out or Path("runs") / preset
         if seeds < 1:
             raise ConfigError(f"--seeds: at least 1, got {seeds}")
@@ -195,18 +197,15 @@ def _train_command(preset: str) -> None:
             for d in dirs:
                 d.mkdir(parents=True, exist_ok=True)
                 save_players(d, frozen or [], teammate)
-                record_settings(d, settings if validate_each else None)
-            checks = [validating(d, settings) for d in dirs]
+            checks = validating_runs(dirs, [chosen] * len(dirs))
             train_batch(runs, run_dir, frozen=pool, teammate=mate, save_every=save_every,
-                        progress=not quiet,
-                        on_save=(lambda i, step: checks[i](step)) if validate_each else None,
+                        progress=not quiet, on_save=batch_on_save(checks),
                         tensorboard=tensorboard, mesh=mesh, split=split,
                         deadline=deadline)  # fmt: skip
             if not said_if_stopped(dirs, hours, run_dir):
                 console.print(f"done: {len(runs)} runs in {run_dir} ({run_dir / CURVES})")
             return
-        record_settings(run_dir, settings if validate_each else None)
-        on_save = validating(run_dir, settings) if validate_each else None
+        on_save = validating_runs([run_dir], [chosen])[0]
         train_run(config, run_dir, seed=seed, frozen=pool, teammate=mate, save_every=save_every,
                   progress=not quiet, on_save=on_save, tensorboard=tensorboard,
                   mesh=mesh, deadline=deadline)  # fmt: skip
@@ -274,15 +273,9 @@ def resume(
             runs = [dataclasses.replace(r, config=_longer(r.config, steps)) for r in runs]
             for r in runs:
                 checkpoints.save_config(run_dir / r.name, r.config)
-        checks = validating_runs(dirs, settings, validate_each)
-
-        def on_save(i: int, step: int) -> None:
-            if (check := checks[i]) is not None:
-                check(step)
-
+        checks = validating_runs(dirs, settings, record=validate_each)
         train_batch(runs, run_dir, resume=True, frozen=pool, teammate=mate,
-                    save_every=save_every, progress=not quiet,
-                    on_save=on_save if any(checks) else None,
+                    save_every=save_every, progress=not quiet, on_save=batch_on_save(checks),
                     tensorboard=tensorboard, mesh=mesh, split=split,
                     deadline=deadline)  # fmt: skip
         said_if_stopped([run_dir / r.name for r in runs], hours, run_dir)
@@ -294,7 +287,7 @@ def resume(
         checkpoints.save_config(run_dir, config)
     train_run(config, run_dir, seed=seed, resume=True, frozen=pool, teammate=mate,
               save_every=save_every, progress=not quiet,
-              on_save=validating_runs([run_dir], settings, validate_each)[0],
+              on_save=validating_runs([run_dir], settings, record=validate_each)[0],
               tensorboard=tensorboard, mesh=mesh, deadline=deadline)  # fmt: skip
     said_if_stopped([run_dir], hours, run_dir)
 
@@ -388,7 +381,6 @@ def suite(
     from marl_bgs_train.config import apply_overrides, has_setting, validate
     from marl_bgs_train.config import presets as mode_presets
     from marl_bgs_train.modes import parts
-    from marl_bgs_train.validation import record_settings, validating
 
     chosen = mode_presets(mode)
     names = learner or list(chosen)
@@ -398,6 +390,7 @@ def suite(
     if seeds < 1:
         raise ConfigError(f"--seeds: at least 1, got {seeds}")
     settings = validation_settings(None, validation_games, mode)
+    given = settings if validate_each else None  # recorded; None: not validated
     sizes = {"total_steps": steps, "num_envs": envs, "rollout": rollout}
     setting = parts(mode).layout_setting
     batches = []  # (layout folder, learner, runs, save_every)
@@ -427,11 +420,15 @@ def suite(
                           f"{runs[0].config.total_steps:,} game steps, a checkpoint every "
                           f"{every} updates")  # fmt: skip
         folders = [(folder, runs) for folder, runs, _ in mine]
-        checks = [[validating(folder / r.name, settings) for r in runs] for folder, runs in folders]
-        for folder, runs in folders:
-            for r in runs:
-                record_settings(folder / r.name, settings if validate_each else None)
-        check = lambda b, i, step, c=checks: c[b][i](step)  # noqa: E731
+        per_batch = [
+            batch_on_save(validating_runs([f / r.name for r in runs], [given] * len(runs)))
+            for f, runs in folders
+        ]
+
+        def check(b: int, i: int, step: int, per_batch: list = per_batch) -> None:
+            if (on_save := per_batch[b]) is not None:
+                on_save(i, step)
+
         train_batches(folders, progress=not quiet, save_every=mine[0][2],
                       on_save=check if validate_each else None, mesh=mesh,
                       split=split)  # fmt: skip

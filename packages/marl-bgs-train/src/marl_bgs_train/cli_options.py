@@ -139,13 +139,29 @@ def resumed_settings(
 
 
 def validating_runs(
-    dirs: list[Path], settings: list[ValidationSettings | None], record: bool
+    dirs: list[Path], settings: list[ValidationSettings | None], record: bool = True
 ) -> list[Callable[[int], object] | None]:
-    """Each run's `on_save` (`validation.validating`; None: not validated), the settings
-    recorded first where `record` (given with `--validate`)."""
+    """Each run's `on_save` (`validation.validating`; None: not validated), its settings
+    recorded first (`validation.record_settings`; None removes an earlier record) unless
+    `record` is off (a resumed run's own record, read back)."""
     from marl_bgs_train.validation import record_settings, validating
 
     if record:
         for d, s in zip(dirs, settings, strict=True):
             record_settings(d, s)
     return [None if s is None else validating(d, s) for d, s in zip(dirs, settings, strict=True)]
+
+
+def batch_on_save(
+    checks: list[Callable[[int], object] | None],
+) -> Callable[[int, int], None] | None:
+    """A batch's `on_save(run, update)` from its runs' own (`validating_runs`); None when no run
+    is validated."""
+    if not any(checks):
+        return None
+
+    def on_save(run: int, update: int) -> None:
+        if (check := checks[run]) is not None:
+            check(update)
+
+    return on_save

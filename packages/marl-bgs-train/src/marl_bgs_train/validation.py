@@ -209,10 +209,3 @@ def read_settings(run_dir: str | Path) -> ValidationSettings | None:
 def validating(run_dir: str | Path, settings: ValidationSettings) -> Callable[[int], object]:
     """What validates each checkpoint of the run as it is saved (`train_run`'s `on_save`)."""
     return lambda update: validate_run(run_dir, settings, [update])
-
-
-def recorded_validation(run_dir: str | Path) -> Callable[[int], object] | None:
-    """`validating` with the run's recorded settings (`read_settings`), or None for a run that
-    is not validated as it trains."""
-    settings = read_settings(run_dir)
-    return None if settings is None else validating(run_dir, settings)
